@@ -1,0 +1,81 @@
+import { Database } from 'bun:sqlite'
+import { Elysia } from 'elysia'
+import { type Config, loadConfig } from './config'
+import { httpCore } from './core/http'
+import { RateLimiter } from './core/rate-limit'
+import { jwtSecret } from './core/secrets'
+import { TokenSigner } from './core/tokens'
+import { openDatabase } from './db'
+import { authModule } from './modules/auth'
+import { ensureFirstAdmin } from './modules/auth/bootstrap'
+import { AuthService } from './modules/auth/service'
+import { docsModule } from './modules/docs'
+import { systemModule } from './modules/system'
+import { SystemService } from './modules/system/service'
+
+export type { Config }
+
+export interface AppOptions extends Partial<Config> {
+  /** A database path, ':memory:', or an open Database. Default: `<dataDir>/uagent.db`. */
+  database?: string | Database
+  /** Environment to read configuration from (default process.env); explicit options win. */
+  env?: Record<string, string | undefined>
+  /** Where operational messages go (default console.error). */
+  log?: (line: string) => void
+}
+
+/** Everything the modules are built from; exposed so tests and the entry point can reach it. */
+export interface Services {
+  config: Config
+  db: Database
+  auth: AuthService
+  limiter: RateLimiter
+  system: SystemService
+  log: (line: string) => void
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+/** Builds the services: database (migrated), signer, accounts, limits. */
+export function createServices(options: AppOptions = {}): Services {
+  const { database, env, log: logOption, ...overrides } = options
+  const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
+  const log = logOption ?? ((line: string) => console.error(line))
+  const inMemory = database === ':memory:'
+  const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
+  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
+  const auth = new AuthService(db, signer)
+  const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
+  const system = new SystemService({
+    db,
+    features: { rag: false, voice: false, plugins: false, multiAgent: false },
+    maxRequestSize: config.maxRequestSize,
+    rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
+    environment: config.environment,
+    startedAt: Date.now(),
+  })
+  ensureFirstAdmin(auth, config, log)
+  return { config, db, auth, limiter, system, log }
+}
+
+/** The whole server as one Elysia app, built from its services. */
+export function buildApp(services: Services) {
+  const { config, auth, limiter, system, log } = services
+  return new Elysia({ name: 'universal-agent' })
+    .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
+    .use(docsModule())
+    .use(systemModule(system, auth, limiter))
+    .use(authModule(auth, limiter))
+}
+
+/**
+ * The server as an Elysia app, for `app.listen()` or in-process `app.handle(request)`.
+ * `createApp({ database: ':memory:', adminEmail, adminPassword })` runs it with no files.
+ */
+export function createApp(options: AppOptions = {}) {
+  return buildApp(createServices(options))
+}
+
+export type App = ReturnType<typeof createApp>

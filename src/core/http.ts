@@ -1,0 +1,86 @@
+import { Elysia, ValidationError } from 'elysia'
+import { AppError, errorBody } from './errors'
+import type { RateLimiter } from './rate-limit'
+import { rateLimitHeaders } from './rate-limit'
+
+const REQUEST_ID = 'x-request-id'
+
+export interface HttpOptions {
+  maxRequestBytes: number
+  maxRequestSize: string
+  limiter: RateLimiter
+  log?: (line: string) => void
+}
+
+/** Describes the first failing field of a validation error, e.g. "body.email: Expected string". */
+function describeValidation(error: ValidationError): string {
+  const first = error.all[0] as { path?: string; message?: string; summary?: string } | undefined
+  const where = error.type === 'body' ? 'body' : error.type
+  if (!first) return `Invalid ${where}`
+  const field = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : ''
+  const what = first.summary ?? first.message ?? 'is invalid'
+  return field ? `${where}.${field}: ${what}` : `${where}: ${what}`
+}
+
+/** Peer address for per-IP limits; "local" for in-process requests (app.handle). */
+export function clientAddress(server: { requestIP?(req: Request): { address: string } | null } | null, request: Request): string {
+  return server?.requestIP?.(request)?.address ?? 'local'
+}
+
+/**
+ * Request ids, the body-size limit, the anonymous rate limit and the one error handler
+ * that turns every failure into the contract's ErrorResponse.
+ */
+export function httpCore(options: HttpOptions) {
+  const log = options.log ?? ((line: string) => console.error(line))
+  return new Elysia({ name: 'http-core' })
+    .onRequest(({ request, set, server }) => {
+      const requestId = crypto.randomUUID()
+      set.headers[REQUEST_ID] = requestId
+      const length = request.headers.get('content-length')
+      if (length !== null && Number(length) > options.maxRequestBytes) {
+        throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the ${options.maxRequestSize} limit`)
+      }
+      // Authenticated callers are limited per user once their token is verified (auth macro).
+      if (!request.headers.has('authorization')) {
+        Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(server, request)}`)))
+      }
+    })
+    .onParse({ as: 'global' }, async ({ request }) => {
+      // Bodies without Content-Length (chunked uploads, in-process requests) are measured here.
+      if (request.headers.has('content-length') || request.body === null) return
+      const size = (await request.clone().arrayBuffer()).byteLength
+      if (size > options.maxRequestBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the ${options.maxRequestSize} limit`)
+    })
+    .onError({ as: 'global' }, ({ code, error, set, request }) => {
+      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? crypto.randomUUID()
+      set.headers[REQUEST_ID] = requestId
+      set.headers['content-type'] = 'application/json'
+      let status: number
+      let body
+      // A failure inside a parse hook (the size check) reaches here wrapped in Elysia's ParseError.
+      if (code === 'PARSE' && (error as Error).cause instanceof AppError) error = (error as Error).cause as AppError
+      if (error instanceof AppError) {
+        status = error.status
+        Object.assign(set.headers, error.headers)
+        body = error.toResponse(requestId)
+      } else if (code === 'VALIDATION' && error instanceof ValidationError) {
+        status = 400
+        body = errorBody('VALIDATION_ERROR', describeValidation(error), requestId)
+      } else if (code === 'PARSE') {
+        status = 400
+        body = errorBody('VALIDATION_ERROR', 'body: malformed request body (expected valid JSON)', requestId)
+      } else if (code === 'NOT_FOUND') {
+        status = 404
+        body = errorBody('NOT_FOUND', `No route for ${request.method} ${new URL(request.url).pathname}`, requestId)
+      } else if (code === 'INVALID_COOKIE_SIGNATURE' || code === 'INVALID_FILE_TYPE') {
+        status = 400
+        body = errorBody('VALIDATION_ERROR', String((error as Error).message), requestId)
+      } else {
+        status = 500
+        log(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed: ${(error as Error)?.stack ?? String(error)}`)
+        body = errorBody('INTERNAL_ERROR', 'Internal server error', requestId)
+      }
+      return new Response(JSON.stringify(body), { status, headers: set.headers as Record<string, string> })
+    })
+}

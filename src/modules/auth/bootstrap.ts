@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto'
+import type { Config } from '../../config'
+import type { AuthService } from './service'
+
+export const DEFAULT_ADMIN_EMAIL = 'admin@uagent.local'
+
+/**
+ * With no user in the database, creates the first admin from UAGENT_ADMIN_EMAIL /
+ * UAGENT_ADMIN_PASSWORD, or with a random password that is printed this once.
+ */
+export function ensureFirstAdmin(auth: AuthService, config: Config, log: (line: string) => void): void {
+  if (auth.countUsers() > 0) return
+  const email = config.adminEmail ?? DEFAULT_ADMIN_EMAIL
+  const password = config.adminPassword ?? randomBytes(12).toString('base64url')
+  auth.createUserSync(email, password, ['admin'])
+  if (!config.adminPassword) {
+    log(`First admin created: ${email} / ${password}  (shown once; change it or set UAGENT_ADMIN_PASSWORD)`)
+  }
+}

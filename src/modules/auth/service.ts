@@ -1,0 +1,244 @@
+import type { Database } from 'bun:sqlite'
+import { randomUUID } from 'node:crypto'
+import { AppError } from '../../core/errors'
+import { ACCESS_TOKEN_SECONDS, hashToken, newOpaqueToken, type TokenSigner } from '../../core/tokens'
+import { matchTotp, newTotpSecret, otpauthUrl } from './mfa'
+
+export type Role = 'admin' | 'user'
+
+export interface User {
+  id: string
+  email: string
+  roles: string[]
+  mfaEnabled: boolean
+  createdAt: string
+}
+
+interface UserRow {
+  id: string
+  email: string
+  password_hash: string
+  roles: string
+  mfa_enabled: number
+  mfa_secret: string | null
+  mfa_pending_secret: string | null
+  mfa_last_step: number
+  created_at: string
+}
+
+export interface LoginResult {
+  success: true
+  accessToken: string
+  refreshToken: string
+  sessionId: string
+  expiresIn: number
+  user: Pick<User, 'id' | 'email' | 'roles' | 'mfaEnabled'>
+}
+
+/** The caller of an authenticated request. */
+export interface Principal {
+  user: User
+  sessionId: string
+  isAdmin: boolean
+}
+
+const THROTTLE_WINDOW_MS = 15 * 60 * 1000
+const THROTTLE_FAILURES = 5
+
+function toUser(row: UserRow): User {
+  return { id: row.id, email: row.email, roles: JSON.parse(row.roles), mfaEnabled: row.mfa_enabled === 1, createdAt: row.created_at }
+}
+
+const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+/** Accounts, sessions, tokens, MFA and login throttling. Owns the SQL of those tables. */
+export class AuthService {
+  private readonly userById
+  private readonly userByEmail
+  private readonly liveSession
+
+  constructor(
+    private readonly db: Database,
+    private readonly signer: TokenSigner,
+  ) {
+    this.userById = db.query<UserRow, [string]>('SELECT * FROM users WHERE id = ?')
+    this.userByEmail = db.query<UserRow, [string]>('SELECT * FROM users WHERE email = ?')
+    this.liveSession = db.query<{ user_id: string }, [string]>('SELECT user_id FROM sessions WHERE id = ? AND revoked_at IS NULL')
+  }
+
+  countUsers(): number {
+    return this.db.query<{ n: number }, []>('SELECT count(*) AS n FROM users').get()!.n
+  }
+
+  getUser(id: string): User | null {
+    const row = this.userById.get(id)
+    return row ? toUser(row) : null
+  }
+
+  async createUser(email: string, password: string, roles: Role[]): Promise<User> {
+    return this.insertUser(email, await Bun.password.hash(password, { algorithm: 'argon2id' }), roles)
+  }
+
+  /** For start-up, before the server answers anything. */
+  createUserSync(email: string, password: string, roles: Role[]): User {
+    return this.insertUser(email, Bun.password.hashSync(password, { algorithm: 'argon2id' }), roles)
+  }
+
+  private insertUser(email: string, hash: string, roles: Role[]): User {
+    const normalized = normalizeEmail(email)
+    if (this.userByEmail.get(normalized)) throw new AppError('CONFLICT', `A user with email ${normalized} already exists`)
+    const id = randomUUID()
+    const uniqueRoles = [...new Set(roles.length ? roles : ['user'])]
+    this.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [
+      id,
+      normalized,
+      hash,
+      JSON.stringify(uniqueRoles),
+      new Date().toISOString(),
+    ])
+    return this.getUser(id)!
+  }
+
+  async login(email: string, password: string, mfaCode: string | null | undefined, userAgent?: string): Promise<LoginResult> {
+    const normalized = normalizeEmail(email)
+    this.assertNotThrottled(normalized)
+    const row = this.userByEmail.get(normalized)
+    // Hash anyway when the user is unknown, so timing does not reveal which emails exist.
+    const passwordOk = row
+      ? await Bun.password.verify(password, row.password_hash)
+      : (await Bun.password.verify(password, DUMMY_HASH), false)
+    if (!row || !passwordOk) {
+      this.recordFailure(normalized)
+      throw new AppError('INVALID_CREDENTIALS', 'Invalid email or password')
+    }
+    if (row.mfa_enabled === 1) {
+      if (mfaCode === undefined || mfaCode === null || mfaCode === '') {
+        throw new AppError('MFA_REQUIRED', 'This account has MFA enabled: send mfaCode with the 6-digit code from your authenticator')
+      }
+      if (!this.consumeTotp(row, row.mfa_secret!, mfaCode)) {
+        this.recordFailure(normalized)
+        throw new AppError('INVALID_MFA_CODE', 'Invalid or already used MFA code')
+      }
+    }
+    this.db.run('DELETE FROM login_failures WHERE email = ?', [normalized])
+    const sessionId = randomUUID()
+    const now = new Date().toISOString()
+    this.db.run('INSERT INTO sessions (id, user_id, created_at, last_used_at, user_agent) VALUES (?, ?, ?, ?, ?)', [
+      sessionId,
+      row.id,
+      now,
+      now,
+      userAgent ?? null,
+    ])
+    return this.issueTokens(toUser(row), sessionId)
+  }
+
+  /** Rotates a refresh token. Presenting one that was already rotated revokes its session. */
+  async refresh(refreshToken: string): Promise<LoginResult> {
+    const hash = hashToken(refreshToken)
+    const stored = this.db
+      .query<{ session_id: string; used_at: string | null }, [string]>('SELECT session_id, used_at FROM refresh_tokens WHERE token_hash = ?')
+      .get(hash)
+    if (!stored) throw new AppError('UNAUTHORIZED', 'Invalid refresh token')
+    if (stored.used_at !== null) {
+      this.revokeSession(stored.session_id)
+      throw new AppError('UNAUTHORIZED', 'Refresh token was already used; the session has been revoked, log in again')
+    }
+    const session = this.liveSession.get(stored.session_id)
+    if (!session) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    const user = this.getUser(session.user_id)
+    if (!user) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    const now = new Date().toISOString()
+    this.db.run('UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ?', [now, hash])
+    this.db.run('UPDATE sessions SET last_used_at = ? WHERE id = ?', [now, stored.session_id])
+    return this.issueTokens(user, stored.session_id)
+  }
+
+  revokeSession(sessionId: string): void {
+    this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
+  }
+
+  /** Resolves a bearer token to its caller; the session must still be live. */
+  async authenticate(token: string): Promise<Principal> {
+    const claims = await this.signer.verify(token)
+    const session = this.liveSession.get(claims.sid)
+    if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    const user = this.getUser(claims.sub)
+    if (!user) throw new AppError('UNAUTHORIZED', 'User no longer exists')
+    return { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
+  }
+
+  setupMfa(userId: string): { secret: string; otpauthUrl: string } {
+    const user = this.userById.get(userId)!
+    if (user.mfa_enabled === 1) throw new AppError('CONFLICT', 'MFA is already enabled; disable it first to set up a new secret')
+    const secret = newTotpSecret()
+    this.db.run('UPDATE users SET mfa_pending_secret = ? WHERE id = ?', [secret, userId])
+    return { secret, otpauthUrl: otpauthUrl(secret, user.email) }
+  }
+
+  enableMfa(userId: string, code: string): void {
+    const user = this.userById.get(userId)!
+    if (user.mfa_enabled === 1) throw new AppError('CONFLICT', 'MFA is already enabled')
+    if (!user.mfa_pending_secret) throw new AppError('VALIDATION_ERROR', 'Call POST /auth/mfa/setup before enabling MFA')
+    if (!this.consumeTotp(user, user.mfa_pending_secret, code)) {
+      throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
+    }
+    this.db.run('UPDATE users SET mfa_enabled = 1, mfa_secret = mfa_pending_secret, mfa_pending_secret = NULL WHERE id = ?', [userId])
+  }
+
+  disableMfa(userId: string, code: string): void {
+    const user = this.userById.get(userId)!
+    if (user.mfa_enabled !== 1) throw new AppError('VALIDATION_ERROR', 'MFA is not enabled')
+    if (!this.consumeTotp(user, user.mfa_secret!, code)) {
+      throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
+    }
+    this.db.run('UPDATE users SET mfa_enabled = 0, mfa_secret = NULL, mfa_last_step = 0 WHERE id = ?', [userId])
+  }
+
+  private consumeTotp(user: UserRow, secret: string, code: string): boolean {
+    const step = matchTotp(secret, code.trim())
+    if (step === null) return false
+    // Each code works once: the step must be newer than the last one accepted.
+    const updated = this.db.run('UPDATE users SET mfa_last_step = ? WHERE id = ? AND mfa_last_step < ?', [step, user.id, step])
+    return updated.changes === 1
+  }
+
+  private assertNotThrottled(email: string): void {
+    const since = Date.now() - THROTTLE_WINDOW_MS
+    const recent = this.db
+      .query<{ at: number }, [string, number, number]>('SELECT at FROM login_failures WHERE email = ? AND at > ? ORDER BY at DESC LIMIT ?')
+      .all(email, since, THROTTLE_FAILURES)
+    if (recent.length < THROTTLE_FAILURES) return
+    const oldest = recent[recent.length - 1]!.at
+    const retryAfter = Math.max(1, Math.ceil((oldest + THROTTLE_WINDOW_MS - Date.now()) / 1000))
+    throw new AppError('TOO_MANY_ATTEMPTS', `Too many failed logins for this account; try again in ${retryAfter} seconds`, {
+      headers: { 'retry-after': String(retryAfter) },
+    })
+  }
+
+  private recordFailure(email: string): void {
+    const now = Date.now()
+    this.db.run('INSERT INTO login_failures (email, at) VALUES (?, ?)', [email, now])
+    this.db.run('DELETE FROM login_failures WHERE at <= ?', [now - THROTTLE_WINDOW_MS])
+  }
+
+  private async issueTokens(user: User, sessionId: string): Promise<LoginResult> {
+    const refreshToken = newOpaqueToken()
+    this.db.run('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)', [
+      hashToken(refreshToken),
+      sessionId,
+      new Date().toISOString(),
+    ])
+    const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, roles: user.roles })
+    return {
+      success: true,
+      accessToken,
+      refreshToken,
+      sessionId,
+      expiresIn: ACCESS_TOKEN_SECONDS,
+      user: { id: user.id, email: user.email, roles: user.roles, mfaEnabled: user.mfaEnabled },
+    }
+  }
+}
+
+const DUMMY_HASH = Bun.password.hashSync('not-a-real-password', { algorithm: 'argon2id' })

@@ -1,0 +1,33 @@
+import { t } from 'elysia'
+
+export const ErrorResponse = t.Object(
+  {
+    error: t.Boolean(),
+    message: t.String(),
+    code: t.String(),
+    timestamp: t.String({ format: 'date-time' }),
+    requestId: t.String(),
+  },
+  { description: 'Every non-2xx response' },
+)
+
+export const HealthResponse = t.Object({
+  status: t.String({ description: '"healthy" or "degraded"' }),
+  uptime: t.Integer({ description: 'Seconds since start' }),
+  memory: t.String({ description: 'Resident set size, e.g. "84.2 MB"' }),
+  connections: t.Record(t.String(), t.String()),
+  features: t.Object({ rag: t.Boolean(), voice: t.Boolean(), plugins: t.Boolean(), multiAgent: t.Boolean() }),
+})
+
+export const SystemInfoResponse = t.Object({
+  version: t.String(),
+  nodeVersion: t.String(),
+  platform: t.String(),
+  architecture: t.String(),
+  environment: t.String(),
+  features: t.Array(t.String()),
+  limits: t.Object({
+    maxRequestSize: t.String(),
+    rateLimit: t.Object({ window: t.Integer({ description: 'Seconds' }), max: t.Integer() }),
+  }),
+})

@@ -1,0 +1,75 @@
+import type { Database } from 'bun:sqlite'
+import pkg from '../../../package.json'
+
+export interface Features {
+  rag: boolean
+  voice: boolean
+  plugins: boolean
+  multiAgent: boolean
+}
+
+/** What /health reports about the model engines (see src/ml). */
+export interface EngineStatusSource {
+  status(): { embedder: string; llm: string }
+}
+
+export interface SystemDeps {
+  db: Database
+  engines?: EngineStatusSource
+  features: Features
+  maxRequestSize: string
+  rateLimit: { window: number; max: number }
+  environment: string
+  startedAt: number
+}
+
+export function formatMegabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+}
+
+export class SystemService {
+  private readonly ping
+
+  constructor(private readonly deps: SystemDeps) {
+    this.ping = deps.db.query<{ ok: number }, []>('SELECT 1 AS ok')
+  }
+
+  health() {
+    let database = 'connected'
+    let vectorStore = 'connected'
+    try {
+      this.ping.get()
+    } catch {
+      database = 'error'
+    }
+    try {
+      this.deps.db.query('SELECT vec_version()').get()
+    } catch {
+      vectorStore = 'error'
+    }
+    const engines = this.deps.engines?.status() ?? { embedder: 'builtin', llm: 'builtin' }
+    const connections = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
+    const healthy = database === 'connected' && vectorStore === 'connected' && engines.embedder !== 'error' && engines.llm !== 'unreachable'
+    return {
+      status: healthy ? 'healthy' : 'degraded',
+      uptime: Math.floor((Date.now() - this.deps.startedAt) / 1000),
+      memory: formatMegabytes(process.memoryUsage.rss()),
+      connections,
+      features: { ...this.deps.features },
+    }
+  }
+
+  info() {
+    return {
+      version: pkg.version,
+      nodeVersion: `bun ${Bun.version} (node ${process.versions.node})`,
+      platform: process.platform,
+      architecture: process.arch,
+      environment: this.deps.environment,
+      features: Object.entries(this.deps.features)
+        .filter(([, enabled]) => enabled)
+        .map(([name]) => name),
+      limits: { maxRequestSize: this.deps.maxRequestSize, rateLimit: { ...this.deps.rateLimit } },
+    }
+  }
+}

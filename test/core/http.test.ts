@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'bun:test'
+import { Elysia } from 'elysia'
+import { httpCore } from '../../src/core/http'
+import { RateLimiter } from '../../src/core/rate-limit'
+import { makeServer } from '../helpers'
+
+describe('errors and request ids', () => {
+  test('unknown route is a 404 ErrorResponse whose requestId equals X-Request-Id', async () => {
+    const { call } = makeServer()
+    const res = await call('GET', '/no/such/route')
+    expect(res.status).toBe(404)
+    expect(res.json).toMatchObject({ error: true, code: 'NOT_FOUND' })
+    expect(new Date(res.json.timestamp).toString()).not.toBe('Invalid Date')
+    expect(res.headers.get('x-request-id')).toBe(res.json.requestId)
+  })
+
+  test('every response carries a distinct X-Request-Id', async () => {
+    const { call } = makeServer()
+    const a = await call('GET', '/health')
+    const b = await call('GET', '/health')
+    expect(a.headers.get('x-request-id')).toBeTruthy()
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'))
+  })
+
+  test('an unexpected exception is 500 INTERNAL_ERROR with no internals, logged with the request id', async () => {
+    const lines: string[] = []
+    const app = new Elysia()
+      .use(httpCore({ maxRequestBytes: 1000, maxRequestSize: '1kb', limiter: new RateLimiter(100, 60), log: (l) => lines.push(l) }))
+      .get('/boom', () => {
+        throw new Error('SQLITE_ERROR near /var/secret/path')
+      })
+    const res = await app.handle(new Request('http://localhost/boom'))
+    const body = (await res.json()) as { code: string; requestId: string }
+    expect(res.status).toBe(500)
+    expect(body.code).toBe('INTERNAL_ERROR')
+    expect(JSON.stringify(body)).not.toContain('secret')
+    expect(lines.join('\n')).toContain(body.requestId)
+  })
+})
+
+describe('limits', () => {
+  test('a body over the size limit is 413 PAYLOAD_TOO_LARGE', async () => {
+    const { call } = makeServer({ maxRequestSize: '1kb', maxRequestBytes: 1024 })
+    const res = await call('POST', '/auth/login', { body: { email: 'a@b.co', password: 'x'.repeat(5000) } })
+    expect(res.status).toBe(413)
+    expect(res.json.code).toBe('PAYLOAD_TOO_LARGE')
+  })
+
+  test('per-user rate limit: X-RateLimit-* headers, then 429 RATE_LIMITED with Retry-After', async () => {
+    const { call, login } = makeServer({ rateLimitMax: 3, rateLimitWindow: 60 })
+    const session = await login()
+    const first = await call('GET', '/auth/me', { token: session.accessToken })
+    expect(first.headers.get('x-ratelimit-limit')).toBe('3')
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2')
+    expect(Number(first.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000)
+    await call('GET', '/auth/me', { token: session.accessToken })
+    await call('GET', '/auth/me', { token: session.accessToken })
+    const limited = await call('GET', '/auth/me', { token: session.accessToken })
+    expect(limited.status).toBe(429)
+    expect(limited.json.code).toBe('RATE_LIMITED')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0')
+  })
+
+  test('the rate limit counts each user separately', () => {
+    const limiter = new RateLimiter(1, 60)
+    limiter.hit('user:a')
+    expect(() => limiter.hit('user:a')).toThrow()
+    expect(limiter.hit('user:b').remaining).toBe(0)
+  })
+})
