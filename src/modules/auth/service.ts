@@ -160,7 +160,7 @@ export class AuthService {
 
   /** Resolves a bearer token to its caller; the session must still be live. */
   async authenticate(token: string): Promise<Principal> {
-    const claims = await this.signer.verify(token)
+    const claims = this.signer.verify(token)
     const session = this.liveSession.get(claims.sid)
     if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const user = this.getUser(claims.sub)
@@ -229,7 +229,7 @@ export class AuthService {
       sessionId,
       new Date().toISOString(),
     ])
-    const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, roles: user.roles })
+    const accessToken = this.signer.sign({ sub: user.id, sid: sessionId, roles: user.roles })
     return {
       success: true,
       accessToken,

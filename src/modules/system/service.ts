@@ -27,6 +27,13 @@ export function formatMegabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
+/** Reading RSS costs a /proc read (~8 µs); health probes get a figure at most 1 s old. */
+let rssSample = { at: 0, bytes: 0 }
+function residentBytes(now = Date.now()): number {
+  if (now - rssSample.at >= 1000) rssSample = { at: now, bytes: process.memoryUsage.rss() }
+  return rssSample.bytes
+}
+
 export class SystemService {
   private readonly ping
 
@@ -53,7 +60,7 @@ export class SystemService {
     return {
       status: healthy ? 'healthy' : 'degraded',
       uptime: Math.floor((Date.now() - this.deps.startedAt) / 1000),
-      memory: formatMegabytes(process.memoryUsage.rss()),
+      memory: formatMegabytes(residentBytes()),
       connections,
       features: { ...this.deps.features },
     }
