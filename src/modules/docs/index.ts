@@ -2,6 +2,7 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { dirname, join } from 'node:path'
 import pkg from '../../../package.json'
+import { AppError } from '../../core/errors'
 
 // Swagger UI is served from the installed swagger-ui-dist package, never a CDN: the docs work offline.
 const assetsDir = dirname(require.resolve('swagger-ui-dist/package.json'))
@@ -48,7 +49,10 @@ export function docsModule() {
     .get('/swagger', html, { detail: { hide: true } })
     .get(
       '/openapi/assets/:file',
-      ({ params, status }) => (ASSETS.has(params.file) ? Bun.file(join(assetsDir, params.file)) : status(404, 'Not found')),
+      ({ params }) => {
+        if (!ASSETS.has(params.file)) throw new AppError('NOT_FOUND', `No documentation asset named ${params.file}`)
+        return Bun.file(join(assetsDir, params.file))
+      },
       { detail: { hide: true } },
     )
 }
