@@ -42,7 +42,8 @@ export function httpCore(options: HttpOptions) {
         throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the ${options.maxRequestSize} limit`)
       }
       // Authenticated callers are limited per user once their token is verified (auth macro).
-      if (!request.headers.has('authorization')) {
+      // Health probes are exempt: monitors poll them, and they cost next to nothing.
+      if (!request.headers.has('authorization') && !request.url.endsWith('/health')) {
         Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(server, request)}`)))
       }
     })

@@ -161,6 +161,7 @@ export class AuthService {
   /** Resolves a bearer token to its caller; the session must still be live. */
   async authenticate(token: string): Promise<Principal> {
     const claims = this.signer.verify(token)
+    // Checked on every request (not cached) so that logout and reuse detection bite at once.
     const session = this.liveSession.get(claims.sid)
     if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const user = this.getUser(claims.sub)
