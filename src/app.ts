@@ -6,6 +6,7 @@ import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
+import { createModels, type Models } from './ml'
 import { authModule } from './modules/auth'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
@@ -31,6 +32,7 @@ export interface Services {
   auth: AuthService
   limiter: RateLimiter
   system: SystemService
+  models: Models
   log: (line: string) => void
 }
 
@@ -48,8 +50,10 @@ export function createServices(options: AppOptions = {}): Services {
   const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
+  const models = createModels(config)
   const system = new SystemService({
     db,
+    engines: models,
     features: { rag: false, voice: false, plugins: false, multiAgent: false },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
@@ -57,7 +61,7 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt: Date.now(),
   })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, log }
+  return { config, db, auth, limiter, system, models, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */

@@ -1,0 +1,66 @@
+// Word-level text handling shared by the built-in engines: tokens, light stemming, sentences.
+
+const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
+
+export const STOPWORDS = new Set(
+  `a an and are as at be been but by can could did do does for from had has have he her his how i if in into is it its
+  me my no not of on or our she so than that the their them then there these they this those to was we were what when
+  where which who whom why will with would you your yours about after again all am any because before being between both
+  during each few further here just more most other own same should some such through too under until up very while`.split(/\s+/),
+)
+
+/** Lowercased word tokens, accents folded. */
+export function words(text: string): string[] {
+  return (text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(WORD) ?? []).map((w) => w.replace(/['’]s$/, ''))
+}
+
+/** A light suffix-stripping stemmer: "connections", "connected", "connecting" → "connect". */
+export function stem(word: string): string {
+  if (word.length <= 3) return word
+  let w = word
+  for (const [suffix, replacement] of [
+    ['ational', 'ate'],
+    ['ization', 'ize'],
+    ['fulness', 'ful'],
+    ['iveness', 'ive'],
+    ['ations', 'ate'],
+    ['ation', 'ate'],
+    ['ments', ''],
+    ['ment', ''],
+    ['ness', ''],
+    ['ings', ''],
+    ['ing', ''],
+    ['ies', 'y'],
+    ['ied', 'y'],
+    ['edly', ''],
+    ['ed', ''],
+    ['ly', ''],
+    ['es', ''],
+    ['s', ''],
+  ] as const) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
+      w = w.slice(0, w.length - suffix.length) + replacement
+      break
+    }
+  }
+  if (/(.)\1$/.test(w) && !/[lsz]$/.test(w)) w = w.slice(0, -1)
+  return w
+}
+
+/** Content words, stemmed: what two texts must share to be about the same thing. */
+export function keyTerms(text: string): string[] {
+  return words(text)
+    .filter((w) => !STOPWORDS.has(w))
+    .map(stem)
+}
+
+/** Splits prose into sentences (keeps the terminator). */
+export function sentences(text: string): string[] {
+  return (
+    text
+      .replace(/\s+/g, ' ')
+      .match(/[^.!?]+(?:[.!?]+["')\]]*|$)/g)
+      ?.map((s) => s.trim())
+      .filter(Boolean) ?? []
+  )
+}

@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { AppError } from '../../core/errors'
+
+type TransformersModule = typeof import('@huggingface/transformers')
+
+let loading: Promise<TransformersModule> | null = null
+
+/**
+ * transformers.js, imported on first use (it costs ~50 MB and half a second, which a server on
+ * built-in engines never pays), configured for local files only: nothing is fetched from a hub.
+ */
+export function transformers(modelsDir: string): Promise<TransformersModule> {
+  loading ??= import('@huggingface/transformers').then((module) => {
+    module.env.allowRemoteModels = false
+    module.env.allowLocalModels = true
+    return module
+  })
+  return loading.then((module) => {
+    // One models directory per process; set it on every call so a caller's directory is the one used.
+    module.env.localModelPath = modelsDir.endsWith('/') ? modelsDir : `${modelsDir}/`
+    return module
+  })
+}
+
+export interface LocalModel {
+  id: string
+  dir: string
+  config: Record<string, unknown>
+  /** `q8` when onnx/model_quantized.onnx is present, else `fp32`. */
+  dtype: 'q8' | 'fp32'
+  onnxFile: string
+}
+
+export function unavailable(id: string, modelsDir: string, problem: string): AppError {
+  return new AppError(
+    'MODEL_UNAVAILABLE',
+    `Model ${id} ${problem}. Put its files (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) in ` +
+      `${join(modelsDir, id)}: run "uagent models pull ${id}" on a machine with internet and copy the folder, ` +
+      'or see models/README.md.',
+  )
+}
+
+/** Checks that a model folder has what transformers.js needs; throws 503 MODEL_UNAVAILABLE with guidance otherwise. */
+export function locateModel(modelsDir: string, id: string): LocalModel {
+  const dir = join(modelsDir, id)
+  if (!existsSync(dir)) throw unavailable(id, modelsDir, 'is not installed')
+  for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) {
+    if (!existsSync(join(dir, file))) throw unavailable(id, modelsDir, `is incomplete (${file} is missing)`)
+  }
+  const quantized = join(dir, 'onnx/model_quantized.onnx')
+  const full = join(dir, 'onnx/model.onnx')
+  if (!existsSync(quantized) && !existsSync(full)) throw unavailable(id, modelsDir, 'is incomplete (onnx/model.onnx is missing)')
+  let config: Record<string, unknown>
+  try {
+    config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
+  } catch {
+    throw unavailable(id, modelsDir, 'has an unreadable config.json')
+  }
+  const dtype = existsSync(quantized) ? 'q8' : 'fp32'
+  return { id, dir, config, dtype, onnxFile: dtype === 'q8' ? quantized : full }
+}
+
+/** Runs a model load, turning any failure into 503 MODEL_UNAVAILABLE that says how to fix it. */
+export async function loadOrExplain<T>(id: string, modelsDir: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (error) {
+    if (error instanceof AppError) throw error
+    throw unavailable(id, modelsDir, `could not be loaded (${(error as Error).message.split('\n')[0]?.slice(0, 200)})`)
+  }
+}

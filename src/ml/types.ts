@@ -1,0 +1,33 @@
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+export interface GenerateOptions {
+  maxTokens?: number
+  temperature?: number
+  stop?: string[]
+}
+
+export interface GenerateResult {
+  text: string
+  promptTokens: number
+  completionTokens: number
+  finishReason: 'stop' | 'length' | 'cancelled'
+}
+
+/** Turns texts into vectors of `dimensions` floats, in batches. */
+export interface Embedder {
+  readonly id: string
+  readonly dimensions: number
+  embed(texts: string[]): Promise<Float32Array[]>
+}
+
+/** Produces chat replies, whole or as a stream of text pieces. */
+export interface Generator {
+  readonly id: string
+  readonly contextLength: number
+  countTokens(text: string): Promise<number>
+  generate(messages: ChatMessage[], options?: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>
+  stream(messages: ChatMessage[], options?: GenerateOptions, signal?: AbortSignal): AsyncIterable<string>
+}

@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { listModels, pullModel } from '../../src/ml/pull'
+
+const FIXTURES = join(import.meta.dir, '../fixtures/models')
+
+/** A local stand-in for the hub: `/{org}/{name}/resolve/main/{file}` served from the fixtures. */
+const requests: string[] = []
+const hub = Bun.serve({
+  port: 0,
+  fetch(request) {
+    const path = new URL(request.url).pathname
+    requests.push(path)
+    const match = /^\/(.+?\/.+?)\/resolve\/main\/(.+)$/.exec(path)
+    if (!match) return new Response('not found', { status: 404 })
+    const file = Bun.file(join(FIXTURES, match[1]!, match[2]!))
+    return file.size > 0 ? new Response(file) : new Response('not found', { status: 404 })
+  },
+})
+afterAll(() => hub.stop(true))
+
+describe('models pull', () => {
+  test('downloads a model in the hub layout into the models dir, with progress', async () => {
+    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const progress: string[] = []
+    const result = await pullModel({
+      id: 'fixtures/tiny-llama',
+      modelsDir,
+      endpoint: `http://127.0.0.1:${hub.port}`,
+      onProgress: (p) => progress.push(p.file),
+    })
+    expect(result.files).toContain('onnx/model.onnx')
+    expect(result.files).toContain('generation_config.json')
+    for (const file of result.files) {
+      expect(readFileSync(join(modelsDir, 'fixtures/tiny-llama', file))).toEqual(readFileSync(join(FIXTURES, 'fixtures/tiny-llama', file)))
+    }
+    expect(progress).toContain('tokenizer.json')
+    // The quantized file was tried first and was not there.
+    expect(requests).toContain('/fixtures/tiny-llama/resolve/main/onnx/model_quantized.onnx')
+    expect(readdirSync(modelsDir).filter((f) => f.startsWith('.partial'))).toEqual([])
+
+    const listed = listModels({ modelsDir, chatModel: 'fixtures/tiny-llama' })
+    expect(listed.models).toEqual([{ id: 'fixtures/tiny-llama', kind: 'chat', sizeBytes: expect.any(Number), quantized: false, active: 'generator' }])
+  })
+
+  test('a model the hub does not have leaves nothing behind', async () => {
+    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const error = await pullModel({ id: 'acme/nothing', modelsDir, endpoint: `http://127.0.0.1:${hub.port}` }).catch((e) => e)
+    expect(error.message).toContain('config.json')
+    expect(readdirSync(modelsDir)).toEqual([])
+    expect(existsSync(join(modelsDir, 'acme/nothing'))).toBe(false)
+  })
+
+  test('rejects ids that could escape the models dir', async () => {
+    const error = await pullModel({ id: '../etc', modelsDir: tmpdir() }).catch((e) => e)
+    expect(error.message).toContain('not a model id')
+  })
+})

@@ -1,0 +1,61 @@
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { createModels } from '../../src/ml'
+import { TransformersEmbedder } from '../../src/ml/transformers/embedder'
+import { TransformersGenerator } from '../../src/ml/transformers/generator'
+
+const FIXTURES = join(import.meta.dir, '../fixtures/models')
+const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+
+describe('transformers.js engines on the fixture models', () => {
+  test('the BERT-style encoder embeds through the real pipeline: dims, normalised, batched', async () => {
+    const embedder = await TransformersEmbedder.load(FIXTURES, 'fixtures/tiny-bert')
+    expect(embedder.id).toBe('fixtures/tiny-bert')
+    expect(embedder.dimensions).toBe(32)
+    const texts = Array.from({ length: 40 }, (_, i) => `document number ${i} about cats and the capital of france`)
+    const vectors = await embedder.embed(texts)
+    expect(vectors).toHaveLength(40)
+    for (const v of vectors) {
+      expect(v.length).toBe(32)
+      expect(norm(v)).toBeCloseTo(1, 4)
+    }
+    // Batching does not change results: the same text alone embeds the same.
+    const [alone] = await embedder.embed([texts[35]!])
+    for (let i = 0; i < 32; i++) expect(alone![i]!).toBeCloseTo(vectors[35]![i]!, 4)
+    expect([...vectors[0]!]).not.toEqual([...vectors[1]!])
+  })
+
+  test('the Llama-style LM streams tokens with its chat template and honours maxTokens', async () => {
+    const generator = await TransformersGenerator.load(FIXTURES, 'fixtures/tiny-llama')
+    expect(generator.contextLength).toBe(256)
+    expect(generator.prompt([{ role: 'user', content: 'Hi' }])).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n')
+    expect(await generator.countTokens('hello world')).toBeGreaterThan(1)
+    const pieces: string[] = []
+    for await (const piece of generator.stream([{ role: 'user', content: 'Hello, how are you?' }], { maxTokens: 12 })) pieces.push(piece)
+    expect(pieces.length).toBeGreaterThan(0)
+    const result = await generator.generate([{ role: 'user', content: 'Hello, how are you?' }], { maxTokens: 12 })
+    // Greedy decoding is deterministic: the stream and the whole reply agree.
+    expect(result.text).toBe(pieces.join(''))
+    expect(result.promptTokens).toBeGreaterThan(5)
+  })
+
+  test('cancellation stops generation', async () => {
+    const generator = await TransformersGenerator.load(FIXTURES, 'fixtures/tiny-llama')
+    const controller = new AbortController()
+    let pieces = 0
+    for await (const _ of generator.stream([{ role: 'user', content: 'Tell me a long story' }], { maxTokens: 200 }, controller.signal)) {
+      pieces++
+      controller.abort()
+    }
+    expect(pieces).toBe(1)
+    const full = await generator.generate([{ role: 'user', content: 'Tell me a long story' }], { maxTokens: 200 })
+    expect(full.completionTokens).toBeGreaterThan(pieces)
+  })
+
+  test('createModels picks configured local models and reports them ready', async () => {
+    const models = createModels({ modelsDir: FIXTURES, embedModel: 'fixtures/tiny-bert', chatModel: 'fixtures/tiny-llama' })
+    expect((await models.embedder()).dimensions).toBe(32)
+    expect((await models.generator()).id).toBe('fixtures/tiny-llama')
+    expect(models.status()).toMatchObject({ embedder: 'ready', llm: 'ready', embedderId: 'fixtures/tiny-bert', generatorId: 'fixtures/tiny-llama' })
+  })
+})
