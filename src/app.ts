@@ -8,6 +8,10 @@ import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
 import { authModule } from './modules/auth'
+import { chatModule } from './modules/chat'
+import { ChatService } from './modules/chat/service'
+import { conversationsModule } from './modules/conversations'
+import { ConversationStore } from './modules/conversations/service'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -33,6 +37,8 @@ export interface Services {
   limiter: RateLimiter
   system: SystemService
   models: Models
+  conversations: ConversationStore
+  chat: ChatService
   log: (line: string) => void
 }
 
@@ -60,18 +66,22 @@ export function createServices(options: AppOptions = {}): Services {
     environment: config.environment,
     startedAt: Date.now(),
   })
+  const conversations = new ConversationStore(db)
+  const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log } = services
+  const { config, auth, limiter, system, log, chat, conversations } = services
   return new Elysia({ name: 'universal-agent' })
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
+    .use(chatModule(chat, auth, limiter))
+    .use(conversationsModule(conversations, auth, limiter))
 }
 
 /**

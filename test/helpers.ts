@@ -1,9 +1,11 @@
-import { buildApp, createServices, type AppOptions } from '../src/app'
+import { buildApp, createServices, type AppOptions, type Services } from '../src/app'
+import type { ChatMessage, GenerateOptions, Generator } from '../src/ml'
+import { ChatService } from '../src/modules/chat/service'
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 
 /** An in-memory server (no port, no files) with a known admin, plus small request helpers. */
-export function makeServer(options: AppOptions = {}) {
+export function makeServer(options: AppOptions = {}, customize?: (services: Services) => void) {
   const services = createServices({
     database: ':memory:',
     adminEmail: ADMIN.email,
@@ -12,6 +14,7 @@ export function makeServer(options: AppOptions = {}) {
     log: () => {},
     ...options,
   })
+  customize?.(services)
   const app = buildApp(services)
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
@@ -48,4 +51,59 @@ export function makeServer(options: AppOptions = {}) {
   }
 
   return { app, services, call, login, userSession }
+}
+
+/**
+ * A scripted generator: replies with `reply` a word at a time, records every prompt it saw,
+ * waits `delayMs` between pieces, and notes whether it was cancelled.
+ */
+export class ScriptedGenerator implements Generator {
+  readonly id = 'test/scripted'
+  readonly contextLength = 4096
+  prompts: ChatMessage[][] = []
+  cancelled = false
+  piecesSent = 0
+
+  constructor(
+    private readonly reply = 'The quick brown fox jumps over the lazy dog.',
+    private readonly delayMs = 0,
+  ) {}
+
+  async countTokens(text: string) {
+    return text.split(/\s+/).filter(Boolean).length
+  }
+
+  async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
+    let text = ''
+    for await (const piece of this.stream(messages, options, signal)) text += piece
+    return { text, promptTokens: 1, completionTokens: await this.countTokens(text), finishReason: 'stop' as const }
+  }
+
+  async *stream(messages: ChatMessage[], _options: GenerateOptions = {}, signal?: AbortSignal) {
+    this.prompts.push(messages)
+    for (const piece of this.reply.match(/\s*\S+/g) ?? []) {
+      if (signal?.aborted) {
+        this.cancelled = true
+        return
+      }
+      if (this.delayMs) await Bun.sleep(this.delayMs)
+      if (signal?.aborted) {
+        this.cancelled = true
+        return
+      }
+      this.piecesSent++
+      yield piece
+    }
+  }
+}
+
+/** Server with a scripted generator in place of the configured one. */
+export function makeServerWith(generator: Generator, options: AppOptions = {}) {
+  return makeServer(options, (services) => {
+    services.chat = new ChatService({
+      conversations: services.conversations,
+      generator: async () => generator,
+      userExists: (id) => services.auth.getUser(id) !== null,
+    })
+  })
 }

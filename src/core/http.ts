@@ -14,6 +14,8 @@ export interface HttpOptions {
 
 /** Describes the first failing field of a validation error, e.g. "body.email: Expected string". */
 function describeValidation(error: ValidationError): string {
+  // Coerced query/path numbers fail without a path; their schemas carry an `error` naming the field.
+  if (typeof error.customError === 'string') return error.customError
   const first = error.all[0] as { path?: string; message?: string; summary?: string } | undefined
   const where = error.type === 'body' ? 'body' : error.type
   if (!first) return `Invalid ${where}`

@@ -1,4 +1,5 @@
 import { accounts } from './001_accounts'
+import { conversations } from './002_conversations'
 
 export interface Migration {
   version: number
@@ -8,4 +9,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts]
+export const MIGRATIONS: Migration[] = [accounts, conversations]

@@ -1,0 +1,82 @@
+import { Elysia } from 'elysia'
+import { actingUserId, authPlugin } from '../../core/auth'
+import type { RateLimiter } from '../../core/rate-limit'
+import { sseResponse } from '../../core/sse'
+import type { AuthService } from '../auth/service'
+import { ErrorResponse } from '../system/model'
+import { ChatRequest, ChatResponse as ChatResponseSchema, StreamQuery } from './model'
+import { REPLY_BUDGET } from './prompt'
+import { type ChatResponse, type ChatService, describeFailure } from './service'
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+
+export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLimiter) {
+  return new Elysia({ name: 'module:chat', tags: ['Chat'] })
+    .use(authPlugin(auth, limiter))
+    .post(
+      '/chat',
+      ({ body, principal, request }) =>
+        chat.chat(
+          {
+            userId: actingUserId(principal, body.userId),
+            message: body.message,
+            context: body.context,
+            optimizePrompt: body.optimizePrompt,
+            conversationId: body.conversationId,
+          },
+          request.signal,
+        ),
+      {
+        auth: true,
+        body: ChatRequest,
+        response: { 200: ChatResponseSchema, ...errors },
+        detail: { summary: 'Chat: one message in, the whole reply out (continues a conversation with conversationId)' },
+      },
+    )
+    .get(
+      '/stream',
+      async ({ query, principal, request, set }) => {
+        const exchange = await chat.prepare({
+          userId: principal.user.id,
+          message: query.message,
+          context: query.context,
+          optimizePrompt: query.optimizePrompt,
+          conversationId: query.conversationId,
+        })
+        return sseResponse(
+          async function* (signal) {
+            yield { type: 'start', conversationId: exchange.conversationId, model: exchange.model }
+            let reply = ''
+            let failure: { code: string; message: string } | null = null
+            let stored: ChatResponse | undefined
+            try {
+              for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: REPLY_BUDGET }, signal)) {
+                reply += piece
+                yield { type: 'chunk', content: piece }
+              }
+            } catch (error) {
+              failure = describeFailure(error)
+            } finally {
+              // Stored whatever happened: a cancelled or failed exchange as far as it got, marked so.
+              stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+            }
+            if (failure) {
+              yield { type: 'error', ...failure }
+              return
+            }
+            yield { type: 'end', conversationId: exchange.conversationId, tokens: stored!.metadata.tokens, responseTime: stored!.metadata.responseTime }
+          },
+          set.headers as Record<string, string>,
+          request.signal,
+        )
+      },
+      {
+        auth: true,
+        query: StreamQuery,
+        detail: {
+          summary: 'Streaming chat over server-sent events: start, chunk…, end (or error)',
+          responses: { 200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
+      },
+    )
+}

@@ -1,0 +1,43 @@
+import { Elysia } from 'elysia'
+import { actingUserId, authPlugin } from '../../core/auth'
+import type { RateLimiter } from '../../core/rate-limit'
+import type { AuthService } from '../auth/service'
+import { ErrorResponse } from '../system/model'
+import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse } from './model'
+import type { ConversationStore } from './service'
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse }
+
+export function conversationsModule(store: ConversationStore, auth: AuthService, limiter: RateLimiter) {
+  return new Elysia({ name: 'module:conversations', prefix: '/conversations', tags: ['Conversations'] })
+    .use(authPlugin(auth, limiter))
+    .get(
+      '/',
+      ({ query, principal }) => {
+        const limit = query.limit ?? 50
+        const offset = query.offset ?? 0
+        const { conversations, total } = store.list(actingUserId(principal, query.userId), limit, offset)
+        return { conversations, total, hasMore: offset + conversations.length < total }
+      },
+      {
+        auth: true,
+        query: ConversationsQuery,
+        response: { 200: ConversationsResponse, ...errors },
+        detail: { summary: 'Your conversations, newest activity first (limit 1..100, offset)' },
+      },
+    )
+    .get('/:id', ({ params, principal }) => store.get(params.id, principal.user.id), {
+      auth: true,
+      params: ConversationParams,
+      response: { 200: Conversation, ...errors },
+      detail: { summary: 'One conversation with its messages' },
+    })
+    .delete(
+      '/:id',
+      ({ params, principal }) => {
+        store.delete(params.id, principal.user.id)
+        return { success: true, id: params.id }
+      },
+      { auth: true, params: ConversationParams, response: { 200: DeletedResponse, ...errors }, detail: { summary: 'Delete a conversation' } },
+    )
+}
