@@ -17,6 +17,9 @@ import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
 import { systemModule } from './modules/system'
 import { SystemService } from './modules/system/service'
+import { registerChatSocket } from './modules/chat/socket'
+import { wsModule } from './modules/ws'
+import { SocketHandlers } from './modules/ws/registry'
 
 export type { Config }
 
@@ -75,6 +78,8 @@ export function createServices(options: AppOptions = {}): Services {
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations } = services
+  const sockets = new SocketHandlers()
+  registerChatSocket(sockets, chat)
   return new Elysia({ name: 'universal-agent' })
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
@@ -82,6 +87,7 @@ export function buildApp(services: Services) {
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter))
     .use(conversationsModule(conversations, auth, limiter))
+    .use(wsModule(sockets, auth, limiter))
 }
 
 /**

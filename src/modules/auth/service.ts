@@ -154,6 +154,10 @@ export class AuthService {
     return this.issueTokens(user, stored.session_id)
   }
 
+  isSessionLive(sessionId: string): boolean {
+    return this.liveSession.get(sessionId) !== null
+  }
+
   revokeSession(sessionId: string): void {
     this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
   }

@@ -1,0 +1,48 @@
+import { AppError } from '../../core/errors'
+import type { SocketHandlers } from '../ws/registry'
+import { MAX_MESSAGE } from './model'
+import { REPLY_BUDGET } from './prompt'
+import type { ChatService } from './service'
+
+function optionalString(message: Record<string, unknown>, field: string, max: number): string | undefined {
+  const value = message[field]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string' || value.length > max) throw new AppError('VALIDATION_ERROR', `${field} must be a string of at most ${max} characters`)
+  return value
+}
+
+/** `stream_chat {message, conversationId?, context?, optimizePrompt?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
+export function registerChatSocket(handlers: SocketHandlers, chat: ChatService): void {
+  handlers.register('stream_chat', async ({ principal, signal, send }, message) => {
+    const text = message.message
+    if (typeof text !== 'string' || text.length < 1 || text.length > MAX_MESSAGE) {
+      throw new AppError('VALIDATION_ERROR', `message must be a string of 1..${MAX_MESSAGE} characters`)
+    }
+    if (message.optimizePrompt !== undefined && typeof message.optimizePrompt !== 'boolean') {
+      throw new AppError('VALIDATION_ERROR', 'optimizePrompt must be true or false')
+    }
+    const exchange = await chat.prepare({
+      userId: principal.user.id,
+      message: text,
+      conversationId: optionalString(message, 'conversationId', 100),
+      context: optionalString(message, 'context', 100_000),
+      optimizePrompt: message.optimizePrompt === true,
+    })
+    let reply = ''
+    let failure: unknown = null
+    try {
+      for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: REPLY_BUDGET }, signal)) {
+        reply += piece
+        send({ type: 'stream_chunk', content: piece })
+      }
+    } catch (error) {
+      failure = error
+    }
+    const response = await exchange.finish(reply, {
+      cancelled: signal.aborted,
+      error: failure instanceof Error ? failure.message : undefined,
+    })
+    if (failure) throw failure
+    return response
+  })
+}

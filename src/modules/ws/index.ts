@@ -1,0 +1,102 @@
+import { Elysia } from 'elysia'
+import { AppError } from '../../core/errors'
+import type { RateLimiter } from '../../core/rate-limit'
+import type { AuthService, Principal } from '../auth/service'
+import type { SocketHandlers } from './registry'
+
+/** Seconds a socket may stay silent before the server closes it (Bun pings in between). */
+export const WS_IDLE_TIMEOUT = 120
+
+interface SocketState {
+  principal: Principal | null
+  running: Set<AbortController>
+}
+
+type Reply = Record<string, unknown> & { type: string }
+
+/** Decodes a frame into a message object, or says what is wrong with it. */
+function decode(raw: unknown): Record<string, unknown> | string {
+  let value = raw
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      return 'Message is not valid JSON'
+    }
+  } else if (raw instanceof Uint8Array || raw instanceof ArrayBuffer || Buffer.isBuffer(raw)) {
+    try {
+      value = JSON.parse(Buffer.from(raw as Uint8Array).toString('utf8'))
+    } catch {
+      return 'Message is not valid JSON'
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'Message must be a JSON object with a "type"'
+  const type = (value as { type?: unknown }).type
+  if (typeof type !== 'string' || !type) return 'Message needs a string "type"'
+  return value as Record<string, unknown>
+}
+
+/**
+ * The WebSocket channel. `auth` first; then each registered type runs its handler, whose result
+ * goes back as `chat_response`. Every reply echoes the message's `id`; errors never close the socket;
+ * closing the socket cancels whatever it started.
+ */
+export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: RateLimiter) {
+  const sockets = new Map<string, SocketState>()
+  return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
+    idleTimeout: WS_IDLE_TIMEOUT,
+    sendPings: true,
+    detail: { summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute' },
+    open(ws) {
+      sockets.set(ws.id, { principal: null, running: new Set() })
+    },
+    close(ws) {
+      const state = sockets.get(ws.id)
+      sockets.delete(ws.id)
+      for (const controller of state?.running ?? []) controller.abort()
+    },
+    async message(ws, raw) {
+      const state = sockets.get(ws.id)
+      if (!state) return
+      const send = (reply: Reply) => {
+        if (sockets.has(ws.id)) ws.send(JSON.stringify(reply))
+      }
+      const decoded = decode(raw)
+      if (typeof decoded === 'string') return send({ type: 'error', code: 'VALIDATION_ERROR', message: decoded })
+      const id = decoded.id
+      const withId = (reply: Reply): Reply => (typeof id === 'string' || typeof id === 'number' ? { ...reply, id } : reply)
+      const fail = (code: string, message: string) => send(withId({ type: 'error', code, message }))
+
+      if (decoded.type === 'auth') {
+        if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
+        try {
+          state.principal = await auth.authenticate(decoded.token)
+        } catch (error) {
+          state.principal = null
+          return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
+        }
+        return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+      }
+      if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
+      const type = decoded.type as string
+      const handler = handlers.get(type)
+      if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
+      if (!auth.isSessionLive(state.principal.sessionId)) {
+        state.principal = null
+        return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
+      }
+      const controller = new AbortController()
+      state.running.add(controller)
+      try {
+        limiter.hit(`user:${state.principal.user.id}`)
+        const data = await handler({ principal: state.principal, signal: controller.signal, send: (reply) => send(withId(reply as Reply)) }, decoded)
+        if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
+      } catch (error) {
+        if (error instanceof AppError) fail(error.code, error.message)
+        else fail('INTERNAL_ERROR', 'The request failed')
+      } finally {
+        state.running.delete(controller)
+      }
+    },
+  })
+}
