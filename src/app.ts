@@ -19,6 +19,8 @@ import { systemModule } from './modules/system'
 import { SystemService } from './modules/system/service'
 import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
+import { ragModule } from './modules/rag'
+import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
 
 export type { Config }
@@ -42,6 +44,7 @@ export interface Services {
   models: Models
   conversations: ConversationStore
   chat: ChatService
+  rag: RagService
   log: (line: string) => void
 }
 
@@ -63,7 +66,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: false, voice: false, plugins: false, multiAgent: false },
+    features: { rag: true, voice: false, plugins: false, multiAgent: false },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -71,13 +74,14 @@ export function createServices(options: AppOptions = {}): Services {
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
+  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   return new Elysia({ name: 'universal-agent' })
@@ -87,6 +91,7 @@ export function buildApp(services: Services) {
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter))
     .use(conversationsModule(conversations, auth, limiter))
+    .use(ragModule(rag, auth, limiter))
     .use(wsModule(sockets, auth, limiter))
 }
 

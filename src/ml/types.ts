@@ -20,6 +20,8 @@ export interface GenerateResult {
 export interface Embedder {
   readonly id: string
   readonly dimensions: number
+  /** Longest input the model reads, in tokens (chunk sizes follow it); unset for engines without a limit. */
+  readonly maxTokens?: number
   embed(texts: string[]): Promise<Float32Array[]>
 }
 

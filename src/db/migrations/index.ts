@@ -1,5 +1,6 @@
 import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
+import { rag } from './003_rag'
 
 export interface Migration {
   version: number
@@ -9,4 +10,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag]

@@ -7,22 +7,20 @@ type Extractor = (texts: string[], options: { pooling: 'mean'; normalize: boolea
 
 /** A sentence-embedding model (BERT family) run by transformers.js: mean pooling, L2-normalised. */
 export class TransformersEmbedder implements Embedder {
-  readonly dimensions: number
-
   private constructor(
     readonly id: string,
     private readonly extract: Extractor,
-    dimensions: number,
-  ) {
-    this.dimensions = dimensions
-  }
+    readonly dimensions: number,
+    readonly maxTokens: number,
+  ) {}
 
   static async load(modelsDir: string, id: string): Promise<TransformersEmbedder> {
     const model = locateModel(modelsDir, id)
     return loadOrExplain(id, modelsDir, async () => {
       const { pipeline } = await transformers(modelsDir)
       const extractor = await pipeline('feature-extraction', id, { dtype: model.dtype, device: 'cpu' })
-      return new TransformersEmbedder(id, extractor as unknown as Extractor, Number(model.config.hidden_size))
+      const positions = Number(model.config.max_position_embeddings ?? 512)
+      return new TransformersEmbedder(id, extractor as unknown as Extractor, Number(model.config.hidden_size), Math.min(512, positions))
     })
   }
 

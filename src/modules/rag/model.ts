@@ -1,0 +1,64 @@
+import { t } from 'elysia'
+
+const Metadata = t.Record(t.String(), t.Unknown())
+
+export const IngestRequest = t.Object({
+  collection: t.String({ minLength: 1, maxLength: 200 }),
+  documents: t.Array(
+    t.Object({
+      id: t.String({ minLength: 1, maxLength: 512 }),
+      content: t.String(),
+      metadata: t.Optional(Metadata),
+    }),
+    { minItems: 1, maxItems: 1000, error: 'body.documents: must be an array of 1 to 1000 documents, each with a string id and content' },
+  ),
+})
+
+export const IngestResponse = t.Object({
+  success: t.Boolean(),
+  ingested: t.Integer(),
+  failed: t.Integer(),
+  collection: t.String(),
+  processingTime: t.Integer({ description: 'Milliseconds' }),
+  errors: t.Array(t.Object({ id: t.String(), message: t.String() })),
+})
+
+export const SearchRequest = t.Object({
+  query: t.String({ minLength: 1, maxLength: 10_000 }),
+  collection: t.String({ minLength: 1, maxLength: 200 }),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 5 })),
+  threshold: t.Optional(t.Nullable(t.Number({ minimum: 0, maximum: 1 }))),
+})
+
+export const SearchResult = t.Object({ id: t.String(), content: t.String(), score: t.Number(), metadata: Metadata })
+
+export const SearchResponse = t.Object({
+  results: t.Array(SearchResult),
+  query: t.String(),
+  totalResults: t.Integer(),
+  searchTime: t.Integer({ description: 'Milliseconds' }),
+})
+
+export const AnswerRequest = t.Object({
+  question: t.String({ minLength: 1, maxLength: 10_000 }),
+  collection: t.String({ minLength: 1, maxLength: 200 }),
+  maxContext: t.Optional(t.Integer({ minimum: 1, maximum: 20, default: 3 })),
+  includeContext: t.Optional(t.Boolean({ default: true })),
+})
+
+export const AnswerResponse = t.Object({
+  answer: t.String(),
+  sources: t.Array(t.Object({ id: t.String(), title: t.String(), relevanceScore: t.Number() })),
+  context: t.Optional(t.Array(t.Object({ content: t.String(), source: t.String(), confidence: t.Number() }))),
+})
+
+export const CollectionsResponse = t.Object({
+  collections: t.Array(
+    t.Object({ name: t.String(), documents: t.Integer(), chunks: t.Integer(), embedder: t.String(), dimensions: t.Integer(), createdAt: t.String() }),
+  ),
+})
+
+export const CollectionParams = t.Object({ name: t.String({ maxLength: 200 }) })
+export const DocumentParams = t.Object({ name: t.String({ maxLength: 200 }), id: t.String({ maxLength: 512 }) })
+export const DeletedCollection = t.Object({ success: t.Boolean(), collection: t.String() })
+export const DeletedDocument = t.Object({ success: t.Boolean(), collection: t.String(), id: t.String() })

@@ -1,0 +1,183 @@
+import type { Database } from 'bun:sqlite'
+import { AppError, notFound } from '../../core/errors'
+import type { Embedder, Generator } from '../../ml'
+import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
+import { cosineDistance, ftsQuery, fuse } from './scoring'
+import { type CollectionRow, RagStore } from './store'
+
+export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
+export const MAX_DOCUMENTS = 1000
+export const MAX_DOCUMENT_BYTES = 1024 * 1024
+const EMBED_BATCH = 64
+
+export interface IngestDocument {
+  id: string
+  content: string
+  metadata?: Record<string, unknown>
+}
+
+export interface SearchResult {
+  id: string
+  content: string
+  score: number
+  metadata: Record<string, unknown>
+}
+
+export interface RagDeps {
+  db: Database
+  embedder: () => Promise<Embedder>
+  generator: () => Promise<Generator>
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+export function assertCollectionName(name: string): void {
+  if (!COLLECTION_NAME.test(name)) {
+    throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters of letters, digits, "_" or "-"')
+  }
+}
+
+/** The knowledge base: ingestion, hybrid search and the collections of each user. */
+export class RagService {
+  readonly store: RagStore
+
+  constructor(private readonly deps: RagDeps) {
+    this.store = new RagStore(deps.db)
+  }
+
+  /** The caller's collection, 404 when it does not exist or is someone else's. */
+  collection(userId: string, name: string): CollectionRow {
+    assertCollectionName(name)
+    const collection = this.store.findCollection(userId, name)
+    if (!collection) throw notFound(`Collection ${name}`)
+    return collection
+  }
+
+  private assertSameEmbedder(collection: CollectionRow, embedder: Embedder): void {
+    if (collection.embedder !== embedder.id) {
+      throw new AppError(
+        'CONFLICT',
+        `Collection ${collection.name} was embedded with ${collection.embedder}, but the active embedder is ${embedder.id}: ` +
+          're-index it (delete the collection and ingest its documents again)',
+      )
+    }
+  }
+
+  async ingest(userId: string, name: string, documents: IngestDocument[]) {
+    const started = performance.now()
+    assertCollectionName(name)
+    if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
+    const errors: { id: string; message: string }[] = []
+    const accepted = documents.filter((document) => {
+      if (!document.content.trim()) errors.push({ id: document.id, message: 'content is empty' })
+      else if (Buffer.byteLength(document.content) > MAX_DOCUMENT_BYTES) errors.push({ id: document.id, message: 'content is larger than 1 MB' })
+      else return true
+      return false
+    })
+    const embedder = await this.deps.embedder()
+    let collection = this.store.findCollection(userId, name)
+    if (collection) this.assertSameEmbedder(collection, embedder)
+    else if (accepted.length) collection = this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
+
+    const options = chunkOptionsFor(embedder.maxTokens)
+    let ingested = 0
+    let pending: { document: IngestDocument; chunks: string[] }[] = []
+    let pendingChunks = 0
+    const write = async () => {
+      const vectors = await embedder.embed(pending.flatMap((p) => p.chunks))
+      let offset = 0
+      for (const { document, chunks } of pending) {
+        const own = vectors.slice(offset, offset + chunks.length)
+        offset += chunks.length
+        this.store.writeDocument(collection!, { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own })
+        ingested++
+      }
+      pending = []
+      pendingChunks = 0
+      // Let other requests in between batches: a large ingest never stalls the server.
+      await yieldToEventLoop()
+    }
+    for (const document of accepted) {
+      const chunks = chunkDocument(document.content, options)
+      pending.push({ document, chunks })
+      pendingChunks += chunks.length
+      if (pendingChunks >= EMBED_BATCH) await write()
+    }
+    if (pending.length) await write()
+    return {
+      success: true,
+      ingested,
+      failed: errors.length,
+      collection: name,
+      processingTime: Math.round(performance.now() - started),
+      errors,
+    }
+  }
+
+  async search(userId: string, name: string, query: string, limit: number, threshold?: number | null) {
+    const started = performance.now()
+    const collection = this.collection(userId, name)
+    const embedder = await this.deps.embedder()
+    this.assertSameEmbedder(collection, embedder)
+    const results = await this.retrieve(collection, embedder, query, limit, threshold)
+    return { results, query, totalResults: results.length, searchTime: Math.round(performance.now() - started) }
+  }
+
+  /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1]. */
+  async retrieve(collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
+    const pool = Math.max(limit * 4, 40)
+    const [vector] = await embedder.embed([query])
+    const hasDirection = vector!.some((x) => x !== 0)
+    const vectorRanking = hasDirection
+      ? this.store.nearest(collection, vector!, pool)
+      : this.store.firstChunks(collection, pool).map((chunkId) => ({ chunkId, distance: null }))
+    const fts = ftsQuery(query)
+    const keywordRanking = fts ? this.store.keywordMatches(collection, fts, pool) : []
+    const keywordOnly = keywordRanking.map((hit) => hit.chunkId).filter((id) => !vectorRanking.some((hit) => hit.chunkId === id))
+    const stored = this.store.vectors(collection, keywordOnly)
+    const scored = fuse(vectorRanking, keywordRanking, (chunkId) => {
+      const v = stored.get(chunkId)
+      return v && hasDirection ? cosineDistance(vector!, v) : null
+    })
+      .filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold)
+      .slice(0, limit)
+    const chunks = this.store.chunks(scored.map((hit) => hit.chunkId))
+    return scored.map((hit) => {
+      const chunk = chunks.get(hit.chunkId)!
+      return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
+    })
+  }
+
+  listCollections(userId: string) {
+    return {
+      collections: this.store.listCollections(userId).map((row) => ({
+        name: row.name,
+        documents: row.documents,
+        chunks: row.chunks,
+        embedder: row.embedder,
+        dimensions: row.dimensions,
+        createdAt: row.created_at,
+      })),
+    }
+  }
+
+  deleteCollection(userId: string, name: string) {
+    this.store.deleteCollection(this.collection(userId, name))
+    return { success: true, collection: name }
+  }
+
+  deleteDocument(userId: string, name: string, docId: string) {
+    if (!this.store.deleteDocument(this.collection(userId, name), docId)) throw notFound(`Document ${docId} in collection ${name}`)
+    return { success: true, collection: name, id: docId }
+  }
+
+  get generator() {
+    return this.deps.generator
+  }
+
+  get embedder() {
+    return this.deps.embedder
+  }
+}
+
+export type { ChunkOptions }

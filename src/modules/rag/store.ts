@@ -1,0 +1,162 @@
+import type { Database } from 'bun:sqlite'
+import { createHash } from 'node:crypto'
+
+export interface CollectionRow {
+  id: number
+  user_id: string
+  name: string
+  embedder: string
+  dimensions: number
+  created_at: string
+}
+
+export interface ChunkHit {
+  chunkId: number
+  docId: string
+  content: string
+  position: number
+  metadata: Record<string, unknown>
+}
+
+export interface StoredDocument {
+  docId: string
+  content: string
+  metadata: Record<string, unknown>
+  chunks: string[]
+  vectors: Float32Array[]
+}
+
+const vecTable = (dimensions: number) => `rag_vec_${dimensions}`
+
+/** The RAG tables: collections, documents, chunks, their FTS5 index and the sqlite-vec tables. */
+export class RagStore {
+  private readonly vecTables = new Set<number>()
+
+  constructor(private readonly db: Database) {}
+
+  /** A vec0 table per embedding width, partitioned by collection so KNN stays exact and scoped. */
+  private ensureVecTable(dimensions: number): string {
+    const table = vecTable(dimensions)
+    if (this.vecTables.has(dimensions)) return table
+    this.db.run(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0(collection_id integer partition key, embedding float[${dimensions}] distance_metric=cosine)`,
+    )
+    this.db.run(`CREATE TRIGGER IF NOT EXISTS ${table}_cleanup AFTER DELETE ON rag_chunks BEGIN DELETE FROM ${table} WHERE rowid = old.id; END`)
+    this.vecTables.add(dimensions)
+    return table
+  }
+
+  findCollection(userId: string, name: string): CollectionRow | null {
+    return this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE user_id = ? AND name = ?').get(userId, name)
+  }
+
+  createCollection(userId: string, name: string, embedder: string, dimensions: number): CollectionRow {
+    this.ensureVecTable(dimensions)
+    this.db.run('INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?)', [
+      userId,
+      name,
+      embedder,
+      dimensions,
+      new Date().toISOString(),
+    ])
+    return this.findCollection(userId, name)!
+  }
+
+  listCollections(userId: string) {
+    return this.db
+      .query<CollectionRow & { documents: number; chunks: number }, [string]>(
+        `SELECT c.*,
+           (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents,
+           (SELECT count(*) FROM rag_chunks k WHERE k.collection_id = c.id) AS chunks
+         FROM rag_collections c WHERE c.user_id = ? ORDER BY c.name`,
+      )
+      .all(userId)
+  }
+
+  /** Deletes a collection; triggers remove its chunks from the FTS and vector indexes. */
+  deleteCollection(collection: CollectionRow): void {
+    this.ensureVecTable(collection.dimensions)
+    this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
+  }
+
+  deleteDocument(collection: CollectionRow, docId: string): boolean {
+    this.ensureVecTable(collection.dimensions)
+    return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
+  }
+
+  /** Writes one document (replacing any earlier one with its id) in one transaction. */
+  writeDocument(collection: CollectionRow, document: StoredDocument): void {
+    const table = this.ensureVecTable(collection.dimensions)
+    const hash = createHash('sha256').update(document.content).digest('hex')
+    this.db.transaction(() => {
+      this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
+      const inserted = this.db.run('INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)', [
+        collection.id,
+        document.docId,
+        JSON.stringify(document.metadata),
+        hash,
+        new Date().toISOString(),
+      ])
+      const documentRow = Number(inserted.lastInsertRowid)
+      const insertChunk = this.db.prepare('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
+      const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
+      document.chunks.forEach((chunk, position) => {
+        const chunkRow = insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid
+        insertVector.run(chunkRow, collection.id, document.vectors[position]!)
+      })
+    })()
+  }
+
+  /** Nearest chunks by cosine distance (exact: sqlite-vec scans the collection's partition). */
+  nearest(collection: CollectionRow, vector: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
+    const table = this.ensureVecTable(collection.dimensions)
+    return this.db
+      .query<{ rowid: number; distance: number | null }, [Float32Array, number, number]>(
+        `SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND collection_id = ? ORDER BY distance`,
+      )
+      .all(vector, Math.min(k, 4096), collection.id)
+      .map((row) => ({ chunkId: row.rowid, distance: row.distance }))
+  }
+
+  /** Chunks matching an FTS5 query, best BM25 first (bm25() is negative: lower is better). */
+  keywordMatches(collection: CollectionRow, ftsQuery: string, k: number): { chunkId: number; bm25: number }[] {
+    return this.db
+      .query<{ id: number; rank: number }, [string, number, number]>(
+        `SELECT c.id, bm25(rag_fts) AS rank FROM rag_fts JOIN rag_chunks c ON c.id = rag_fts.rowid
+         WHERE rag_fts MATCH ? AND c.collection_id = ? ORDER BY rank LIMIT ?`,
+      )
+      .all(ftsQuery, collection.id, k)
+      .map((row) => ({ chunkId: row.id, bm25: row.rank }))
+  }
+
+  /** Stored vectors of some chunks (for candidates found only by keyword). */
+  vectors(collection: CollectionRow, chunkIds: number[]): Map<number, Float32Array> {
+    if (!chunkIds.length) return new Map()
+    const table = this.ensureVecTable(collection.dimensions)
+    const rows = this.db
+      .query<{ rowid: number; embedding: Uint8Array }, number[]>(`SELECT rowid, embedding FROM ${table} WHERE rowid IN (${chunkIds.map(() => '?').join(',')})`)
+      .all(...chunkIds)
+    return new Map(rows.map((row) => [row.rowid, new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength))]))
+  }
+
+  chunks(chunkIds: number[]): Map<number, ChunkHit> {
+    if (!chunkIds.length) return new Map()
+    const rows = this.db
+      .query<{ id: number; content: string; position: number; doc_id: string; metadata: string }, number[]>(
+        `SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
+         WHERE c.id IN (${chunkIds.map(() => '?').join(',')})`,
+      )
+      .all(...chunkIds)
+    return new Map(
+      rows.map((row) => [row.id, { chunkId: row.id, docId: row.doc_id, content: row.content, position: row.position, metadata: JSON.parse(row.metadata) }]),
+    )
+  }
+
+  /** The first chunks of a collection, for a query that has nothing to match on. */
+  firstChunks(collection: CollectionRow, k: number): number[] {
+    return this.db
+      .query<{ id: number }, [number, number]>('SELECT id FROM rag_chunks WHERE collection_id = ? ORDER BY id LIMIT ?')
+      .all(collection.id, k)
+      .map((row) => row.id)
+  }
+}

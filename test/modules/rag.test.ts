@@ -1,0 +1,231 @@
+import { describe, expect, test } from 'bun:test'
+import corpus from '../fixtures/rag-corpus.json'
+import { makeServer } from '../helpers'
+
+async function withCorpus() {
+  const server = makeServer()
+  const session = await server.login()
+  const ingest = await server.call('POST', '/rag/ingest', { token: session.accessToken, body: { collection: 'kb', documents: corpus.documents } })
+  expect(ingest.status).toBe(200)
+  return { ...server, token: session.accessToken, ingest }
+}
+
+const count = (server: ReturnType<typeof makeServer>, sql: string) => (server.services.db.query(sql).get() as { n: number }).n
+
+describe('ingest', () => {
+  test('ingests every document and reports counts and time', async () => {
+    const { ingest } = await withCorpus()
+    expect(ingest.json).toMatchObject({ success: true, ingested: corpus.documents.length, failed: 0, collection: 'kb', errors: [] })
+    expect(Number.isInteger(ingest.json.processingTime)).toBe(true)
+  })
+
+  test('an empty and a 2 MB document are counted in failed; the rest is ingested', async () => {
+    const server = makeServer()
+    const { accessToken } = await server.login()
+    const res = await server.call('POST', '/rag/ingest', {
+      token: accessToken,
+      body: {
+        collection: 'mixed',
+        documents: [
+          { id: 'ok', content: 'A perfectly fine document about gardening.' },
+          { id: 'empty', content: '   ' },
+          { id: 'huge', content: 'x'.repeat(2 * 1024 * 1024) },
+        ],
+      },
+    })
+    expect(res.status).toBe(200)
+    expect(res.json).toMatchObject({ ingested: 1, failed: 2 })
+    expect(res.json.errors.map((e: { id: string }) => e.id).sort()).toEqual(['empty', 'huge'])
+    expect(count(server, 'SELECT count(*) AS n FROM rag_documents')).toBe(1)
+  })
+
+  test('bad collection names and 1001 documents are 400 with nothing written', async () => {
+    const server = makeServer()
+    const { accessToken } = await server.login()
+    for (const collection of ['has space', 'slash/name', '', 'x'.repeat(65), 'dots.are.out']) {
+      const res = await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection, documents: [{ id: 'a', content: 'text' }] } })
+      expect(res.status).toBe(400)
+      expect(res.json.code).toBe('VALIDATION_ERROR')
+      expect(res.json.message).toContain('collection')
+    }
+    const many = Array.from({ length: 1001 }, (_, i) => ({ id: `d${i}`, content: `document ${i}` }))
+    const tooMany = await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection: 'big', documents: many } })
+    expect(tooMany.status).toBe(400)
+    expect(tooMany.json.message).toContain('documents')
+    expect(count(server, 'SELECT count(*) AS n FROM rag_collections')).toBe(0)
+    expect(count(server, 'SELECT count(*) AS n FROM rag_chunks')).toBe(0)
+    const exactly = await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection: 'big', documents: many.slice(0, 1000) } })
+    expect(exactly.json.ingested).toBe(1000)
+  })
+
+  test('re-ingesting an id replaces the document instead of duplicating it', async () => {
+    const server = await withCorpus()
+    const replacement = { id: 'tea', content: 'Oolong tea is brewed at 90 degrees for one minute.', metadata: { title: 'Oolong' } }
+    await server.call('POST', '/rag/ingest', { token: server.token, body: { collection: 'kb', documents: [replacement] } })
+    expect(count(server, "SELECT count(*) AS n FROM rag_documents WHERE doc_id = 'tea'")).toBe(1)
+    const search = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'green tea bitter leaves', limit: 100 } })
+    const tea = search.json.results.filter((r: { id: string }) => r.id === 'tea')
+    expect(tea).toHaveLength(1)
+    expect(tea[0].content).toContain('Oolong')
+    expect(tea[0].metadata).toEqual({ title: 'Oolong', chunk: 0 })
+  })
+
+  test('long documents are chunked on sentence boundaries with overlap, and every chunk is searchable', async () => {
+    const server = makeServer()
+    const { accessToken } = await server.login()
+    const sentences = Array.from({ length: 80 }, (_, i) => `Sentence number ${i} talks about topic${i} in some detail.`)
+    const content = `${sentences.slice(0, 40).join(' ')}\n\n${sentences.slice(40).join(' ')}`
+    await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection: 'long', documents: [{ id: 'long', content }] } })
+    const chunks = server.services.db.query('SELECT content FROM rag_chunks ORDER BY position').all() as { content: string }[]
+    expect(chunks.length).toBeGreaterThan(2)
+    for (const chunk of chunks) expect(chunk.content).toMatch(/^Sentence number \d+ .*detail\.$/)
+    // Overlap: each chunk starts with the sentence(s) that ended the previous one.
+    const lastOfFirst = chunks[0]!.content.split('. ').at(-1)!
+    expect(chunks[1]!.content).toContain(lastOfFirst)
+    const hit = await server.call('POST', '/rag/search', { token: accessToken, body: { collection: 'long', query: 'topic77', limit: 1 } })
+    expect(hit.json.results[0].content).toContain('topic77')
+    expect(hit.json.results[0].metadata.chunk).toBeGreaterThan(0)
+  })
+})
+
+describe('search', () => {
+  test('finds the right document first for keyword queries and for paraphrases', async () => {
+    const server = await withCorpus()
+    for (const query of corpus.queries) {
+      for (const text of [query.keyword, query.paraphrase]) {
+        const res = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: text } })
+        expect(res.status).toBe(200)
+        expect({ query: text, top: res.json.results[0]?.id }).toEqual({ query: text, top: query.expected })
+      }
+    }
+  })
+
+  test('scores are in [0, 1], sorted, and limit and threshold are honoured', async () => {
+    const server = await withCorpus()
+    const all = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'energy from the sun', limit: 20 } })
+    expect(all.json.results).toHaveLength(20)
+    expect(all.json.totalResults).toBe(20)
+    const scores = all.json.results.map((r: { score: number }) => r.score)
+    expect(scores).toEqual([...scores].sort((a, b) => b - a))
+    for (const score of scores) {
+      expect(score).toBeGreaterThanOrEqual(0)
+      expect(score).toBeLessThanOrEqual(1)
+    }
+    const byDefault = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'energy from the sun' } })
+    expect(byDefault.json.results).toHaveLength(5)
+    const cut = scores[3]
+    const thresholded = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'energy from the sun', limit: 20, threshold: cut } })
+    expect(thresholded.json.results.length).toBeGreaterThanOrEqual(4)
+    expect(thresholded.json.results.length).toBeLessThan(20)
+    for (const r of thresholded.json.results) expect(r.score).toBeGreaterThanOrEqual(cut)
+    expect(Number.isInteger(all.json.searchTime)).toBe(true)
+    expect(all.json.query).toBe('energy from the sun')
+  })
+
+  test('queries full of FTS syntax are searched as text, never an error', async () => {
+    const server = await withCorpus()
+    for (const query of ['"unbalanced', 'NEAR(a b) AND OR NOT *', 'col:value ^start', '???', 'the of and']) {
+      const res = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query, limit: 3 } })
+      expect(res.status).toBe(200)
+      expect(res.json.results).toHaveLength(3)
+    }
+  })
+
+  test('limit out of range is 400; an unknown collection is 404', async () => {
+    const server = await withCorpus()
+    for (const limit of [0, 101]) {
+      const res = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'x', limit } })
+      expect(res.status).toBe(400)
+    }
+    const missing = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'nope', query: 'x' } })
+    expect(missing.status).toBe(404)
+    expect(missing.json.code).toBe('NOT_FOUND')
+  })
+
+  test("another user sees 404 for the collection and can keep their own of the same name", async () => {
+    const server = await withCorpus()
+    const eve = await server.userSession('eve@example.com')
+    for (const [path, body] of [
+      ['/rag/search', { collection: 'kb', query: 'password' }],
+      ['/rag/answer', { collection: 'kb', question: 'How do I reset my password?' }],
+    ] as const) {
+      const res = await server.call('POST', path, { token: eve.accessToken, body })
+      expect(res.status).toBe(404)
+      expect(res.text).not.toContain('Forgot password')
+    }
+    expect((await server.call('DELETE', '/rag/collections/kb/documents/tea', { token: eve.accessToken })).status).toBe(404)
+    expect((await server.call('DELETE', '/rag/collections/kb', { token: eve.accessToken })).status).toBe(404)
+    expect((await server.call('GET', '/rag/collections', { token: eve.accessToken })).json.collections).toEqual([])
+    await server.call('POST', '/rag/ingest', { token: eve.accessToken, body: { collection: 'kb', documents: [{ id: 'mine', content: 'Eve keeps notes on lockpicking.' }] } })
+    const hers = await server.call('POST', '/rag/search', { token: eve.accessToken, body: { collection: 'kb', query: 'password reset', limit: 10 } })
+    expect(hers.json.results.map((r: { id: string }) => r.id)).toEqual(['mine'])
+  })
+})
+
+describe('answer', () => {
+  test('cites real passages; sources and context line up', async () => {
+    const server = await withCorpus()
+    const res = await server.call('POST', '/rag/answer', { token: server.token, body: { collection: 'kb', question: 'How long is a password reset link valid?' } })
+    expect(res.status).toBe(200)
+    expect(res.json.answer).toContain('30 minutes')
+    const cited = [...res.json.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]))
+    expect(cited.length).toBeGreaterThan(0)
+    for (const n of cited) expect(res.json.sources[n - 1]).toBeDefined()
+    expect(res.json.sources[0]).toMatchObject({ id: 'password-reset', title: 'Resetting your password' })
+    expect(res.json.context[0].source).toBe('password-reset')
+    expect(res.json.context[0].content).toContain('reset link')
+    expect(res.json.sources.length).toBeLessThanOrEqual(3)
+  })
+
+  test('includeContext false omits context; maxContext caps passages', async () => {
+    const server = await withCorpus()
+    const res = await server.call('POST', '/rag/answer', {
+      token: server.token,
+      body: { collection: 'kb', question: 'solar panels electricity sunlight', includeContext: false, maxContext: 1 },
+    })
+    expect(res.json.context).toBeUndefined()
+    expect(res.json.sources).toHaveLength(1)
+    expect((await server.call('POST', '/rag/answer', { token: server.token, body: { collection: 'kb', question: 'x', maxContext: 21 } })).status).toBe(400)
+  })
+
+  test('when nothing relevant is found the answer says so and sources are empty', async () => {
+    const server = await withCorpus()
+    const res = await server.call('POST', '/rag/answer', { token: server.token, body: { collection: 'kb', question: 'Who wrote Hamlet?' } })
+    expect(res.json.answer).toContain('could not find')
+    expect(res.json.sources).toEqual([])
+    expect(res.json.context).toEqual([])
+  })
+})
+
+describe('collections', () => {
+  test('list, delete a document (gone from both indexes), delete the collection', async () => {
+    const server = await withCorpus()
+    const listed = await server.call('GET', '/rag/collections', { token: server.token })
+    expect(listed.json.collections).toEqual([
+      { name: 'kb', documents: corpus.documents.length, chunks: corpus.documents.length, embedder: 'builtin/hash-embed-384', dimensions: 384, createdAt: expect.any(String) },
+    ])
+    const chunkId = (server.services.db.query("SELECT c.id AS n FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.doc_id = 'tides'").get() as { n: number }).n
+    const removed = await server.call('DELETE', '/rag/collections/kb/documents/tides', { token: server.token })
+    expect(removed.json).toEqual({ success: true, collection: 'kb', id: 'tides' })
+    expect(count(server, `SELECT count(*) AS n FROM rag_chunks WHERE id = ${chunkId}`)).toBe(0)
+    expect(count(server, `SELECT count(*) AS n FROM rag_vec_384 WHERE rowid = ${chunkId}`)).toBe(0)
+    expect(count(server, "SELECT count(*) AS n FROM rag_fts WHERE rag_fts MATCH 'lunar'")).toBe(0)
+    const search = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'tides moon gravitational', limit: 100 } })
+    expect(search.json.results.some((r: { id: string }) => r.id === 'tides')).toBe(false)
+    expect((await server.call('DELETE', '/rag/collections/kb/documents/tides', { token: server.token })).status).toBe(404)
+
+    expect((await server.call('DELETE', '/rag/collections/kb', { token: server.token })).status).toBe(200)
+    expect(count(server, 'SELECT count(*) AS n FROM rag_chunks')).toBe(0)
+    expect(count(server, 'SELECT count(*) AS n FROM rag_vec_384')).toBe(0)
+    expect((await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'x' } })).status).toBe(404)
+  })
+
+  test('a collection filled by another embedder is 409 CONFLICT saying to re-index', async () => {
+    const server = await withCorpus()
+    server.services.db.run("UPDATE rag_collections SET embedder = 'acme/other-model'")
+    const res = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'password' } })
+    expect(res.status).toBe(409)
+    expect(res.json.code).toBe('CONFLICT')
+    expect(res.json.message).toContain('re-index')
+  })
+})
