@@ -1,0 +1,119 @@
+import type { Command } from 'commander'
+import { ApiClient, CliError, EXIT } from '../client'
+import { dim, emit, example, globals, keyValues, table } from '../output'
+
+interface ChatOptions {
+  stream: boolean
+  conversation?: string
+  optimize?: boolean
+  context?: string
+}
+
+/** Reads server-sent events from a response, calling `onEvent` for each `data:` JSON line. */
+async function readEvents(response: Response, onEvent: (event: any) => void): Promise<void> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  while (true) {
+    const { value, done } = await reader.read()
+    if (done) break
+    buffer += value
+    let end: number
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      for (const line of buffer.slice(0, end).split('\n')) if (line.startsWith('data:')) onEvent(JSON.parse(line.slice(5).trim()))
+      buffer = buffer.slice(end + 2)
+    }
+  }
+}
+
+export function registerChat(program: Command): void {
+  example(
+    program
+      .command('chat <message...>')
+      .description('Chat with the model; the reply streams to the terminal as it is generated')
+      .option('--no-stream', 'wait for the whole reply (POST /chat)')
+      .option('-c, --conversation <id>', 'continue a conversation')
+      .option('--optimize', 'rewrite the message into a clearer prompt first')
+      .option('--context <text>', 'extra context for the model')
+      .action(async (words: string[], options: ChatOptions, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const message = words.join(' ')
+        if (!options.stream || globals(command).json) {
+          const body = await client.json('POST', '/chat', {
+            message,
+            optimizePrompt: options.optimize === true,
+            ...(options.conversation ? { conversationId: options.conversation } : {}),
+            ...(options.context ? { context: options.context } : {}),
+          })
+          emit(command, body, () => {
+            console.log(body.response)
+            console.error(dim(`\n[${body.metadata.model} · ${body.metadata.tokens} tokens · ${body.metadata.responseTime} ms · conversation ${body.metadata.conversationId}]`))
+          })
+          return
+        }
+        const query = new URLSearchParams({ message })
+        if (options.conversation) query.set('conversationId', options.conversation)
+        if (options.optimize) query.set('optimizePrompt', 'true')
+        if (options.context) query.set('context', options.context)
+        const response = await client.fetch(`/stream?${query}`, { headers: { accept: 'text/event-stream' } })
+        let failure: CliError | null = null
+        await readEvents(response, (event) => {
+          if (event.type === 'chunk') process.stdout.write(event.content)
+          else if (event.type === 'end') {
+            process.stdout.write('\n')
+            console.error(dim(`[${event.tokens} tokens · ${event.responseTime} ms · conversation ${event.conversationId}]`))
+          } else if (event.type === 'error') failure = new CliError(event.code, event.message, EXIT.apiError)
+        })
+        if (failure) throw failure
+      }),
+    'uagent chat "What can you do?"',
+    'uagent chat --conversation 4f1c… "And then?"',
+  )
+
+  const conversations = program.command('conversations').description('Your stored conversations')
+  example(
+    conversations
+      .command('list', { isDefault: true })
+      .description('List conversations, newest first')
+      .option('--limit <n>', 'how many (1-100)', '20')
+      .option('--offset <n>', 'skip this many', '0')
+      .option('--user <id>', 'another user (admin)')
+      .action(async (options: { limit: string; offset: string; user?: string }, command: Command) => {
+        const query = new URLSearchParams({ limit: options.limit, offset: options.offset })
+        if (options.user) query.set('userId', options.user)
+        const body = await new ApiClient(globals(command)).json('GET', `/conversations?${query}`)
+        emit(command, body, () => {
+          console.log(
+            table(
+              ['ID', 'UPDATED', 'MESSAGES', 'TITLE'],
+              body.conversations.map((c: any) => [c.id, c.updatedAt.slice(0, 19).replace('T', ' '), c.messages.length, c.title]),
+            ),
+          )
+          console.log(dim(`${body.conversations.length} of ${body.total}${body.hasMore ? ' (more with --offset)' : ''}`))
+        })
+      }),
+    'uagent conversations list --limit 10',
+  )
+  example(
+    conversations
+      .command('show <id>')
+      .description('Show a conversation with its messages')
+      .action(async (id: string, _options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', `/conversations/${encodeURIComponent(id)}`)
+        emit(command, body, () => {
+          console.log(keyValues([['id', body.id], ['title', body.title], ['created', body.createdAt], ['updated', body.updatedAt]]))
+          for (const m of body.messages) console.log(`\n${dim(`${m.role} · ${m.timestamp}`)}\n${m.content}`)
+        })
+      }),
+    'uagent conversations show 4f1c…',
+  )
+  example(
+    conversations
+      .command('delete <id>')
+      .description('Delete a conversation')
+      .action(async (id: string, _options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('DELETE', `/conversations/${encodeURIComponent(id)}`)
+        emit(command, body, () => console.log(`Deleted conversation ${id}.`))
+      }),
+    'uagent conversations delete 4f1c…',
+  )
+}

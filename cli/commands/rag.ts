@@ -1,0 +1,102 @@
+import type { Command } from 'commander'
+import { ApiClient, CliError, EXIT } from '../client'
+import { bold, dim, emit, example, globals, progressBar, table } from '../output'
+import { batches, collectDocuments } from './rag-files'
+
+export function registerRag(program: Command): void {
+  const rag = program.command('rag').description('Your knowledge base: ingest, search, answer')
+  example(
+    rag
+      .command('ingest <collection> <paths...>')
+      .description('Ingest files and folders (.txt .md .json .csv .html) into a collection')
+      .action(async (collection: string, paths: string[], _options, command: Command) => {
+        const documents = collectDocuments(paths)
+        if (!documents.length) throw new CliError('USAGE', 'no .txt, .md, .json, .csv or .html files found', EXIT.usage)
+        const client = new ApiClient(globals(command))
+        const total = { success: true, ingested: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
+        const bar = progressBar(documents.length, `Ingesting into ${collection}`)
+        let done = 0
+        for (const batch of batches(documents)) {
+          const body = await client.json('POST', '/rag/ingest', { collection, documents: batch })
+          total.ingested += body.ingested
+          total.failed += body.failed
+          total.processingTime += body.processingTime
+          total.errors.push(...(body.errors ?? []))
+          done += batch.length
+          bar.update(done)
+        }
+        bar.done()
+        emit(command, total, () => {
+          console.log(`${total.ingested} of ${documents.length} documents ingested into ${collection} in ${total.processingTime} ms.`)
+          for (const error of total.errors) console.log(`  ${dim('skipped')} ${error.id}: ${error.message}`)
+        })
+      }),
+    'uagent rag ingest docs ./handbook',
+  )
+  example(
+    rag
+      .command('search <collection> <query...>')
+      .description('Hybrid search (meaning + keywords); scores 0..1')
+      .option('-n, --limit <n>', 'results (1-100)', '5')
+      .option('-t, --threshold <score>', 'minimum score')
+      .action(async (collection: string, words: string[], options: { limit: string; threshold?: string }, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('POST', '/rag/search', {
+          collection,
+          query: words.join(' '),
+          limit: Number(options.limit),
+          ...(options.threshold !== undefined ? { threshold: Number(options.threshold) } : {}),
+        })
+        emit(command, body, () => {
+          console.log(table(['SCORE', 'DOCUMENT', 'CHUNK', 'TEXT'], body.results.map((r: any) => [r.score.toFixed(3), r.id, r.metadata.chunk, r.content])))
+          console.log(dim(`${body.totalResults} results in ${body.searchTime} ms`))
+        })
+      }),
+    'uagent rag search docs "how do I reset my password"',
+  )
+  example(
+    rag
+      .command('answer <collection> <question...>')
+      .description('Answer a question from a collection, with cited sources')
+      .option('--max-context <n>', 'passages to use (1-20)', '3')
+      .option('--no-context', 'leave the passages out of the response')
+      .action(async (collection: string, words: string[], options: { maxContext: string; context: boolean }, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('POST', '/rag/answer', {
+          collection,
+          question: words.join(' '),
+          maxContext: Number(options.maxContext),
+          includeContext: options.context,
+        })
+        emit(command, body, () => {
+          console.log(body.answer)
+          if (body.sources.length) {
+            console.log(`\n${bold('Sources')}`)
+            body.sources.forEach((s: any, i: number) => console.log(`  [${i + 1}] ${s.title} ${dim(`(${s.id}, ${s.relevanceScore.toFixed(3)})`)}`))
+          }
+        })
+      }),
+    'uagent rag answer docs "How long is a reset link valid?"',
+  )
+  example(
+    rag
+      .command('collections')
+      .description('List your collections')
+      .action(async (_options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', '/rag/collections')
+        emit(command, body, () =>
+          console.log(table(['NAME', 'DOCUMENTS', 'CHUNKS', 'EMBEDDER', 'CREATED'], body.collections.map((c: any) => [c.name, c.documents, c.chunks, c.embedder, c.createdAt.slice(0, 10)]))),
+        )
+      }),
+    'uagent rag collections',
+  )
+  example(
+    rag
+      .command('delete <collection> [documentId]')
+      .description('Delete a collection, or one document from it')
+      .action(async (collection: string, documentId: string | undefined, _options, command: Command) => {
+        const path = `/rag/collections/${encodeURIComponent(collection)}${documentId ? `/documents/${encodeURIComponent(documentId)}` : ''}`
+        const body = await new ApiClient(globals(command)).json('DELETE', path)
+        emit(command, body, () => console.log(documentId ? `Deleted ${documentId} from ${collection}.` : `Deleted collection ${collection}.`))
+      }),
+    'uagent rag delete docs handbook/old.md',
+  )
+}

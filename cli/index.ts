@@ -1,0 +1,51 @@
+#!/usr/bin/env bun
+import { Command, CommanderError, Option } from 'commander'
+import pkg from '../package.json'
+import { CliError, DEFAULT_URL, EXIT } from './client'
+import { registerAuth } from './commands/auth'
+import { registerChat } from './commands/chat'
+import { registerModels } from './commands/models'
+import { registerRag } from './commands/rag'
+import { registerServe } from './commands/serve'
+import { registerSystem } from './commands/system'
+import { red } from './output'
+
+/** The `uagent` program. Each area registers its commands; adding an area is one file and one line here. */
+export function buildProgram(): Command {
+  const program = new Command('uagent')
+    .description('Command line for Universal Agent, the offline self-hosted AI agent server')
+    .version(pkg.version, '-V, --version')
+    .addOption(new Option('--url <url>', `server URL (env UAGENT_URL, then the stored login, then ${DEFAULT_URL})`))
+    .addOption(new Option('--token <token>', 'access token (env UAGENT_TOKEN, then the stored login)'))
+    .option('--json', 'print the API response body as JSON, nothing else')
+    .showHelpAfterError()
+    .exitOverride()
+  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels]) register(program)
+  // Commander's own failures (unknown command or option, missing argument) exit 2.
+  const override = (command: Command) => {
+    command.exitOverride()
+    command.commands.forEach(override)
+  }
+  override(program)
+  return program
+}
+
+export async function main(argv = process.argv): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv)
+    return EXIT.ok
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok
+      return EXIT.usage
+    }
+    if (error instanceof CliError) {
+      process.stderr.write(`${red('error')} ${error.code}: ${error.message}\n`)
+      return error.exitCode
+    }
+    process.stderr.write(`${red('error')} INTERNAL: ${(error as Error)?.message ?? String(error)}\n`)
+    return EXIT.apiError
+  }
+}
+
+if (import.meta.main) process.exit(await main())

@@ -1,0 +1,62 @@
+import type { Command } from 'commander'
+import type { GlobalOptions } from './client'
+
+const useColor = (stream: NodeJS.WriteStream) => stream.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb'
+
+function paint(code: number, stream: NodeJS.WriteStream = process.stdout) {
+  return (text: string) => (useColor(stream) ? `\x1b[${code}m${text}\x1b[0m` : text)
+}
+
+export const bold = paint(1)
+export const dim = paint(2)
+export const green = paint(32)
+export const red = paint(31, process.stderr)
+export const cyan = paint(36)
+
+/** Global options as seen from a subcommand. */
+export function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions
+}
+
+/** With --json, the API's body as it is; otherwise the human rendering. */
+export function emit(command: Command, body: unknown, human: () => void): void {
+  if (globals(command).json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
+  else human()
+}
+
+/** Aligned columns; cells are cut to `max` characters. */
+export function table(headers: string[], rows: (string | number)[][], max = 60): string {
+  const cells = rows.map((row) => row.map((cell) => {
+    const text = String(cell).replace(/\s+/g, ' ')
+    return text.length > max ? `${text.slice(0, max - 1)}…` : text
+  }))
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)))
+  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')
+  return [bold(line(headers)), ...cells.map(line)].join('\n')
+}
+
+export function keyValues(pairs: [string, unknown][]): string {
+  const width = Math.max(...pairs.map(([key]) => key.length))
+  return pairs.map(([key, value]) => `${dim(key.padEnd(width))}  ${value}`).join('\n')
+}
+
+/** A one-line progress bar on stderr when it is a terminal; silent otherwise. */
+export function progressBar(total: number, label: string) {
+  const live = process.stderr.isTTY === true
+  return {
+    update(done: number) {
+      if (!live) return
+      const width = 30
+      const filled = total ? Math.round((done / total) * width) : width
+      process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}`)
+    },
+    done() {
+      if (live) process.stderr.write('\n')
+    },
+  }
+}
+
+/** Help text: one example per command. */
+export function example(command: Command, ...lines: string[]): Command {
+  return command.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`)
+}

@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SignJWT } from 'jose'
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ADMIN, makeServer } from '../helpers'
+
+const CLI = join(import.meta.dir, '../../cli/index.ts')
+const SECRET = 's'.repeat(48)
+const server = makeServer({ jwtSecret: SECRET })
+let base = ''
+let stop = () => {}
+const config = mkdtempSync(join(tmpdir(), 'uagent-cli-'))
+
+beforeAll(() => {
+  const app = server.app.listen({ port: 0 })
+  base = `http://127.0.0.1:${app.server!.port}`
+  stop = () => app.stop(true)
+})
+afterAll(() => stop())
+
+const env = (extra: Record<string, string> = {}) => {
+  const clean: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
+  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra }
+}
+
+async function run(args: string[], extra: Record<string, string> = {}) {
+  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], { env: env(extra), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { stdout, stderr, code }
+}
+
+async function direct(method: string, path: string, body?: unknown) {
+  const credentials = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8'))
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${credentials.accessToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return response.json() as Promise<any>
+}
+
+describe('uagent CLI', () => {
+  test('wrong password exits 1 with INVALID_CREDENTIALS on stderr', async () => {
+    const result = await run(['login', '--email', ADMIN.email, '--password', 'wrong-password'])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('error INVALID_CREDENTIALS:')
+  })
+
+  test('login writes a 0600 credentials file and later commands use it', async () => {
+    const result = await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])
+    expect(result.code).toBe(0)
+    const path = join(config, 'uagent/credentials.json')
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ url: base, email: ADMIN.email })
+    const info = await run(['info'])
+    expect(info.code).toBe(0)
+    expect(info.stdout).toContain('rate limit')
+  })
+
+  test('--json output equals the API body', async () => {
+    const info = await run(['--json', 'info'])
+    expect(JSON.parse(info.stdout)).toEqual(await direct('GET', '/system/info'))
+    const health = JSON.parse((await run(['--json', 'health'])).stdout)
+    const live = await direct('GET', '/health')
+    expect({ ...health, uptime: 0, memory: '' }).toEqual({ ...live, uptime: 0, memory: '' })
+
+    const chat = JSON.parse((await run(['--json', 'chat', 'Hello', 'from', 'the', 'CLI'])).stdout)
+    expect(chat.response).toBeString()
+    expect(Object.keys(chat.metadata).sort()).toEqual(['completionTokens', 'conversationId', 'model', 'optimized', 'promptTokens', 'responseTime', 'tokens'])
+    const conversations = JSON.parse((await run(['--json', 'conversations', 'list', '--limit', '50'])).stdout)
+    expect(conversations).toEqual(await direct('GET', '/conversations?limit=50&offset=0'))
+    expect(conversations.conversations[0].messages[0].content).toBe('Hello from the CLI')
+  })
+
+  test('rag ingest of a folder of 5 files ingests all 5; search finds them; --json equals the API', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'uagent-docs-'))
+    mkdirSync(join(folder, 'guides'))
+    writeFileSync(join(folder, 'vpn.md'), '# VPN\n\nConnect with WireGuard before opening internal sites.')
+    writeFileSync(join(folder, 'guides/printing.txt'), 'Release print jobs with your badge at any FollowMe printer.')
+    writeFileSync(join(folder, 'guides/lunch.html'), '<html><body><h1>Lunch</h1><p>The canteen serves lunch from noon &amp; closes at two.</p><script>x()</script></body></html>')
+    writeFileSync(join(folder, 'people.csv'), 'name,team\nAda,compilers\nGrace,navy')
+    writeFileSync(join(folder, 'config.json'), '{"retention_days": 35, "backup": "nightly"}')
+    writeFileSync(join(folder, 'image.png'), 'not text')
+    const ingest = await run(['rag', 'ingest', 'handbook', folder])
+    expect(ingest.code).toBe(0)
+    expect(ingest.stdout).toContain('5 of 5 documents ingested into handbook')
+    const collections = await direct('GET', '/rag/collections')
+    expect(collections.collections[0]).toMatchObject({ name: 'handbook', documents: 5 })
+
+    const search = await run(['--json', 'rag', 'search', 'handbook', 'canteen', 'lunch', '--limit', '2'])
+    const body = JSON.parse(search.stdout)
+    expect(body.results[0]).toMatchObject({ id: 'guides/lunch.html', metadata: { title: 'lunch.html' } })
+    expect(body.results[0].content).not.toContain('<p>')
+    expect(body.results[0].content).not.toContain('x()')
+    const api = await direct('POST', '/rag/search', { collection: 'handbook', query: 'canteen lunch', limit: 2 })
+    expect({ ...body, searchTime: 0 }).toEqual({ ...api, searchTime: 0 })
+
+    const answer = await run(['rag', 'answer', 'handbook', 'How', 'do', 'I', 'release', 'print', 'jobs?'])
+    expect(answer.code).toBe(0)
+    expect(answer.stdout).toContain('badge')
+    expect(answer.stdout).toContain('[1] printing.txt')
+  })
+
+  test('chat streams: several writes reach stdout before the process ends', async () => {
+    const proc = Bun.spawn(['bun', CLI, '--url', base, 'chat', 'Tell', 'me', 'something'], { env: env(), stdout: 'pipe', stderr: 'pipe' })
+    const reader = proc.stdout.getReader()
+    const reads: string[] = []
+    while (true) {
+      const { value, done } = await reader.read()
+      if (done) break
+      reads.push(new TextDecoder().decode(value))
+    }
+    expect(await proc.exited).toBe(0)
+    expect(reads.length).toBeGreaterThan(3)
+    expect(reads.join('')).toContain('No generative language model is installed')
+  })
+
+  test('an expired access token is refreshed transparently', async () => {
+    const path = join(config, 'uagent/credentials.json')
+    const stored = JSON.parse(readFileSync(path, 'utf8'))
+    const claims = JSON.parse(Buffer.from(stored.accessToken.split('.')[1], 'base64url').toString())
+    const expired = await new SignJWT({ sid: claims.sid, roles: claims.roles })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(claims.sub)
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 3600)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+      .sign(new TextEncoder().encode(SECRET))
+    writeFileSync(path, JSON.stringify({ ...stored, accessToken: expired }), { mode: 0o600 })
+    const result = await run(['info'])
+    expect(result.code).toBe(0)
+    const refreshed = JSON.parse(readFileSync(path, 'utf8'))
+    expect(refreshed.accessToken).not.toBe(expired)
+    expect(refreshed.refreshToken).not.toBe(stored.refreshToken)
+  })
+
+  test('usage errors exit 2; an unreachable server exits 3', async () => {
+    expect((await run(['no-such-command'])).code).toBe(2)
+    expect((await run(['health', '--no-such-option'])).code).toBe(2)
+    expect((await run(['rag', 'search'])).code).toBe(2)
+    const proc = Bun.spawn(['bun', CLI, '--url', 'http://127.0.0.1:9', 'health'], { env: env(), stdout: 'pipe', stderr: 'pipe' })
+    expect(await proc.exited).toBe(3)
+    expect(await new Response(proc.stderr).text()).toContain('error UNREACHABLE')
+  })
+
+  test('--help shows an example; --version prints the version', async () => {
+    const help = await run(['rag', 'search', '--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Example')
+    expect((await run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+  })
+
+  test('logout revokes the session and forgets the stored login', async () => {
+    const result = await run(['logout'])
+    expect(result.code).toBe(0)
+    const after = await run(['info'])
+    expect(after.code).toBe(1)
+    expect(after.stderr).toContain('UNAUTHORIZED')
+  })
+})
+
+describe('uagent models', () => {
+  test('pull from a hub given by --endpoint, then list shows it', async () => {
+    const fixtures = join(import.meta.dir, '../fixtures/models')
+    const hub = Bun.serve({
+      port: 0,
+      fetch(request) {
+        const match = /^\/(.+?\/.+?)\/resolve\/main\/(.+)$/.exec(new URL(request.url).pathname)
+        const file = match ? Bun.file(join(fixtures, match[1]!, match[2]!)) : null
+        return file && file.size > 0 ? new Response(file) : new Response('not found', { status: 404 })
+      },
+    })
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+      const pulled = await run(['models', 'pull', 'fixtures/tiny-bert', '--endpoint', `http://127.0.0.1:${hub.port}`, '--dir', dir])
+      expect(pulled.code).toBe(0)
+      expect(readFileSync(join(dir, 'fixtures/tiny-bert/onnx/model.onnx'))).toEqual(readFileSync(join(fixtures, 'fixtures/tiny-bert/onnx/model.onnx')))
+      const listed = JSON.parse((await run(['--json', 'models', 'list', '--dir', dir], { UAGENT_EMBED_MODEL: 'fixtures/tiny-bert' })).stdout)
+      expect(listed.models).toEqual([expect.objectContaining({ id: 'fixtures/tiny-bert', kind: 'embedding', active: 'embedder' })])
+      const missing = await run(['models', 'pull', 'acme/none', '--endpoint', `http://127.0.0.1:${hub.port}`, '--dir', dir])
+      expect(missing.code).toBe(1)
+      expect(missing.stderr).toContain('error PULL_FAILED')
+    } finally {
+      hub.stop(true)
+    }
+  })
+})
