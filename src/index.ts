@@ -19,6 +19,8 @@ function start() {
     // Bun's own cap sits above ours so oversized bodies get the contract's 413 ErrorResponse.
     maxRequestBodySize: config.maxRequestBytes * 2,
     idleTimeout: 120,
+    // Bun's development mode (error pages, extra checks) costs throughput; opt in with NODE_ENV=development.
+    development: process.env.NODE_ENV === 'development',
   })
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   const shutdown = () => {

@@ -41,7 +41,19 @@ export class SystemService {
     this.ping = deps.db.query<{ ok: number }, []>('SELECT 1 AS ok')
   }
 
+  private cached: { at: number; value: ReturnType<SystemService['probe']> } | null = null
+
+  /**
+   * The health document, re-probed at most every 250 ms: monitors may poll as fast as they like
+   * without each poll paying for the database and engine checks.
+   */
   health() {
+    const now = Date.now()
+    if (!this.cached || now - this.cached.at >= 250) this.cached = { at: now, value: this.probe() }
+    return this.cached.value
+  }
+
+  private probe() {
     let database = 'connected'
     let vectorStore = 'connected'
     try {
