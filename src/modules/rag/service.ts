@@ -4,6 +4,7 @@ import type { Embedder, Generator } from '../../ml'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { cosineDistance, ftsQuery, fuse } from './scoring'
 import { type CollectionRow, RagStore } from './store'
+import type { VectorCacheOptions } from './vector-cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export const MAX_DOCUMENTS = 1000
@@ -25,6 +26,7 @@ export interface SearchResult {
 
 export interface RagDeps {
   db: Database
+  vectorCache?: VectorCacheOptions
   embedder: () => Promise<Embedder>
   generator: () => Promise<Generator>
 }
@@ -42,7 +44,7 @@ export class RagService {
   readonly store: RagStore
 
   constructor(private readonly deps: RagDeps) {
-    this.store = new RagStore(deps.db)
+    this.store = new RagStore(deps.db, deps.vectorCache)
   }
 
   /** The caller's collection, 404 when it does not exist or is someone else's. */

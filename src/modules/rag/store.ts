@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
+import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
 
 export interface CollectionRow {
   id: number
@@ -31,8 +32,14 @@ const vecTable = (dimensions: number) => `rag_vec_${dimensions}`
 /** The RAG tables: collections, documents, chunks, their FTS5 index and the sqlite-vec tables. */
 export class RagStore {
   private readonly vecTables = new Set<number>()
+  private readonly cache: VectorCache
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    cacheOptions?: VectorCacheOptions,
+  ) {
+    this.cache = new VectorCache(cacheOptions)
+  }
 
   /** A vec0 table per embedding width, partitioned by collection so KNN stays exact and scoped. */
   private ensureVecTable(dimensions: number): string {
@@ -77,10 +84,12 @@ export class RagStore {
   deleteCollection(collection: CollectionRow): void {
     this.ensureVecTable(collection.dimensions)
     this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
+    this.cache.invalidate(collection.id)
   }
 
   deleteDocument(collection: CollectionRow, docId: string): boolean {
     this.ensureVecTable(collection.dimensions)
+    this.cache.invalidate(collection.id)
     return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
   }
 
@@ -88,6 +97,7 @@ export class RagStore {
   writeDocument(collection: CollectionRow, document: StoredDocument): void {
     const table = this.ensureVecTable(collection.dimensions)
     const hash = createHash('sha256').update(document.content).digest('hex')
+    this.cache.invalidate(collection.id)
     this.db.transaction(() => {
       this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
       const inserted = this.db.run('INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)', [
@@ -107,9 +117,23 @@ export class RagStore {
     })()
   }
 
-  /** Nearest chunks by cosine distance (exact: sqlite-vec scans the collection's partition). */
+  /**
+   * Nearest chunks by cosine distance, exactly: sqlite-vec scans the collection's partition, or,
+   * for large collections, the in-memory copy of the same vectors does (see VectorCache).
+   */
   nearest(collection: CollectionRow, vector: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
     const table = this.ensureVecTable(collection.dimensions)
+    const matrix = this.cache.matrix(
+      collection.id,
+      () => (this.db.query('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collection.id) as { n: number }).n,
+      collection.dimensions,
+      () =>
+        this.db
+          .query<{ rowid: number; embedding: Uint8Array }, [number]>(`SELECT rowid, embedding FROM ${table} WHERE collection_id = ?`)
+          .all(collection.id)
+          .map((row) => ({ id: row.rowid, bytes: row.embedding })),
+    )
+    if (matrix) return scanNearest(matrix, vector, k)
     return this.db
       .query<{ rowid: number; distance: number | null }, [Float32Array, number, number]>(
         `SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND collection_id = ? ORDER BY distance`,
@@ -132,6 +156,16 @@ export class RagStore {
   /** Stored vectors of some chunks (for candidates found only by keyword). */
   vectors(collection: CollectionRow, chunkIds: number[]): Map<number, Float32Array> {
     if (!chunkIds.length) return new Map()
+    // vec0 looks rows up slowly (~1 ms each at 100k rows); a cached matrix answers at once.
+    const matrix = this.cache.peek(collection.id)
+    if (matrix) {
+      const found = new Map<number, Float32Array>()
+      for (const id of chunkIds) {
+        const vector = cachedVector(matrix, id)
+        if (vector) found.set(id, vector)
+      }
+      return found
+    }
     const table = this.ensureVecTable(collection.dimensions)
     const rows = this.db
       .query<{ rowid: number; embedding: Uint8Array }, number[]>(`SELECT rowid, embedding FROM ${table} WHERE rowid IN (${chunkIds.map(() => '?').join(',')})`)
