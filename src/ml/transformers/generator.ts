@@ -1,6 +1,7 @@
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { PieceQueue } from '../piece-queue'
 import { loadOrExplain, locateModel, transformers } from './runtime'
+import { tokenStreamer } from './token-streamer'
 
 const DEFAULT_MAX_TOKENS = 512
 
@@ -43,9 +44,9 @@ export class TransformersGenerator implements Generator {
 
   async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): Promise<GenerateResult> {
     let text = ''
-    const tracker = { stopped: false }
+    const tracker: { stopped: boolean; generated?: number } = { stopped: false }
     for await (const piece of this.run(messages, options, signal, tracker)) text += piece
-    const completionTokens = await this.countTokens(text)
+    const completionTokens = tracker.generated ?? (await this.countTokens(text))
     const promptTokens = await this.countTokens(this.prompt(messages))
     const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
     const finishReason = signal?.aborted ? 'cancelled' : !tracker.stopped && completionTokens >= maxTokens ? 'length' : 'stop'
@@ -56,7 +57,7 @@ export class TransformersGenerator implements Generator {
     return this.run(messages, options, signal, { stopped: false })
   }
 
-  private async *run(messages: ChatMessage[], options: GenerateOptions, signal: AbortSignal | undefined, tracker: { stopped: boolean }) {
+  private async *run(messages: ChatMessage[], options: GenerateOptions, signal: AbortSignal | undefined, tracker: { stopped: boolean; generated?: number }) {
     const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
     const inputs = this.tokenizer(this.prompt(messages), { add_special_tokens: false, truncation: true, max_length: Math.max(16, this.contextLength - maxTokens) })
     const queue = new PieceQueue()
@@ -67,28 +68,24 @@ export class TransformersGenerator implements Generator {
     const stops = (options.stop ?? []).filter(Boolean)
     let produced = ''
     let emitted = 0
-    const streamer = new this.module.TextStreamer(this.tokenizer, {
-      skip_prompt: true,
-      skip_special_tokens: true,
-      callback_function: (piece: string) => {
-        if (tracker.stopped) return
-        produced += piece
-        // Hold back text that could be the start of a stop sequence; cut at a complete one.
-        const hit = stops.map((s) => produced.indexOf(s)).filter((i) => i >= 0)
-        if (hit.length) {
-          tracker.stopped = true
-          queue.push(produced.slice(emitted, Math.min(...hit)))
-          emitted = produced.length
-          interrupt.interrupt()
-          return
-        }
-        const hold = Math.max(0, ...stops.map((s) => s.length - 1))
-        const safe = produced.length - hold
-        if (safe > emitted) {
-          queue.push(produced.slice(emitted, safe))
-          emitted = safe
-        }
-      },
+    const streamer = tokenStreamer(this.module, this.tokenizer, (piece: string) => {
+      if (tracker.stopped) return
+      produced += piece
+      // Hold back text that could be the start of a stop sequence; cut at a complete one.
+      const hit = stops.map((s) => produced.indexOf(s)).filter((i) => i >= 0)
+      if (hit.length) {
+        tracker.stopped = true
+        queue.push(produced.slice(emitted, Math.min(...hit)))
+        emitted = produced.length
+        interrupt.interrupt()
+        return
+      }
+      const hold = Math.max(0, ...stops.map((s) => s.length - 1))
+      const safe = produced.length - hold
+      if (safe > emitted) {
+        queue.push(produced.slice(emitted, safe))
+        emitted = safe
+      }
     })
     const temperature = options.temperature ?? 0
     const run = this.model
@@ -99,8 +96,9 @@ export class TransformersGenerator implements Generator {
         ...(temperature > 0 ? { temperature } : {}),
         streamer,
         stopping_criteria: [interrupt],
-      } as Parameters<CausalLM['generate']>[0])
+      } as unknown as Parameters<CausalLM['generate']>[0])
       .then(() => {
+        tracker.generated = streamer.generated
         if (!tracker.stopped && produced.length > emitted) queue.push(produced.slice(emitted))
         queue.end()
       })

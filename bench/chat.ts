@@ -1,0 +1,81 @@
+// Streaming chat: tokens/s delivered through GET /stream to an HTTP client, next to Generator.stream
+// alone on the same prompt, and the time to the first chunk (SmolLM2-135M shape, random weights).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp, createServices } from '../src/app'
+import { BENCH_CHAT_ID, ensureBenchModels } from './models'
+
+const RUNS = Number(process.env.BENCH_CHAT_RUNS ?? 2)
+const MESSAGE = 'Write a short paragraph about the printer on the third floor.'
+
+export async function benchChat() {
+  const modelsDir = ensureBenchModels()
+  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
+  const services = createServices({ dataDir, env: {}, modelsDir, chatModel: BENCH_CHAT_ID, adminEmail: 'bench@example.com', adminPassword: 'bench-password', log: () => {} })
+  const app = buildApp(services).listen({ port: 0, development: false })
+  const base = `http://127.0.0.1:${app.server!.port}`
+  const login = (await (
+    await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })
+  ).json()) as { accessToken: string; user: { id: string } }
+  const generator = await services.models.generator()
+  // The very prompt /stream assembles, so both paths generate the same tokens.
+  const { messages } = await services.chat.prepare({ userId: login.user.id, message: MESSAGE })
+  // Greedy decoding of the same prompt yields the same tokens on both paths: count them once, exactly.
+  const { completionTokens } = await generator.generate(messages, { maxTokens: 512 })
+
+  const direct = { tokens: 0, seconds: 0, firstMs: [] as number[] }
+  const http = { tokens: 0, seconds: 0, firstMs: [] as number[] }
+  for (let run = 0; run < RUNS; run++) {
+    let started = performance.now()
+    let first = 0
+    let text = ''
+    for await (const piece of generator.stream(messages, { maxTokens: 512 })) {
+      first ||= performance.now() - started
+      text += piece
+    }
+    direct.seconds += (performance.now() - started) / 1000
+    direct.tokens += completionTokens
+    direct.firstMs.push(first)
+
+    started = performance.now()
+    first = 0
+    text = ''
+    const response = await fetch(`${base}/stream?message=${encodeURIComponent(MESSAGE)}`, { headers: { authorization: `Bearer ${login.accessToken}` } })
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let buffer = ''
+    while (true) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffer += value
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const line = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        if (!line.startsWith('data: ')) continue
+        const event = JSON.parse(line.slice(6))
+        if (event.type === 'chunk') {
+          first ||= performance.now() - started
+          text += event.content
+        }
+      }
+    }
+    http.seconds += (performance.now() - started) / 1000
+    http.tokens += completionTokens
+    http.firstMs.push(first)
+  }
+  app.stop(true)
+  services.db.close()
+  rmSync(dataDir, { recursive: true, force: true })
+
+  const directRate = direct.tokens / direct.seconds
+  const httpRate = http.tokens / http.seconds
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+  console.log(`\n== Streaming chat (SmolLM2-135M shape, ${RUNS} runs of ${completionTokens} tokens each way)`)
+  console.log(`${'Generator.stream alone'.padEnd(34)} ${directRate.toFixed(1).padStart(7)} tok/s   first piece ${mean(direct.firstMs).toFixed(0).padStart(5)} ms   baseline`)
+  console.log(
+    `${'GET /stream read by an HTTP client'.padEnd(34)} ${httpRate.toFixed(1).padStart(7)} tok/s   first chunk ${mean(http.firstMs).toFixed(0).padStart(5)} ms   ${((httpRate / directRate) * 100).toFixed(1)}% of direct   goal >= 95%  ${httpRate / directRate >= 0.95 ? 'ok' : 'MISSED'}`,
+  )
+}
+
+if (import.meta.main) await benchChat()
