@@ -2,7 +2,7 @@
 // the same files (MiniLM-L6 and SmolLM2-135M shapes, random weights), and the built-in embedder.
 import { join } from 'node:path'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
-import { TransformersEmbedder } from '../src/ml/transformers/embedder'
+import { meanPool, TransformersEmbedder } from '../src/ml/transformers/embedder'
 import { TransformersGenerator } from '../src/ml/transformers/generator'
 import { transformers } from '../src/ml/transformers/runtime'
 import { BENCH_CHAT_ID, BENCH_EMBED_ID, ensureBenchModels } from './models'
@@ -31,7 +31,7 @@ async function benchEmbedder(modelsDir: string) {
   const tokenizer = await module.AutoTokenizer.from_pretrained(BENCH_EMBED_ID)
   const ort = await import('onnxruntime-node')
   const session = await ort.InferenceSession.create(join(modelsDir, BENCH_EMBED_ID, 'onnx/model.onnx'))
-  // Raw: the same tokenizer, a bare session.run, mean pooling and normalisation by hand.
+  // Raw: the same tokenizer and pooling around a bare onnxruntime-node session.run.
   const raw = async (texts: string[]) => {
     const encoded = tokenizer(texts, { padding: true, truncation: true })
     const feeds: Record<string, InstanceType<typeof ort.Tensor>> = {}
@@ -40,24 +40,7 @@ async function benchEmbedder(modelsDir: string) {
       feeds[name] = new ort.Tensor('int64', tensor.data, tensor.dims)
     }
     const output = (await session.run(feeds)).last_hidden_state!
-    const [batch, length, width] = output.dims as number[]
-    const data = output.data as Float32Array
-    const mask = encoded.attention_mask.data as BigInt64Array
-    const vectors: Float32Array[] = []
-    for (let b = 0; b < batch!; b++) {
-      const v = new Float32Array(width!)
-      let n = 0
-      for (let t = 0; t < length!; t++) {
-        if (!mask[b * length! + t]) continue
-        n++
-        for (let d = 0; d < width!; d++) v[d]! += data[(b * length! + t) * width! + d]!
-      }
-      let norm = 0
-      for (let d = 0; d < width!; d++) norm += (v[d]! /= n) ** 2
-      for (let d = 0; d < width!; d++) v[d]! /= Math.sqrt(norm)
-      vectors.push(v)
-    }
-    return vectors
+    return meanPool({ data: output.data as Float32Array, dims: output.dims as number[] }, encoded.attention_mask as unknown as { data: BigInt64Array; dims: number[] })
   }
   for (const batch of [1, 32]) {
     const texts = TEXTS.slice(0, batch)
