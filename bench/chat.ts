@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp, createServices } from '../src/app'
+import { readEventData } from '../src/core/sse-reader'
 import { BENCH_CHAT_ID, ensureBenchModels } from './models'
 
 const RUNS = Number(process.env.BENCH_CHAT_RUNS ?? 2)
@@ -42,22 +43,11 @@ export async function benchChat() {
     first = 0
     text = ''
     const response = await fetch(`${base}/stream?message=${encodeURIComponent(MESSAGE)}`, { headers: { authorization: `Bearer ${login.accessToken}` } })
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let buffer = ''
-    while (true) {
-      const { value, done } = await reader.read()
-      if (done) break
-      buffer += value
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const line = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (!line.startsWith('data: ')) continue
-        const event = JSON.parse(line.slice(6))
-        if (event.type === 'chunk') {
-          first ||= performance.now() - started
-          text += event.content
-        }
+    for await (const data of readEventData(response.body!)) {
+      const event = JSON.parse(data)
+      if (event.type === 'chunk') {
+        first ||= performance.now() - started
+        text += event.content
       }
     }
     http.seconds += (performance.now() - started) / 1000

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { readEventData } from '../../src/core/sse-reader'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, keyValues, table } from '../output'
 
@@ -7,22 +8,6 @@ interface ChatOptions {
   conversation?: string
   optimize?: boolean
   context?: string
-}
-
-/** Reads server-sent events from a response, calling `onEvent` for each `data:` JSON line. */
-async function readEvents(response: Response, onEvent: (event: any) => void): Promise<void> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  while (true) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value
-    let end: number
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      for (const line of buffer.slice(0, end).split('\n')) if (line.startsWith('data:')) onEvent(JSON.parse(line.slice(5).trim()))
-      buffer = buffer.slice(end + 2)
-    }
-  }
 }
 
 export function registerChat(program: Command): void {
@@ -56,13 +41,14 @@ export function registerChat(program: Command): void {
         if (options.context) query.set('context', options.context)
         const response = await client.fetch(`/stream?${query}`, { headers: { accept: 'text/event-stream' } })
         let failure: CliError | null = null
-        await readEvents(response, (event) => {
+        for await (const data of readEventData(response.body!)) {
+          const event = JSON.parse(data)
           if (event.type === 'chunk') process.stdout.write(event.content)
           else if (event.type === 'end') {
             process.stdout.write('\n')
             console.error(dim(`[${event.tokens} tokens · ${event.responseTime} ms · conversation ${event.conversationId}]`))
           } else if (event.type === 'error') failure = new CliError(event.code, event.message, EXIT.apiError)
-        })
+        }
         if (failure) throw failure
       }),
     'uagent chat "What can you do?"',

@@ -1,4 +1,5 @@
 import { AppError } from '../core/errors'
+import { readEventData } from '../core/sse-reader'
 import type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
 import { countTextTokens } from './stream-text'
 
@@ -105,33 +106,17 @@ export class UpstreamGenerator implements Generator {
 
   async *stream(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): AsyncIterable<string> {
     const response = await this.client.request('/v1/chat/completions', this.body(messages, options, true), signal)
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let buffer = ''
-    try {
-      while (true) {
-        const { value, done } = await reader.read()
-        if (done) break
-        buffer += value
-        let newline: number
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline).trim()
-          buffer = buffer.slice(newline + 1)
-          if (!line.startsWith('data:')) continue
-          const payload = line.slice(5).trim()
-          if (payload === '[DONE]') return
-          let event: { choices?: { delta?: { content?: string } }[]; error?: { message?: string } }
-          try {
-            event = JSON.parse(payload)
-          } catch {
-            continue
-          }
-          if (event.error) throw unavailable(this.client.config.url, `failed mid-stream: ${event.error.message ?? 'unknown error'}`)
-          const content = event.choices?.[0]?.delta?.content
-          if (content) yield content
-        }
+    for await (const payload of readEventData(response.body!)) {
+      if (payload.trim() === '[DONE]') return
+      let event: { choices?: { delta?: { content?: string } }[]; error?: { message?: string } }
+      try {
+        event = JSON.parse(payload)
+      } catch {
+        continue
       }
-    } finally {
-      await reader.cancel().catch(() => {})
+      if (event.error) throw unavailable(this.client.config.url, `failed mid-stream: ${event.error.message ?? 'unknown error'}`)
+      const content = event.choices?.[0]?.delta?.content
+      if (content) yield content
     }
   }
 }

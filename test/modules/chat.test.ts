@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { makeServer, makeServerWith, ScriptedGenerator } from '../helpers'
 import { optimizePrompt } from '../../src/modules/chat/prompt'
+import { readEventData } from '../../src/core/sse-reader'
 
 describe('POST /chat', () => {
   test('a round trip returns the seed fields and stores both messages', async () => {
@@ -94,22 +95,10 @@ describe('POST /chat', () => {
   })
 })
 
-/** Reads an SSE body as a real client does, returning parsed events and how many reads it took. */
+/** Reads an SSE body as a real client does, returning the parsed events. */
 async function readEvents(response: Response) {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
   const events: any[] = []
-  while (true) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value
-    let end: number
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      for (const line of block.split('\n')) if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)))
-    }
-  }
+  for await (const data of readEventData(response.body!)) events.push(JSON.parse(data))
   return events
 }
 
