@@ -12,7 +12,7 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
   return new Elysia({ name: 'module:conversations', prefix: '/conversations', tags: ['Conversations'] })
     .use(authPlugin(auth, limiter))
     .get(
-      '/',
+      '',
       ({ query, principal }) => {
         const limit = query.limit ?? 50
         const offset = query.offset ?? 0
