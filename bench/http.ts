@@ -9,7 +9,22 @@ const DURATION_MS = Number(process.env.BENCH_MS ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const root = join(import.meta.dir, '..')
 
-async function load(url: string, token?: string) {
+const WRK = Bun.which('wrk')
+
+/**
+ * Load from a second process: wrk (one thread, C, light on the shared CPU) when it is installed
+ * (`apt-get install wrk`), otherwise bench/load.ts, a Bun fetch loop that costs more CPU itself.
+ */
+async function load(url: string, token?: string): Promise<{ rps: number; errors: number }> {
+  if (WRK) {
+    const args = [WRK, '-t1', `-c${CONCURRENCY}`, `-d${DURATION_MS / 1000}s`, ...(token ? ['-H', `authorization: Bearer ${token}`] : []), url]
+    const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
+    const out = await new Response(proc.stdout).text()
+    await proc.exited
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
+    const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
+    return { rps, errors }
+  }
   const proc = Bun.spawn(['bun', join(import.meta.dir, 'load.ts'), url, String(CONCURRENCY), String(DURATION_MS), ...(token ? [token] : [])], {
     stdout: 'pipe',
     stderr: 'inherit',
@@ -105,7 +120,7 @@ export async function benchHttp() {
 
   const bareRps = median(figures.bare)
   const withIdRps = median(figures.bareWithId)
-  console.log(`\n== HTTP (${CONCURRENCY} connections, ${ROUNDS} alternating rounds of ${DURATION_MS} ms, medians; load from a second process)`)
+  console.log(`\n== HTTP (${CONCURRENCY} connections, ${ROUNDS} alternating rounds of ${DURATION_MS} ms, medians; load from a second process: ${WRK ? 'wrk' : 'bench/load.ts (install wrk for steadier figures)'})`)
   console.log(`${'bare Bun.serve JSON handler'.padEnd(34)} ${bareRps.toFixed(0).padStart(8)} req/s   baseline`)
   console.log(`${'bare Bun.serve + X-Request-Id'.padEnd(34)} ${withIdRps.toFixed(0).padStart(8)} req/s   ${((withIdRps / bareRps) * 100).toFixed(1).padStart(5)}% of bare (the contract's header alone)`)
   // Ratios are taken per round (each against the baseline measured next to it), then the median.

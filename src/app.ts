@@ -15,7 +15,7 @@ import { ConversationStore } from './modules/conversations/service'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
-import { systemModule } from './modules/system'
+import { healthModule, systemModule } from './modules/system'
 import { SystemService } from './modules/system/service'
 import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
@@ -85,6 +85,7 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   return new Elysia({ name: 'universal-agent' })
+    .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
     .use(systemModule(system, auth, limiter))

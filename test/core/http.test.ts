@@ -46,6 +46,36 @@ describe('limits', () => {
     expect(res.json.code).toBe('PAYLOAD_TOO_LARGE')
   })
 
+  test('a body without Content-Length is measured: over the limit is 413 before anything is read by the route', async () => {
+    const { app } = makeServer({ maxRequestSize: '1kb', maxRequestBytes: 1024 })
+    const chunk = new TextEncoder().encode(JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(5000) }))
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(chunk)
+        controller.close()
+      },
+    })
+    const request = new Request('http://localhost/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    expect(request.headers.get('content-length')).toBeNull()
+    const res = await app.handle(request)
+    expect(res.status).toBe(413)
+    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE')
+  })
+
+  test('anonymous callers are limited per address, malformed requests included; /health is exempt', async () => {
+    const { call } = makeServer({ rateLimitMax: 2, rateLimitWindow: 60 })
+    const first = await call('POST', '/auth/refresh', { body: { refreshToken: 'not-a-token' } })
+    expect(first.status).toBe(401)
+    expect(first.headers.get('x-ratelimit-limit')).toBe('2')
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1')
+    expect((await call('POST', '/auth/refresh', { body: { nope: 1 } })).status).toBe(400)
+    const limited = await call('POST', '/auth/refresh', { body: { refreshToken: 'not-a-token' } })
+    expect(limited.status).toBe(429)
+    expect(limited.json.code).toBe('RATE_LIMITED')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    for (let i = 0; i < 5; i++) expect((await call('GET', '/health')).status).toBe(200)
+  })
+
   test('per-user rate limit: X-RateLimit-* headers, then 429 RATE_LIMITED with Retry-After', async () => {
     const { call, login } = makeServer({ rateLimitMax: 3, rateLimitWindow: 60 })
     const session = await login()

@@ -137,7 +137,10 @@ describe('MFA', () => {
     const wrongEnable = await call('POST', '/auth/mfa/enable', { token: session.accessToken, body: { code: '000000' } })
     expect(wrongEnable.status).toBe(400)
     expect(wrongEnable.json.code).toBe('INVALID_MFA_CODE')
+    expect((await call('GET', '/auth/me', { token: session.accessToken })).json.mfaEnabled).toBe(false)
     expect((await call('POST', '/auth/mfa/enable', { token: session.accessToken, body: { code: totpNow(secret, -1) } })).status).toBe(200)
+    // A session that was already in use sees the change on its next request.
+    expect((await call('GET', '/auth/me', { token: session.accessToken })).json.mfaEnabled).toBe(true)
 
     const required = await call('POST', '/auth/login', { body: ADMIN })
     expect(required.status).toBe(401)
@@ -155,6 +158,7 @@ describe('MFA', () => {
 
     const disable = await call('POST', '/auth/mfa/disable', { token: ok.json.accessToken, body: { code: totpNow(secret, 1) } })
     expect(disable.status).toBe(200)
+    expect((await call('GET', '/auth/me', { token: ok.json.accessToken })).json.mfaEnabled).toBe(false)
     expect((await call('POST', '/auth/login', { body: ADMIN })).status).toBe(200)
   })
 })

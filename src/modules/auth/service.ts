@@ -56,6 +56,12 @@ export class AuthService {
   private readonly userById
   private readonly userByEmail
   private readonly liveSession
+  /**
+   * Callers of live sessions, by session id. This process is the only writer of users and
+   * sessions, so every change that could alter a principal (revocation, MFA state) drops the
+   * cache; a revoked session is refused on its very next request, as without the cache.
+   */
+  private readonly principals = new Map<string, Principal>()
 
   constructor(
     private readonly db: Database,
@@ -159,18 +165,24 @@ export class AuthService {
   }
 
   revokeSession(sessionId: string): void {
+    this.principals.delete(sessionId)
     this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
   }
 
   /** Resolves a bearer token to its caller; the session must still be live. */
-  async authenticate(token: string): Promise<Principal> {
+  authenticate(token: string): Principal {
     const claims = this.signer.verify(token)
-    // Checked on every request (not cached) so that logout and reuse detection bite at once.
+    const cached = this.principals.get(claims.sid)
+    if (cached && cached.user.id === claims.sub) return cached
+    // The session must still be live, so that logout and reuse detection bite at once.
     const session = this.liveSession.get(claims.sid)
     if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const user = this.getUser(claims.sub)
     if (!user) throw new AppError('UNAUTHORIZED', 'User no longer exists')
-    return { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
+    const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
+    if (this.principals.size >= 10_000) this.principals.clear()
+    this.principals.set(claims.sid, principal)
+    return principal
   }
 
   setupMfa(userId: string): { secret: string; otpauthUrl: string } {
@@ -189,6 +201,7 @@ export class AuthService {
       throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
     }
     this.db.run('UPDATE users SET mfa_enabled = 1, mfa_secret = mfa_pending_secret, mfa_pending_secret = NULL WHERE id = ?', [userId])
+    this.principals.clear()
   }
 
   disableMfa(userId: string, code: string): void {
@@ -198,6 +211,7 @@ export class AuthService {
       throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
     }
     this.db.run('UPDATE users SET mfa_enabled = 0, mfa_secret = NULL, mfa_last_step = 0 WHERE id = ?', [userId])
+    this.principals.clear()
   }
 
   private consumeTotp(user: UserRow, secret: string, code: string): boolean {

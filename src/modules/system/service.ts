@@ -41,16 +41,28 @@ export class SystemService {
     this.ping = deps.db.query<{ ok: number }, []>('SELECT 1 AS ok')
   }
 
-  private cached: { at: number; value: ReturnType<SystemService['probe']> } | null = null
+  private cached: { at: number; value: ReturnType<SystemService['probe']>; json: string } | null = null
 
   /**
    * The health document, re-probed at most every 250 ms: monitors may poll as fast as they like
    * without each poll paying for the database and engine checks.
    */
   health() {
+    return this.current().value
+  }
+
+  /** The same document, serialized once per probe. */
+  healthJson(): string {
+    return this.current().json
+  }
+
+  private current() {
     const now = Date.now()
-    if (!this.cached || now - this.cached.at >= 250) this.cached = { at: now, value: this.probe() }
-    return this.cached.value
+    if (!this.cached || now - this.cached.at >= 250) {
+      const value = this.probe()
+      this.cached = { at: now, value, json: JSON.stringify(value) }
+    }
+    return this.cached
   }
 
   private probe() {

@@ -70,7 +70,7 @@ export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: R
       if (decoded.type === 'auth') {
         if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
         try {
-          state.principal = await auth.authenticate(decoded.token)
+          state.principal = auth.authenticate(decoded.token)
         } catch (error) {
           state.principal = null
           return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
