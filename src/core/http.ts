@@ -12,15 +12,76 @@ export interface HttpOptions {
   log?: (line: string) => void
 }
 
-/** Describes the first failing field of a validation error, e.g. "body.email: Expected string". */
+type Schema = {
+  anyOf?: Schema[]
+  const?: unknown
+  enum?: unknown[]
+  type?: string
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  minItems?: number
+  maxItems?: number
+  format?: string
+  pattern?: string
+}
+
+const range = (min: number | undefined, max: number | undefined, unit = '') =>
+  min !== undefined && max !== undefined
+    ? ` from ${min} to ${max}${unit}`
+    : min !== undefined
+      ? ` of at least ${min}${unit}`
+      : max !== undefined
+        ? ` of at most ${max}${unit}`
+        : ''
+
+/** What a schema accepts, in words: "an integer from 1 to 100", "\"admin\" or \"user\"". */
+export function describeSchema(schema: Schema | undefined): string | null {
+  if (!schema || typeof schema !== 'object') return null
+  if (schema.anyOf) {
+    // Elysia accepts numbers also as numeric strings; the number is what the caller should send.
+    const members = schema.anyOf.filter((member) => !(member.type === 'string' && (member.format === 'integer' || member.format === 'numeric')))
+    const parts = [...new Set(members.map(describeSchema))]
+    return parts.includes(null) ? null : parts.join(' or ')
+  }
+  if ('const' in schema) return JSON.stringify(schema.const)
+  if (schema.enum) return schema.enum.map((value) => JSON.stringify(value)).join(' or ')
+  switch (schema.type) {
+    case 'integer':
+    case 'number': {
+      const kind = schema.type === 'integer' ? 'an integer' : 'a number'
+      const { minimum: min, maximum: max } = schema
+      return min !== undefined && max !== undefined ? `${kind} from ${min} to ${max}` : min !== undefined ? `${kind} >= ${min}` : max !== undefined ? `${kind} <= ${max}` : kind
+    }
+    case 'string':
+      if (schema.format === 'email') return 'a valid email address'
+      if (schema.format === 'date-time') return 'an ISO 8601 date-time'
+      if (schema.pattern) return `a string matching ${schema.pattern}`
+      return `a string${schema.minLength === 1 && schema.maxLength === undefined ? ' (not empty)' : range(schema.minLength, schema.maxLength, ' characters')}`
+    case 'boolean':
+      return 'true or false'
+    case 'null':
+      return 'null'
+    case 'array':
+      return `an array${range(schema.minItems, schema.maxItems, ' items')}`
+    case 'object':
+      return 'an object'
+    default:
+      return null
+  }
+}
+
+/** Describes the first failing field of a validation error, e.g. "body.limit: must be an integer from 1 to 100". */
 function describeValidation(error: ValidationError): string {
-  // Coerced query/path numbers fail without a path; their schemas carry an `error` naming the field.
+  // Some schemas carry an `error` of their own that names the field (coerced query numbers).
   if (typeof error.customError === 'string') return error.customError
-  const first = error.all[0] as { path?: string; message?: string; summary?: string } | undefined
+  const first = error.all[0] as { path?: string; message?: string; summary?: string; schema?: Schema; value?: unknown } | undefined
   const where = error.type === 'body' ? 'body' : error.type
   if (!first) return `Invalid ${where}`
   const field = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : ''
-  const what = first.summary ?? first.message ?? 'is invalid'
+  const expected = describeSchema(first.schema)
+  const what = field && first.value === undefined ? 'is required' : expected ? `must be ${expected}` : (first.summary ?? first.message ?? 'is invalid')
   return field ? `${where}.${field}: ${what}` : `${where}: ${what}`
 }
 

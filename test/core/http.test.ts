@@ -38,6 +38,26 @@ describe('errors and request ids', () => {
   })
 })
 
+describe('validation messages', () => {
+  test('name the field and say what it accepts', async () => {
+    const { call, login } = makeServer()
+    const { accessToken: token } = await login()
+    const cases: [string, string, unknown, string][] = [
+      ['POST', '/auth/login', {}, 'body.email: is required'],
+      ['POST', '/auth/login', { email: 'not-an-email', password: 'x' }, 'body.email: must be a valid email address'],
+      ['POST', '/auth/users', { email: 'u@example.com', password: 'user-password-1', roles: ['root'] }, 'body.roles.0: must be "admin" or "user"'],
+      ['POST', '/chat', { message: '' }, 'body.message: must be a string from 1 to 32000 characters'],
+      ['POST', '/rag/search', { collection: 'docs', query: 'q', limit: 0 }, 'body.limit: must be an integer from 1 to 100'],
+      ['POST', '/rag/search', { collection: 'docs', query: 'q', threshold: 2 }, 'body.threshold: must be a number from 0 to 1 or null'],
+    ]
+    for (const [method, path, body, message] of cases) {
+      const res = await call(method, path, { token, body })
+      expect(res.status).toBe(400)
+      expect(res.json).toMatchObject({ code: 'VALIDATION_ERROR', message })
+    }
+  })
+})
+
 describe('limits', () => {
   test('a body over the size limit is 413 PAYLOAD_TOO_LARGE', async () => {
     const { call } = makeServer({ maxRequestSize: '1kb', maxRequestBytes: 1024 })
