@@ -17,28 +17,30 @@ function bearerToken(header: string | null): string {
 /**
  * Bearer authentication as a named plugin. Routes opt in with `{ auth: true }` (any user)
  * or `{ admin: true }` (403 FORBIDDEN for non-admins) and receive `principal`.
+ * The caller is checked in the transform stage, before the body, query and params are
+ * validated: a request without a valid token is 401 (or 403) whatever else is wrong with it,
+ * and a rejected input from a known caller still carries its X-RateLimit-* headers.
  * The per-user rate limit is counted here, once the caller is known.
  */
 export function authPlugin(auth: AuthService, limiter: RateLimiter) {
-  // Synchronous, and reading the one header from `request`: destructuring `headers` would make
-  // Elysia copy every request header into an object, and an async resolve costs a promise per request.
-  function resolvePrincipal(request: Request, set: { headers: Record<string, unknown> }) {
+  // Principals found in the transform stage, handed to the handler by resolve.
+  const principals = new WeakMap<Request, Principal>()
+  // Hooks destructure what they use (Elysia builds only that part of the context), read the one
+  // header from `request` (`headers` would copy them all) and stay synchronous (no promise per request).
+  function authenticate({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) {
     const principal = auth.authenticate(bearerToken(request.headers.get('authorization')))
     Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
-    return principal
+    if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
+    principals.set(request, principal)
   }
   return new Elysia({ name: 'auth' }).macro({
     auth: {
-      resolve({ request, set }) {
-        return { principal: resolvePrincipal(request, set) }
-      },
+      transform: ({ request, set }) => authenticate({ request, set }, false),
+      resolve: ({ request }) => ({ principal: principals.get(request)! }),
     },
     admin: {
-      resolve({ request, set }) {
-        const principal = resolvePrincipal(request, set)
-        if (!principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
-        return { principal }
-      },
+      transform: ({ request, set }) => authenticate({ request, set }, true),
+      resolve: ({ request }) => ({ principal: principals.get(request)! }),
     },
   })
 }

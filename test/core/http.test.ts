@@ -58,6 +58,23 @@ describe('validation messages', () => {
   })
 })
 
+describe('order of checks', () => {
+  test('the caller is checked before the input: 401 without a token, 403 for a user on an admin route, whatever the body', async () => {
+    const { call, userSession } = makeServer()
+    expect((await call('GET', '/stream')).json.code).toBe('UNAUTHORIZED')
+    expect((await call('POST', '/rag/ingest', { body: {} })).json.code).toBe('UNAUTHORIZED')
+    expect((await call('GET', '/conversations?limit=0')).json.code).toBe('UNAUTHORIZED')
+    const user = await userSession('order@example.com')
+    const forbidden = await call('POST', '/auth/users', { token: user.accessToken, body: {} })
+    expect(forbidden.status).toBe(403)
+    expect(forbidden.json.code).toBe('FORBIDDEN')
+    // A known caller's rejected input still carries the rate-limit headers.
+    const invalid = await call('GET', '/conversations?limit=0', { token: user.accessToken })
+    expect(invalid.status).toBe(400)
+    expect(invalid.headers.get('x-ratelimit-limit')).toBeTruthy()
+  })
+})
+
 describe('limits', () => {
   test('a body over the size limit is 413 PAYLOAD_TOO_LARGE', async () => {
     const { call } = makeServer({ maxRequestSize: '1kb', maxRequestBytes: 1024 })

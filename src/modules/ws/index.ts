@@ -18,16 +18,18 @@ type Reply = Record<string, unknown> & { type: string }
 function decode(raw: unknown): Record<string, unknown> | string {
   let value = raw
   if (typeof raw === 'string') {
+    // Elysia has already parsed frames that look like JSON objects or arrays; other strings
+    // (bad JSON, or a JSON string literal it unwrapped) are not a message either way.
     try {
       value = JSON.parse(raw)
     } catch {
-      return 'Message is not valid JSON'
+      return 'Message is not a JSON object: send {"type": ..., ...}'
     }
   } else if (raw instanceof Uint8Array || raw instanceof ArrayBuffer || Buffer.isBuffer(raw)) {
     try {
       value = JSON.parse(Buffer.from(raw as Uint8Array).toString('utf8'))
     } catch {
-      return 'Message is not valid JSON'
+      return 'Message is not a JSON object: send {"type": ..., ...}'
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'Message must be a JSON object with a "type"'
