@@ -3,6 +3,7 @@ import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
+import { createDotKernel } from '../../src/modules/rag/simd-dot'
 import { scanNearest, VectorCache } from '../../src/modules/rag/vector-cache'
 import corpus from '../fixtures/rag-corpus.json'
 
@@ -31,19 +32,42 @@ describe('in-memory vector copy of large collections', () => {
     expect((await viaCache.search('u', 'kb', 'zebra stripes', 5)).results.some((r) => r.id === 'new')).toBe(false)
   })
 
-  test('the scan is exact: it matches a plain sort of every similarity', () => {
-    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
-    const rows = Array.from({ length: 500 }, (_, i) => ({ id: i + 1, vector: Float32Array.from({ length: 7 }, (_, d) => Math.sin(i * 7 + d)) }))
-    const matrix = cache.matrix(1, () => rows.length, 7, () => rows.map((r) => ({ id: r.id, bytes: new Uint8Array(r.vector.buffer) })))!
-    const query = Float32Array.from({ length: 7 }, (_, d) => Math.cos(d))
-    const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
-    const expected = rows
-      .map((r) => ({ id: r.id, similarity: r.vector.reduce((s, x, d) => s + x * query[d]!, 0) / (norm(r.vector) * norm(query)) }))
-      .sort((a, b) => b.similarity - a.similarity)
-      .slice(0, 10)
-    const hits = scanNearest(matrix, query, 10)
-    expect(hits.map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
-    hits.forEach((hit, i) => expect(hit.distance!).toBeCloseTo(1 - expected[i]!.similarity, 5))
+  for (const [dims, path] of [
+    [7, 'the TypeScript loop'],
+    [48, 'the WebAssembly SIMD kernel'],
+  ] as const) {
+    test(`the scan is exact: it matches a plain sort of every similarity (${dims} dimensions, ${path})`, () => {
+      const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+      const rows = Array.from({ length: 500 }, (_, i) => ({ id: i + 1, vector: Float32Array.from({ length: dims }, (_, d) => Math.sin(i * dims + d)) }))
+      const matrix = cache.matrix(1, () => rows.length, dims, () => rows.map((r) => ({ id: r.id, bytes: new Uint8Array(r.vector.buffer) })))!
+      expect(matrix.kernel !== null).toBe(dims % 16 === 0)
+      const query = Float32Array.from({ length: dims }, (_, d) => Math.cos(d))
+      const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+      const expected = rows
+        .map((r) => ({ id: r.id, similarity: r.vector.reduce((s, x, d) => s + x * query[d]!, 0) / (norm(r.vector) * norm(query)) }))
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, 10)
+      const hits = scanNearest(matrix, query, 10)
+      expect(hits.map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
+      hits.forEach((hit, i) => expect(hit.distance!).toBeCloseTo(1 - expected[i]!.similarity, 5))
+    })
+  }
+
+  test('the SIMD kernel computes every row\'s dot product', () => {
+    const rows = 37
+    const dims = 64
+    const kernel = createDotKernel(rows, dims)!
+    expect(kernel).not.toBeNull()
+    for (let i = 0; i < rows * dims; i++) kernel.vectors[i] = ((i * 7919) % 101) / 50 - 1
+    const query = Float32Array.from({ length: dims }, (_, d) => ((d * 31) % 17) / 8 - 1)
+    const scores = Array.from(kernel.scores(query))
+    expect(scores).toHaveLength(rows)
+    scores.forEach((score, row) => {
+      let expected = 0
+      for (let d = 0; d < dims; d++) expected += kernel.vectors[row * dims + d]! * query[d]!
+      expect(score).toBeCloseTo(expected, 4)
+    })
+    expect(createDotKernel(10, 7)).toBeNull()
   })
 
   test('collections below the size floor, or over the budget, stay with sqlite-vec', () => {

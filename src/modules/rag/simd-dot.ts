@@ -1,0 +1,138 @@
+/**
+ * Dot products of one query against every row of a matrix, in WebAssembly SIMD (f32x4, four
+ * accumulators): about twice the speed of the best plain-TypeScript loop here, where a
+ * 100,000 × 384 scan is bound by memory bandwidth. The module is a few hundred bytes,
+ * assembled below rather than shipped as a binary so that every instruction is reviewable.
+ *
+ * exported scan(vectors, query, rows, dims, out): for each row r, out[r] = Σ vectors[r·dims + d] · query[d]
+ * (byte addresses; dims a multiple of 16). Sums are float32, as sqlite-vec's are.
+ */
+
+const u32 = (value: number): number[] => {
+  const out: number[] = []
+  do {
+    let byte = value & 0x7f
+    value >>>= 7
+    if (value) byte |= 0x80
+    out.push(byte)
+  } while (value)
+  return out
+}
+const s32 = (value: number): number[] => {
+  const out: number[] = []
+  for (;;) {
+    const byte = value & 0x7f
+    value >>= 7
+    if ((value === 0 && !(byte & 0x40)) || (value === -1 && byte & 0x40)) return [...out, byte]
+    out.push(byte | 0x80)
+  }
+}
+const name = (text: string) => [...u32(text.length), ...new TextEncoder().encode(text)]
+const section = (id: number, body: number[]) => [id, ...u32(body.length), ...body]
+
+// Instructions.
+const simd = (op: number) => [0xfd, ...u32(op)]
+const get = (local: number) => [0x20, local]
+const set = (local: number) => [0x21, local]
+const tee = (local: number) => [0x22, local]
+const i32 = (value: number) => [0x41, ...s32(value)]
+const I32_ADD = 0x6a
+const I32_SHL = 0x74
+const I32_LT_U = 0x49
+const I32_EQZ = 0x45
+const F32_ADD = 0x92
+const LOOP = [0x03, 0x40]
+const IF = [0x04, 0x40]
+const END = 0x0b
+const RETURN = 0x0f
+const BR_IF = 0x0d
+const v128Load = (offset: number) => [...simd(0x00), 4, ...u32(offset)]
+const V128_ZERO = [...simd(0x0c), ...new Array<number>(16).fill(0)]
+const F32X4_ADD = simd(0xe4)
+const F32X4_MUL = simd(0xe6)
+const f32x4Lane = (local: number, lane: number) => [...get(local), ...simd(0x1f), lane]
+const F32_STORE = [0x38, 2, 0]
+
+// Locals: 0 vectors, 1 query, 2 rows, 3 dims, 4 out (params); 5 p, 6 rowEnd, 7 q, 8 row; 9-12 accumulators.
+const [VECTORS, QUERY, ROWS, DIMS, OUT, P, ROW_END, Q, ROW] = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+const ACC = [9, 10, 11, 12] as const
+const multiplyAdd = (acc: number, offset: number) => [...get(acc), ...get(P), ...v128Load(offset), ...get(Q), ...v128Load(offset), ...F32X4_MUL, ...F32X4_ADD, ...set(acc)]
+
+const body = [
+  ...[2, 4, 0x7f, 4, 0x7b], // locals: 4 × i32, 4 × v128
+  ...get(ROWS), I32_EQZ, ...IF, RETURN, END,
+  ...get(VECTORS), ...set(P),
+  ...i32(0), ...set(ROW),
+  ...LOOP, // each row
+  ...ACC.flatMap((acc) => [...V128_ZERO, ...set(acc)]),
+  ...get(QUERY), ...set(Q),
+  ...get(P), ...get(DIMS), ...i32(2), I32_SHL, I32_ADD, ...set(ROW_END),
+  ...LOOP, // 16 floats per step
+  ...multiplyAdd(ACC[0], 0), ...multiplyAdd(ACC[1], 16), ...multiplyAdd(ACC[2], 32), ...multiplyAdd(ACC[3], 48),
+  ...get(Q), ...i32(64), I32_ADD, ...set(Q),
+  ...get(P), ...i32(64), I32_ADD, ...tee(P), ...get(ROW_END), I32_LT_U, BR_IF, 0,
+  END,
+  ...get(ACC[0]), ...get(ACC[1]), ...F32X4_ADD, ...get(ACC[2]), ...get(ACC[3]), ...F32X4_ADD, ...F32X4_ADD, ...set(ACC[0]),
+  ...get(OUT), ...get(ROW), ...i32(2), I32_SHL, I32_ADD,
+  ...f32x4Lane(ACC[0], 0), ...f32x4Lane(ACC[0], 1), F32_ADD, ...f32x4Lane(ACC[0], 2), ...f32x4Lane(ACC[0], 3), F32_ADD, F32_ADD,
+  ...F32_STORE,
+  ...get(ROW), ...i32(1), I32_ADD, ...tee(ROW), ...get(ROWS), I32_LT_U, BR_IF, 0,
+  END,
+  END,
+]
+
+const MODULE_BYTES = new Uint8Array([
+  ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+  ...section(1, [1, 0x60, 5, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0]), // type: (i32 × 5) → ()
+  ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x00, 1]), // import env.memory
+  ...section(3, [1, 0]),
+  ...section(7, [1, ...name('scan'), 0x00, 0]),
+  ...section(10, [1, ...u32(body.length), ...body]),
+])
+
+let compiled: WebAssembly.Module | null | undefined
+
+/** The compiled module, or null where WebAssembly SIMD is not available. */
+function dotModule(): WebAssembly.Module | null {
+  if (compiled === undefined) {
+    try {
+      compiled = new WebAssembly.Module(MODULE_BYTES)
+    } catch {
+      compiled = null
+    }
+  }
+  return compiled
+}
+
+/** A matrix in WebAssembly memory and the kernel that scores a query against all its rows. */
+export interface DotKernel {
+  /** rows × dims floats, to be filled by the caller. */
+  vectors: Float32Array
+  /** Every row's dot product with `query` (a view, overwritten by the next call). */
+  scores(query: Float32Array): Float32Array
+}
+
+/** A kernel for a rows × dims matrix, or null when SIMD is unavailable or dims is not a multiple of 16. */
+export function createDotKernel(rows: number, dims: number): DotKernel | null {
+  const module = dotModule()
+  if (!module || dims % 16 !== 0 || rows === 0) return null
+  const matrixBytes = rows * dims * 4
+  const queryOffset = matrixBytes
+  const outOffset = queryOffset + dims * 4
+  const total = outOffset + rows * 4
+  if (total > 2 ** 31) return null
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(total / 65536) })
+  const { scan } = new WebAssembly.Instance(module, { env: { memory } }).exports as { scan: (v: number, q: number, rows: number, dims: number, out: number) => void }
+  // The memory never grows, so these views stay valid.
+  const vectors = new Float32Array(memory.buffer, 0, rows * dims)
+  const query = new Float32Array(memory.buffer, queryOffset, dims)
+  const out = new Float32Array(memory.buffer, outOffset, rows)
+  return {
+    vectors,
+    scores(input) {
+      query.set(input.subarray(0, dims))
+      scan(0, queryOffset, rows, dims, outOffset)
+      return out
+    },
+  }
+}
