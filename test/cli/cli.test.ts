@@ -3,11 +3,13 @@ import { SignJWT } from 'jose'
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ADMIN, makeServer } from '../helpers'
+import { ADMIN, makeServerWith, ScriptedGenerator } from '../helpers'
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const SECRET = 's'.repeat(48)
-const server = makeServer({ jwtSecret: SECRET })
+const REPLY = 'Here is a reply that arrives one word at a time.'
+// Chat answers a word every 20 ms, so streaming shows as separate writes whatever the machine's speed.
+const server = makeServerWith(new ScriptedGenerator(REPLY, 20), { jwtSecret: SECRET })
 let base = ''
 let stop = () => {}
 const config = mkdtempSync(join(tmpdir(), 'uagent-cli-'))
@@ -114,7 +116,7 @@ describe('uagent CLI', () => {
     }
     expect(await proc.exited).toBe(0)
     expect(reads.length).toBeGreaterThan(3)
-    expect(reads.join('')).toContain('No generative language model is installed')
+    expect(reads.join('')).toContain(REPLY)
   })
 
   test('an expired access token is refreshed transparently', async () => {
