@@ -56,10 +56,11 @@ export function registerAuth(program: Command): void {
       .description('Create a user')
       .requiredOption('--email <email>', 'email of the new user')
       .option('--password <password>', 'password (asked for when omitted on a terminal)')
-      .option('--role <role...>', 'roles: user, admin', ['user'])
-      .action(async (options: { email: string; password?: string; role: string[] }, command: Command) => {
+      .option('--role, --roles <role...>', 'roles: user, admin (several, or comma-separated)', ['user'])
+      .action(async (options: { email: string; password?: string; roles: string[] }, command: Command) => {
+        const roles = options.roles.flatMap((role) => role.split(',')).map((role) => role.trim()).filter(Boolean)
         const password = options.password ?? (await ask('Password for the new user: ', true))
-        const body = await new ApiClient(globals(command)).json('POST', '/auth/users', { email: options.email, password, roles: options.role })
+        const body = await new ApiClient(globals(command)).json('POST', '/auth/users', { email: options.email, password, roles })
         emit(command, body, () => console.log(`Created ${body.user.email} (${body.user.roles.join(', ')}), id ${body.user.id}`))
       }),
     'uagent users create --email ann@example.com --password "$PW" --role user',

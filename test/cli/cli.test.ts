@@ -76,6 +76,26 @@ describe('uagent CLI', () => {
     expect(conversations.conversations[0].messages[0].content).toBe('Hello from the CLI')
   })
 
+  test('users create (admin) with --role or --roles; mfa setup, and a wrong code exits 1', async () => {
+    const plain = await run(['--json', 'users', 'create', '--email', 'cli-user@example.com', '--password', 'cli-password-1'])
+    expect(plain.code).toBe(0)
+    expect(JSON.parse(plain.stdout).user).toMatchObject({ email: 'cli-user@example.com', roles: ['user'] })
+    const both = await run(['--json', 'users', 'create', '--email', 'cli-admin@example.com', '--password', 'cli-password-1', '--roles', 'admin,user'])
+    expect(JSON.parse(both.stdout).user.roles).toEqual(['admin', 'user'])
+    const human = await run(['users', 'create', '--email', 'cli-admin2@example.com', '--password', 'cli-password-1', '--role', 'admin'])
+    expect(human.stdout).toContain('Created cli-admin2@example.com (admin)')
+    const duplicate = await run(['users', 'create', '--email', 'cli-user@example.com', '--password', 'cli-password-1'])
+    expect(duplicate.code).toBe(1)
+    expect(duplicate.stderr).toContain('error CONFLICT:')
+
+    const setup = await run(['--json', 'mfa', 'setup'])
+    expect(setup.code).toBe(0)
+    expect(JSON.parse(setup.stdout).otpauthUrl).toStartWith('otpauth://totp/')
+    const wrong = await run(['mfa', 'enable', '000000'])
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain('error INVALID_MFA_CODE:')
+  })
+
   test('rag ingest of a folder of 5 files ingests all 5; search finds them; --json equals the API', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'uagent-docs-'))
     mkdirSync(join(folder, 'guides'))
