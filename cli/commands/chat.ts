@@ -60,13 +60,16 @@ export function registerChat(program: Command): void {
     conversations
       .command('list', { isDefault: true })
       .description('List conversations, newest first')
-      .option('--limit <n>', 'how many (1-100)', '20')
-      .option('--offset <n>', 'skip this many', '0')
-      .option('--user <id>', 'another user (admin)')
-      .action(async (options: { limit: string; offset: string; user?: string }, command: Command) => {
-        const query = new URLSearchParams({ limit: options.limit, offset: options.offset })
-        if (options.user) query.set('userId', options.user)
-        const body = await new ApiClient(globals(command)).json('GET', `/conversations?${query}`)
+      .option('--limit <n>', "how many (1-100; the server's default is 50)")
+      .option('--offset <n>', 'skip this many (default 0)')
+      .option('--user, --user-id <id>', 'another user (admin)')
+      .action(async (options: { limit?: string; offset?: string; userId?: string }, command: Command) => {
+        // Only what was given is sent, so the server's defaults apply to the rest.
+        const query = new URLSearchParams()
+        if (options.limit !== undefined) query.set('limit', options.limit)
+        if (options.offset !== undefined) query.set('offset', options.offset)
+        if (options.userId) query.set('userId', options.userId)
+        const body = await new ApiClient(globals(command)).json('GET', query.size ? `/conversations?${query}` : '/conversations')
         emit(command, body, () => {
           console.log(
             table(

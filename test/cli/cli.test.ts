@@ -71,8 +71,10 @@ describe('uagent CLI', () => {
     const chat = JSON.parse((await run(['--json', 'chat', 'Hello', 'from', 'the', 'CLI'])).stdout)
     expect(chat.response).toBeString()
     expect(Object.keys(chat.metadata).sort()).toEqual(['completionTokens', 'conversationId', 'model', 'optimized', 'promptTokens', 'responseTime', 'tokens'])
-    const conversations = JSON.parse((await run(['--json', 'conversations', 'list', '--limit', '50'])).stdout)
-    expect(conversations).toEqual(await direct('GET', '/conversations?limit=50&offset=0'))
+    const conversations = JSON.parse((await run(['--json', 'conversations', 'list'])).stdout)
+    expect(conversations).toEqual(await direct('GET', '/conversations'))
+    const page = JSON.parse((await run(['--json', 'conversations', 'list', '--limit', '1', '--offset', '0'])).stdout)
+    expect(page).toEqual(await direct('GET', '/conversations?limit=1&offset=0'))
     expect(conversations.conversations[0].messages[0].content).toBe('Hello from the CLI')
   })
 
