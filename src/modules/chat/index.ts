@@ -75,7 +75,13 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
         query: StreamQuery,
         detail: {
           summary: 'Streaming chat over server-sent events: start, chunk…, end (or error)',
-          responses: { 200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+          // Documented only: the response is a stream, so no schema is checked at run time.
+          responses: {
+            200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            ...Object.fromEntries(
+              Object.keys(errors).map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
+            ),
+          },
         },
       },
     )
