@@ -39,6 +39,43 @@ describe('ingest', () => {
     expect(count(server, 'SELECT count(*) AS n FROM rag_documents')).toBe(1)
   })
 
+  test('a large ingest does not stall other requests: they are answered while it runs', async () => {
+    // Over real sockets: new requests arrive through the event loop, which an ingest that only
+    // awaited promises (microtasks) would starve until it finished.
+    const server = makeServer()
+    const { accessToken } = await server.login()
+    const listening = server.app.listen({ port: 0 })
+    const base = `http://127.0.0.1:${listening.server!.port}`
+    try {
+      const documents = Array.from({ length: 600 }, (_, i) => ({
+        id: `doc-${i}`,
+        content: `Document ${i} talks about topic ${i % 17}. `.repeat(30) + `\n\nA second paragraph about subject ${i % 23} and more words.`.repeat(5),
+      }))
+      let ingestDone = false
+      const ingest = fetch(`${base}/rag/ingest`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ collection: 'big', documents }),
+      }).then(async (res) => {
+        ingestDone = true
+        return (await res.json()) as { ingested: number; failed: number }
+      })
+      // Wait until the ingest is under way (its first document is stored), then ask for more.
+      while (count(server, 'SELECT count(*) AS n FROM rag_documents') === 0) await Bun.sleep(1)
+      const answeredDuring: boolean[] = []
+      for (let i = 0; i < 3; i++) {
+        expect((await fetch(`${base}/health`)).status).toBe(200)
+        answeredDuring.push(!ingestDone)
+      }
+      expect((await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(200)
+      answeredDuring.push(!ingestDone)
+      expect(answeredDuring).toEqual([true, true, true, true])
+      expect(await ingest).toMatchObject({ ingested: 600, failed: 0 })
+    } finally {
+      listening.stop(true)
+    }
+  })
+
   test('bad collection names and 1001 documents are 400 with nothing written', async () => {
     const server = makeServer()
     const { accessToken } = await server.login()
