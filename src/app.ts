@@ -84,7 +84,11 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
-  return new Elysia({ name: 'universal-agent' })
+  // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
+  // string sent where an object is expected (RAG metadata, plugin parameters) became
+  // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
+  // so a wrong type is a 400 and stored data is what the caller sent.
+  return new Elysia({ name: 'universal-agent', normalize: 'typebox' })
     .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())

@@ -95,6 +95,29 @@ describe('ingest', () => {
     expect(exactly.json.ingested).toBe(1000)
   })
 
+  test('metadata that is not an object is 400 naming the field, and nothing is stored', async () => {
+    const server = makeServer()
+    const { accessToken } = await server.login()
+    for (const metadata of ['a string', '{"json":"in a string"}', [1, 2], 5, true, null]) {
+      const res = await server.call('POST', '/rag/ingest', {
+        token: accessToken,
+        body: { collection: 'meta', documents: [{ id: 'a', content: 'Some text about bees.', metadata }] },
+      })
+      expect(res.status).toBe(400)
+      expect(res.json).toMatchObject({ error: true, code: 'VALIDATION_ERROR' })
+      expect(res.json.message).toContain('body.documents.0.metadata')
+    }
+    expect(count(server, 'SELECT count(*) AS n FROM rag_documents')).toBe(0)
+    // Unknown fields are dropped, and a nested object is stored as sent.
+    const ok = await server.call('POST', '/rag/ingest', {
+      token: accessToken,
+      body: { collection: 'meta', extra: 1, documents: [{ id: 'a', content: 'Some text about bees.', metadata: { tags: { kind: 'insect' } } }] },
+    })
+    expect(ok.json.ingested).toBe(1)
+    const found = await server.call('POST', '/rag/search', { token: accessToken, body: { collection: 'meta', query: 'bees' } })
+    expect(found.json.results[0].metadata).toEqual({ tags: { kind: 'insect' }, chunk: 0 })
+  })
+
   test('re-ingesting an id replaces the document instead of duplicating it', async () => {
     const server = await withCorpus()
     const replacement = { id: 'tea', content: 'Oolong tea is brewed at 90 degrees for one minute.', metadata: { title: 'Oolong' } }
