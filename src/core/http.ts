@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import { AppError, errorBody } from './errors'
+import { NOT_BLANK } from './schema'
 import type { RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
 
@@ -57,6 +58,7 @@ export function describeSchema(schema: Schema | undefined): string | null {
     case 'string':
       if (schema.format === 'email') return 'a valid email address'
       if (schema.format === 'date-time') return 'an ISO 8601 date-time'
+      if (schema.pattern === NOT_BLANK) return `a string${range(schema.minLength, schema.maxLength, ' characters')}, not blank`
       if (schema.pattern) return `a string matching ${schema.pattern}`
       return `a string${schema.minLength === 1 && schema.maxLength === undefined ? ' (not empty)' : range(schema.minLength, schema.maxLength, ' characters')}`
     case 'boolean':

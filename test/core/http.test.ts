@@ -46,7 +46,8 @@ describe('validation messages', () => {
       ['POST', '/auth/login', {}, 'body.email: is required'],
       ['POST', '/auth/login', { email: 'not-an-email', password: 'x' }, 'body.email: must be a valid email address'],
       ['POST', '/auth/users', { email: 'u@example.com', password: 'user-password-1', roles: ['root'] }, 'body.roles.0: must be "admin" or "user"'],
-      ['POST', '/chat', { message: '' }, 'body.message: must be a string from 1 to 32000 characters'],
+      ['POST', '/chat', { message: '' }, 'body.message: must be a string from 1 to 32000 characters, not blank'],
+      ['POST', '/chat', { message: '   ' }, 'body.message: must be a string from 1 to 32000 characters, not blank'],
       ['POST', '/rag/search', { collection: 'docs', query: 'q', limit: 0 }, 'body.limit: must be an integer from 1 to 100'],
       ['POST', '/rag/search', { collection: 'docs', query: 'q', threshold: 2 }, 'body.threshold: must be a number from 0 to 1 or null'],
     ]

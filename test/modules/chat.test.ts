@@ -55,15 +55,16 @@ describe('POST /chat', () => {
     expect(optimizePrompt('What is 2+2?')).toBe('What is 2+2?')
   })
 
-  test('empty, oversized and missing messages are 400 VALIDATION_ERROR', async () => {
-    const { call, login } = makeServer()
+  test('empty, blank, oversized and missing messages are 400 VALIDATION_ERROR; nothing is stored', async () => {
+    const { call, login, services } = makeServer()
     const { accessToken } = await login()
-    for (const body of [{ message: '' }, { message: 'x'.repeat(32_001) }, {}]) {
+    for (const body of [{ message: '' }, { message: ' \n\t ' }, { message: 'x'.repeat(32_001) }, {}]) {
       const res = await call('POST', '/chat', { token: accessToken, body })
       expect(res.status).toBe(400)
       expect(res.json.code).toBe('VALIDATION_ERROR')
       expect(res.json.message).toContain('message')
     }
+    expect((services.db.query('SELECT count(*) AS n FROM conversations').get() as { n: number }).n).toBe(0)
     expect((await call('POST', '/chat', { token: accessToken, body: { message: 'x'.repeat(32_000) } })).status).toBe(200)
   })
 
@@ -165,6 +166,9 @@ describe('GET /stream', () => {
     const missing = await call('GET', '/stream', { token: accessToken })
     expect(missing.status).toBe(400)
     expect(missing.json.code).toBe('VALIDATION_ERROR')
+    const blank = await call('GET', `/stream?message=${encodeURIComponent('  \n ')}`, { token: accessToken })
+    expect(blank.status).toBe(400)
+    expect(blank.json.message).toBe('query.message: must be a string from 1 to 32000 characters, not blank')
     expect((await call('GET', '/stream?message=hi')).status).toBe(401)
   })
 

@@ -191,12 +191,18 @@ describe('search', () => {
     }
   })
 
-  test('limit out of range is 400; an unknown collection is 404', async () => {
+  test('limit out of range and a blank query or question are 400; an unknown collection is 404', async () => {
     const server = await withCorpus()
     for (const limit of [0, 101]) {
       const res = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'x', limit } })
       expect(res.status).toBe(400)
     }
+    const blankQuery = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: '   ' } })
+    expect(blankQuery.status).toBe(400)
+    expect(blankQuery.json.message).toContain('body.query')
+    const blankQuestion = await server.call('POST', '/rag/answer', { token: server.token, body: { collection: 'kb', question: '\t' } })
+    expect(blankQuestion.status).toBe(400)
+    expect(blankQuestion.json.message).toContain('body.question')
     const missing = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'nope', query: 'x' } })
     expect(missing.status).toBe(404)
     expect(missing.json.code).toBe('NOT_FOUND')

@@ -67,6 +67,8 @@ describe('WebSocket /ws', () => {
     expect(await client.next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR', id: 3 })
     client.send({ type: 'stream_chat', message: '', id: 4 })
     expect(await client.next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR', id: 4 })
+    client.send({ type: 'stream_chat', message: '  \n', id: 5 })
+    expect(await client.next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR', id: 5 })
     expect(client.socket.readyState).toBe(WebSocket.OPEN)
     client.socket.close()
   })

@@ -1,9 +1,10 @@
 import { t } from 'elysia'
+import { nonBlankText } from '../../core/schema'
 
 export const MAX_MESSAGE = 32_000
 
 export const ChatRequest = t.Object({
-  message: t.String({ minLength: 1, maxLength: MAX_MESSAGE, description: '1..32000 characters' }),
+  message: nonBlankText(MAX_MESSAGE, { description: '1..32000 characters, not blank' }),
   optimizePrompt: t.Optional(t.Boolean({ default: false })),
   context: t.Optional(t.Nullable(t.String({ maxLength: 100_000 }))),
   userId: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
@@ -25,7 +26,7 @@ export const ChatResponse = t.Object({
 })
 
 export const StreamQuery = t.Object({
-  message: t.String({ minLength: 1, maxLength: MAX_MESSAGE }),
+  message: nonBlankText(MAX_MESSAGE),
   optimizePrompt: t.Optional(t.Boolean({ default: false, error: 'query.optimizePrompt: must be true or false' })),
   conversationId: t.Optional(t.String({ maxLength: 100 })),
   context: t.Optional(t.String({ maxLength: 100_000 })),

@@ -15,8 +15,8 @@ function optionalString(message: Record<string, unknown>, field: string, max: nu
 export function registerChatSocket(handlers: SocketHandlers, chat: ChatService): void {
   handlers.register('stream_chat', async ({ principal, signal, send }, message) => {
     const text = message.message
-    if (typeof text !== 'string' || text.length < 1 || text.length > MAX_MESSAGE) {
-      throw new AppError('VALIDATION_ERROR', `message must be a string of 1..${MAX_MESSAGE} characters`)
+    if (typeof text !== 'string' || text.length > MAX_MESSAGE || !/\S/.test(text)) {
+      throw new AppError('VALIDATION_ERROR', `message must be a string of 1..${MAX_MESSAGE} characters, not blank`)
     }
     if (message.optimizePrompt !== undefined && typeof message.optimizePrompt !== 'boolean') {
       throw new AppError('VALIDATION_ERROR', 'optimizePrompt must be true or false')

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { nonBlankText } from '../../core/schema'
 
 const Metadata = t.Record(t.String(), t.Unknown())
 
@@ -24,7 +25,7 @@ export const IngestResponse = t.Object({
 })
 
 export const SearchRequest = t.Object({
-  query: t.String({ minLength: 1, maxLength: 10_000 }),
+  query: nonBlankText(10_000),
   collection: t.String({ minLength: 1, maxLength: 200 }),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 5 })),
   threshold: t.Optional(t.Nullable(t.Number({ minimum: 0, maximum: 1 }))),
@@ -40,7 +41,7 @@ export const SearchResponse = t.Object({
 })
 
 export const AnswerRequest = t.Object({
-  question: t.String({ minLength: 1, maxLength: 10_000 }),
+  question: nonBlankText(10_000),
   collection: t.String({ minLength: 1, maxLength: 200 }),
   maxContext: t.Optional(t.Integer({ minimum: 1, maximum: 20, default: 3 })),
   includeContext: t.Optional(t.Boolean({ default: true })),
