@@ -36,7 +36,9 @@ export async function main(argv = process.argv): Promise<number> {
     return EXIT.ok
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok
+      // Help asked for (`uagent help`) is a success; help shown because no command was given is a usage error.
+      if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage
       return EXIT.usage
     }
     if (error instanceof CliError) {

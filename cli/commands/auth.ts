@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { credentialsPath, removeCredentials, saveCredentials } from '../credentials'
 import { ask } from '../prompt'
-import { emit, example, globals, keyValues } from '../output'
+import { dim, emit, example, globals, keyValues, table } from '../output'
 
 export function registerAuth(program: Command): void {
   example(
@@ -64,6 +64,24 @@ export function registerAuth(program: Command): void {
         emit(command, body, () => console.log(`Created ${body.user.email} (${body.user.roles.join(', ')}), id ${body.user.id}`))
       }),
     'uagent users create --email ann@example.com --password "$PW" --role user',
+  )
+  example(
+    users
+      .command('list')
+      .description('List every account')
+      .action(async (_options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', '/auth/users')
+        emit(command, body, () => {
+          console.log(
+            table(
+              ['EMAIL', 'ROLES', 'MFA', 'CREATED', 'ID'],
+              body.users.map((u: any) => [u.email, u.roles.join(','), u.mfaEnabled ? 'on' : 'off', u.createdAt.slice(0, 10), u.id]),
+            ),
+          )
+          console.log(dim(`${body.total} users`))
+        })
+      }),
+    'uagent users list',
   )
 
   const mfa = program.command('mfa').description('Two-factor authentication (TOTP)')

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { readEventData } from '../../src/core/sse-reader'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, keyValues, table } from '../output'
+import { integer } from '../parse'
 
 interface ChatOptions {
   stream: boolean
@@ -60,14 +61,14 @@ export function registerChat(program: Command): void {
     conversations
       .command('list', { isDefault: true })
       .description('List conversations, newest first')
-      .option('--limit <n>', "how many (1-100; the server's default is 50)")
-      .option('--offset <n>', 'skip this many (default 0)')
+      .option('--limit <n>', "how many (1-100; the server's default is 50)", integer)
+      .option('--offset <n>', 'skip this many (default 0)', integer)
       .option('--user, --user-id <id>', 'another user (admin)')
-      .action(async (options: { limit?: string; offset?: string; userId?: string }, command: Command) => {
+      .action(async (options: { limit?: number; offset?: number; userId?: string }, command: Command) => {
         // Only what was given is sent, so the server's defaults apply to the rest.
         const query = new URLSearchParams()
-        if (options.limit !== undefined) query.set('limit', options.limit)
-        if (options.offset !== undefined) query.set('offset', options.offset)
+        if (options.limit !== undefined) query.set('limit', String(options.limit))
+        if (options.offset !== undefined) query.set('offset', String(options.offset))
         if (options.userId) query.set('userId', options.userId)
         const body = await new ApiClient(globals(command)).json('GET', query.size ? `/conversations?${query}` : '/conversations')
         emit(command, body, () => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { bold, dim, emit, example, globals, progressBar, table } from '../output'
+import { decimal, integer } from '../parse'
 import { batches, collectDocuments } from './rag-files'
 
 export function registerRag(program: Command): void {
@@ -37,14 +38,14 @@ export function registerRag(program: Command): void {
     rag
       .command('search <collection> <query...>')
       .description('Hybrid search (meaning + keywords); scores 0..1')
-      .option('-n, --limit <n>', 'results (1-100)', '5')
-      .option('-t, --threshold <score>', 'minimum score')
-      .action(async (collection: string, words: string[], options: { limit: string; threshold?: string }, command: Command) => {
+      .option('-n, --limit <n>', 'results (1-100)', integer, 5)
+      .option('-t, --threshold <score>', 'minimum score (0-1)', decimal)
+      .action(async (collection: string, words: string[], options: { limit: number; threshold?: number }, command: Command) => {
         const body = await new ApiClient(globals(command)).json('POST', '/rag/search', {
           collection,
           query: words.join(' '),
-          limit: Number(options.limit),
-          ...(options.threshold !== undefined ? { threshold: Number(options.threshold) } : {}),
+          limit: options.limit,
+          ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
         })
         emit(command, body, () => {
           console.log(table(['SCORE', 'DOCUMENT', 'CHUNK', 'TEXT'], body.results.map((r: any) => [r.score.toFixed(3), r.id, r.metadata.chunk, r.content])))
@@ -57,13 +58,13 @@ export function registerRag(program: Command): void {
     rag
       .command('answer <collection> <question...>')
       .description('Answer a question from a collection, with cited sources')
-      .option('--max-context <n>', 'passages to use (1-20)', '3')
+      .option('--max-context <n>', 'passages to use (1-20)', integer, 3)
       .option('--no-context', 'leave the passages out of the response')
-      .action(async (collection: string, words: string[], options: { maxContext: string; context: boolean }, command: Command) => {
+      .action(async (collection: string, words: string[], options: { maxContext: number; context: boolean }, command: Command) => {
         const body = await new ApiClient(globals(command)).json('POST', '/rag/answer', {
           collection,
           question: words.join(' '),
-          maxContext: Number(options.maxContext),
+          maxContext: options.maxContext,
           includeContext: options.context,
         })
         emit(command, body, () => {

@@ -123,6 +123,20 @@ describe('roles', () => {
     const dup = await call('POST', '/auth/users', { token: admin.accessToken, body: { email: 'someone@example.com', password: 'password-9' } })
     expect(dup.status).toBe(409)
   })
+
+  test('an admin lists every account without secrets; a user gets 403', async () => {
+    const { call, userSession, login } = makeServer()
+    const user = await userSession('listed@example.com')
+    const denied = await call('GET', '/auth/users', { token: user.accessToken })
+    expect(denied.status).toBe(403)
+    expect(denied.json.code).toBe('FORBIDDEN')
+    const listed = await call('GET', '/auth/users', { token: (await login()).accessToken })
+    expect(listed.status).toBe(200)
+    expect(listed.json.total).toBe(2)
+    expect(listed.json.users.map((u: { email: string }) => u.email)).toEqual([ADMIN.email, 'listed@example.com'])
+    expect(listed.json.users[1]).toEqual({ id: user.user.id, email: 'listed@example.com', roles: ['user'], mfaEnabled: false, createdAt: expect.any(String) })
+    expect(listed.text).not.toContain('argon2')
+  })
 })
 
 describe('MFA', () => {

@@ -14,6 +14,7 @@ import {
   MfaStateResponse,
   RefreshRequest,
   SuccessResponse,
+  UsersResponse,
 } from './model'
 import type { AuthService } from './service'
 
@@ -43,6 +44,14 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
       response: { 200: MeResponse, ...errors },
       detail: { summary: 'The current user' },
     })
+    .get(
+      '/users',
+      () => {
+        const users = auth.listUsers()
+        return { users, total: users.length }
+      },
+      { admin: true, response: { 200: UsersResponse, ...authErrors }, detail: { summary: 'List every user account (admin)' } },
+    )
     .post(
       '/users',
       async ({ body }) => ({ success: true, user: await auth.createUser(body.email, body.password, body.roles ?? ['user']) }),

@@ -40,10 +40,11 @@ export const CreateUserRequest = t.Object({
   roles: t.Optional(t.Array(t.Union([t.Literal('admin'), t.Literal('user')]), { maxItems: 2 })),
 })
 
-export const CreateUserResponse = t.Object({
-  success: t.Boolean(),
-  user: t.Object({ id: t.String(), email: t.String(), roles: t.Array(t.String()), mfaEnabled: t.Boolean(), createdAt: t.String() }),
-})
+const Account = t.Object({ id: t.String(), email: t.String(), roles: t.Array(t.String()), mfaEnabled: t.Boolean(), createdAt: t.String({ format: 'date-time' }) })
+
+export const CreateUserResponse = t.Object({ success: t.Boolean(), user: Account })
+
+export const UsersResponse = t.Object({ users: t.Array(Account), total: t.Integer() })
 
 export const MfaSetupResponse = t.Object({ secret: t.String(), otpauthUrl: t.String() })
 export const MfaCodeRequest = t.Object({ code: t.String({ minLength: 1, maxLength: 16 }) })

@@ -76,6 +76,11 @@ export class AuthService {
     return this.db.query<{ n: number }, []>('SELECT count(*) AS n FROM users').get()!.n
   }
 
+  /** Every account, oldest first (admin view: never a password hash or MFA secret). */
+  listUsers(): User[] {
+    return this.db.query<UserRow, []>('SELECT * FROM users ORDER BY created_at, email').all().map(toUser)
+  }
+
   getUser(id: string): User | null {
     const row = this.userById.get(id)
     return row ? toUser(row) : null
