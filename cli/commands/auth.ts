@@ -49,6 +49,26 @@ export function registerAuth(program: Command): void {
     'uagent logout',
   )
 
+  example(
+    program
+      .command('password')
+      .description('Change your password; your other sessions are signed out (this login stays)')
+      .option('--current <password>', 'current password (asked for without echo when omitted on a terminal)')
+      .option('--new <password>', 'new password, 8+ characters (asked for twice without echo when omitted on a terminal)')
+      .action(async (options: { current?: string; new?: string }, command: Command) => {
+        const currentPassword = options.current ?? (await ask('Current password: ', true))
+        let newPassword = options.new
+        if (newPassword === undefined) {
+          newPassword = await ask('New password: ', true)
+          if ((await ask('New password again: ', true)) !== newPassword) throw new CliError('USAGE', 'the two new passwords differ', EXIT.usage)
+        }
+        const body = await new ApiClient(globals(command)).json('POST', '/auth/password', { currentPassword, newPassword })
+        emit(command, body, () => console.log(`Password changed; ${body.sessionsRevoked} other session${body.sessionsRevoked === 1 ? '' : 's'} signed out.`))
+      }),
+    'uagent password',
+    'uagent password --current "$OLD" --new "$NEW"',
+  )
+
   const users = program.command('users').description('Manage users (admin)')
   example(
     users

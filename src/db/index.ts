@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import * as sqliteVec from 'sqlite-vec'
 import { MIGRATIONS, type Migration } from './migrations'
@@ -12,7 +12,13 @@ export type { Database }
  * `path` ':memory:' gives a private in-memory database (tests, embedding).
  */
 export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:' && !existsSync(path)) {
+    // The database holds password hashes and MFA secrets: a new one is readable by its owner
+    // alone (SQLite gives the -wal and -shm files the same mode). An existing file keeps the
+    // mode its operator chose.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    writeFileSync(path, '', { mode: 0o600 })
+  }
   const db = new Database(path, { create: true, strict: true })
   db.run('PRAGMA journal_mode = WAL')
   db.run('PRAGMA synchronous = NORMAL')

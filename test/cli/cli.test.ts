@@ -191,6 +191,24 @@ describe('uagent CLI', () => {
     expect((await run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
   })
 
+  test('password changes the password and keeps this login; without a terminal the passwords must be given', async () => {
+    await direct('POST', '/auth/users', { email: 'cli-pw@example.com', password: 'first-password-1', roles: ['user'] })
+    const own = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'uagent-cli-pw-')) }
+    expect((await run(['login', '--email', 'cli-pw@example.com', '--password', 'first-password-1'], own)).code).toBe(0)
+    const prompted = await run(['password'], own)
+    expect(prompted.code).toBe(2)
+    expect(prompted.stderr).toContain('no terminal')
+    const wrong = await run(['password', '--current', 'nope', '--new', 'second-password-2'], own)
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain('error INVALID_CREDENTIALS:')
+    const changed = await run(['password', '--current', 'first-password-1', '--new', 'second-password-2'], own)
+    expect(changed.code).toBe(0)
+    expect(changed.stdout).toContain('Password changed')
+    expect((await run(['info'], own)).code).toBe(0)
+    expect((await run(['login', '--email', 'cli-pw@example.com', '--password', 'first-password-1'], own)).code).toBe(1)
+    expect((await run(['login', '--email', 'cli-pw@example.com', '--password', 'second-password-2'], own)).code).toBe(0)
+  })
+
   test('logout revokes the session and forgets the stored login', async () => {
     const result = await run(['logout'])
     expect(result.code).toBe(0)

@@ -176,3 +176,40 @@ describe('MFA', () => {
     expect((await call('POST', '/auth/login', { body: ADMIN })).status).toBe(200)
   })
 })
+
+describe('password change', () => {
+  test('needs the current password; the new one works, the old one does not; other sessions are signed out', async () => {
+    const { call, login, userSession } = makeServer()
+    const user = await userSession('changer@example.com', 'old-password-1')
+    const elsewhere = await login('changer@example.com', 'old-password-1')
+    const wrong = await call('POST', '/auth/password', { token: user.accessToken, body: { currentPassword: 'not-it', newPassword: 'new-password-1' } })
+    expect(wrong.status).toBe(401)
+    expect(wrong.json.code).toBe('INVALID_CREDENTIALS')
+    const short = await call('POST', '/auth/password', { token: user.accessToken, body: { currentPassword: 'old-password-1', newPassword: 'short' } })
+    expect(short.status).toBe(400)
+    expect(short.json.message).toContain('body.newPassword')
+    const changed = await call('POST', '/auth/password', { token: user.accessToken, body: { currentPassword: 'old-password-1', newPassword: 'new-password-1' } })
+    expect(changed.status).toBe(200)
+    expect(changed.json).toMatchObject({ success: true, sessionsRevoked: 1 })
+    expect((await call('GET', '/auth/me', { token: user.accessToken })).status).toBe(200)
+    expect((await call('GET', '/auth/me', { token: elsewhere.accessToken })).json.code).toBe('UNAUTHORIZED')
+    expect((await call('POST', '/auth/refresh', { body: { refreshToken: elsewhere.refreshToken } })).status).toBe(401)
+    const old = await call('POST', '/auth/login', { body: { email: 'changer@example.com', password: 'old-password-1' } })
+    expect(old.json.code).toBe('INVALID_CREDENTIALS')
+    await login('changer@example.com', 'new-password-1')
+  })
+
+  test('wrong current passwords count towards login throttling', async () => {
+    const { call, userSession } = makeServer()
+    const user = await userSession('guessed@example.com', 'right-password-1')
+    for (let i = 0; i < 5; i++) {
+      const res = await call('POST', '/auth/password', { token: user.accessToken, body: { currentPassword: `guess-${i}`, newPassword: 'new-password-1' } })
+      expect(res.json.code).toBe('INVALID_CREDENTIALS')
+    }
+    const locked = await call('POST', '/auth/password', { token: user.accessToken, body: { currentPassword: 'right-password-1', newPassword: 'new-password-1' } })
+    expect(locked.status).toBe(429)
+    expect(locked.json.code).toBe('TOO_MANY_ATTEMPTS')
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await call('POST', '/auth/login', { body: { email: 'guessed@example.com', password: 'right-password-1' } })).status).toBe(429)
+  })
+})

@@ -14,6 +14,6 @@ export function ensureFirstAdmin(auth: AuthService, config: Config, log: (line: 
   const password = config.adminPassword ?? randomBytes(12).toString('base64url')
   auth.createUserSync(email, password, ['admin'])
   if (!config.adminPassword) {
-    log(`First admin created: ${email} / ${password}  (shown once; change it or set UAGENT_ADMIN_PASSWORD)`)
+    log(`First admin created: ${email} / ${password}  (shown once; change it with 'uagent password' or POST /auth/password)`)
   }
 }

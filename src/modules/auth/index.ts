@@ -3,6 +3,8 @@ import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import {
   authErrors,
+  ChangePasswordRequest,
+  ChangePasswordResponse,
   CreateUserRequest,
   CreateUserResponse,
   errors,
@@ -38,6 +40,19 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
         return { success: true, message: 'Session revoked' }
       },
       { auth: true, response: { 200: SuccessResponse, ...errors }, detail: { summary: 'Revoke the current session' } },
+    )
+    .post(
+      '/password',
+      async ({ principal, body }) => {
+        const sessionsRevoked = await auth.changePassword(principal.user.id, principal.sessionId, body.currentPassword, body.newPassword)
+        return { success: true, message: 'Password changed; other sessions were signed out', sessionsRevoked }
+      },
+      {
+        auth: true,
+        body: ChangePasswordRequest,
+        response: { 200: ChangePasswordResponse, ...authErrors },
+        detail: { summary: 'Change your password (needs the current one); signs out your other sessions' },
+      },
     )
     .get('/me', ({ principal }) => ({ ...principal.user, sessionId: principal.sessionId }), {
       auth: true,

@@ -46,6 +46,17 @@ export const CreateUserResponse = t.Object({ success: t.Boolean(), user: Account
 
 export const UsersResponse = t.Object({ users: t.Array(Account), total: t.Integer() })
 
+export const ChangePasswordRequest = t.Object({
+  currentPassword: t.String({ minLength: 1, maxLength: 1024 }),
+  newPassword: t.String({ minLength: 8, maxLength: 1024 }),
+})
+
+export const ChangePasswordResponse = t.Object({
+  success: t.Boolean(),
+  message: t.String(),
+  sessionsRevoked: t.Integer({ description: 'Other sessions of the account that were signed out' }),
+})
+
 export const MfaSetupResponse = t.Object({ secret: t.String(), otpauthUrl: t.String() })
 export const MfaCodeRequest = t.Object({ code: t.String({ minLength: 1, maxLength: 16 }) })
 export const MfaStateResponse = t.Object({ success: t.Boolean(), mfaEnabled: t.Boolean() })

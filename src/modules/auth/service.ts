@@ -165,6 +165,29 @@ export class AuthService {
     return this.issueTokens(user, stored.session_id)
   }
 
+  /**
+   * Changes the caller's password after checking the current one (a wrong one counts towards
+   * login throttling, so a stolen access token cannot be used to guess it), and signs out every
+   * other session of the account. Returns how many sessions were signed out.
+   */
+  async changePassword(userId: string, keepSessionId: string, currentPassword: string, newPassword: string): Promise<number> {
+    const row = this.userById.get(userId)!
+    this.assertNotThrottled(row.email)
+    if (!(await Bun.password.verify(currentPassword, row.password_hash))) {
+      this.recordFailure(row.email)
+      throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong')
+    }
+    const hash = await Bun.password.hash(newPassword, { algorithm: 'argon2id' })
+    const others = this.db
+      .query<{ id: string }, [string, string]>('SELECT id FROM sessions WHERE user_id = ? AND id != ? AND revoked_at IS NULL')
+      .all(userId, keepSessionId)
+    this.db.transaction(() => {
+      this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, userId])
+      for (const { id } of others) this.revokeSession(id)
+    })()
+    return others.length
+  }
+
   isSessionLive(sessionId: string): boolean {
     return this.liveSession.get(sessionId) !== null
   }
