@@ -76,6 +76,7 @@ export async function benchHttp() {
     memory: '55.5 MB',
     connections: { database: 'connected', vectorStore: 'connected', embedder: 'builtin', llm: 'builtin' },
     features: { rag: true, voice: false, plugins: false, multiAgent: false },
+    models: { embedder: 'builtin/hash-embed-384', generator: 'builtin/extractive' },
   }
   const bare = Bun.serve({ port: 0, fetch: () => Response.json(document) })
   // The contract puts X-Request-Id on every response; this baseline pays for that header too.

@@ -12,6 +12,9 @@ describe('health and system info', () => {
     expect(res.json.memory).toMatch(/^\d+\.\d MB$/)
     expect(res.json.connections).toMatchObject({ database: 'connected', vectorStore: 'connected' })
     for (const name of ['rag', 'voice', 'plugins', 'multiAgent']) expect(typeof res.json.features[name]).toBe('boolean')
+    // Without weights, the built-in engines are active, and /health names them.
+    expect(res.json.connections).toMatchObject({ embedder: 'builtin', llm: 'builtin' })
+    expect(res.json.models).toEqual({ embedder: 'builtin/hash-embed-384', generator: 'builtin/extractive' })
   })
 
   test('GET /system/info needs a token and reports version and limits', async () => {

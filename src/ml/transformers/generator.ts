@@ -1,3 +1,4 @@
+import { AppError } from '../../core/errors'
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { PieceQueue } from '../piece-queue'
 import { loadOrExplain, locateModel, transformers } from './runtime'
@@ -8,6 +9,13 @@ const DEFAULT_MAX_TOKENS = 512
 type Module = Awaited<ReturnType<typeof transformers>>
 type Tokenizer = Awaited<ReturnType<Module['AutoTokenizer']['from_pretrained']>>
 type CausalLM = Awaited<ReturnType<Module['AutoModelForCausalLM']['from_pretrained']>>
+
+/** What one run reports back: whether a stop sequence ended it, tokens generated, and the limit applied. */
+interface Tracker {
+  stopped: boolean
+  generated?: number
+  limit?: number
+}
 
 /** A causal language model run by transformers.js, with the tokenizer's chat template and token streaming. */
 export class TransformersGenerator implements Generator {
@@ -44,12 +52,12 @@ export class TransformersGenerator implements Generator {
 
   async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): Promise<GenerateResult> {
     let text = ''
-    const tracker: { stopped: boolean; generated?: number } = { stopped: false }
+    const tracker: Tracker = { stopped: false }
     for await (const piece of this.run(messages, options, signal, tracker)) text += piece
     const completionTokens = tracker.generated ?? (await this.countTokens(text))
     const promptTokens = await this.countTokens(this.prompt(messages))
-    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
-    const finishReason = signal?.aborted ? 'cancelled' : !tracker.stopped && completionTokens >= maxTokens ? 'length' : 'stop'
+    const limit = tracker.limit ?? options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const finishReason = signal?.aborted ? 'cancelled' : !tracker.stopped && completionTokens >= limit ? 'length' : 'stop'
     return { text, promptTokens, completionTokens, finishReason }
   }
 
@@ -57,9 +65,17 @@ export class TransformersGenerator implements Generator {
     return this.run(messages, options, signal, { stopped: false })
   }
 
-  private async *run(messages: ChatMessage[], options: GenerateOptions, signal: AbortSignal | undefined, tracker: { stopped: boolean; generated?: number }) {
+  private async *run(messages: ChatMessage[], options: GenerateOptions, signal: AbortSignal | undefined, tracker: Tracker) {
     const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
-    const inputs = this.tokenizer(this.prompt(messages), { add_special_tokens: false, truncation: true, max_length: Math.max(16, this.contextLength - maxTokens) })
+    // Never truncated: cutting the end would drop the question and the assistant turn marker.
+    // The reply gets what the context leaves, and a prompt that leaves nothing is refused.
+    const inputs = this.tokenizer(this.prompt(messages), { add_special_tokens: false })
+    const promptLength = Number(inputs.input_ids.dims.at(-1))
+    const room = this.contextLength - promptLength
+    if (room < 1) {
+      throw new AppError('VALIDATION_ERROR', `The prompt takes ${promptLength} tokens, but ${this.id} reads at most ${this.contextLength}: shorten it`)
+    }
+    tracker.limit = Math.min(maxTokens, room)
     const queue = new PieceQueue()
     const interrupt = new this.module.InterruptableStoppingCriteria()
     const onAbort = () => interrupt.interrupt()
@@ -91,7 +107,7 @@ export class TransformersGenerator implements Generator {
     const run = this.model
       .generate({
         ...inputs,
-        max_new_tokens: maxTokens,
+        max_new_tokens: tracker.limit,
         do_sample: temperature > 0,
         ...(temperature > 0 ? { temperature } : {}),
         streamer,

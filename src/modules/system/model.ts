@@ -17,6 +17,10 @@ export const HealthResponse = t.Object({
   memory: t.String({ description: 'Resident set size, e.g. "84.2 MB"' }),
   connections: t.Record(t.String(), t.String()),
   features: t.Object({ rag: t.Boolean(), voice: t.Boolean(), plugins: t.Boolean(), multiAgent: t.Boolean() }),
+  models: t.Object(
+    { embedder: t.String(), generator: t.String() },
+    { description: 'Ids of the active engines, e.g. builtin/hash-embed-384, a model folder, or the upstream model' },
+  ),
 })
 
 export const SystemInfoResponse = t.Object({

@@ -8,9 +8,9 @@ export interface Features {
   multiAgent: boolean
 }
 
-/** What /health reports about the model engines (see src/ml). */
+/** What /health reports about the model engines (see src/ml): their state and the active ids. */
 export interface EngineStatusSource {
-  status(): { embedder: string; llm: string }
+  status(): { embedder: string; llm: string; embedderId: string; generatorId: string }
 }
 
 export interface SystemDeps {
@@ -78,7 +78,7 @@ export class SystemService {
     } catch {
       vectorStore = 'error'
     }
-    const engines = this.deps.engines?.status() ?? { embedder: 'builtin', llm: 'builtin' }
+    const engines = this.deps.engines?.status() ?? { embedder: 'builtin', llm: 'builtin', embedderId: 'builtin', generatorId: 'builtin' }
     const connections = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
     const healthy = database === 'connected' && vectorStore === 'connected' && engines.embedder !== 'error' && engines.llm !== 'unreachable'
     return {
@@ -87,6 +87,7 @@ export class SystemService {
       memory: formatMegabytes(residentBytes()),
       connections,
       features: { ...this.deps.features },
+      models: { embedder: engines.embedderId, generator: engines.generatorId },
     }
   }
 
