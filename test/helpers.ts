@@ -59,8 +59,11 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
  */
 export class ScriptedGenerator implements Generator {
   readonly id = 'test/scripted'
-  readonly contextLength = 4096
+  /** Settable, to play a small model. */
+  contextLength = 4096
   prompts: ChatMessage[][] = []
+  /** The options of every call, in order. */
+  options: GenerateOptions[] = []
   cancelled = false
   piecesSent = 0
 
@@ -79,8 +82,9 @@ export class ScriptedGenerator implements Generator {
     return { text, promptTokens: 1, completionTokens: await this.countTokens(text), finishReason: 'stop' as const }
   }
 
-  async *stream(messages: ChatMessage[], _options: GenerateOptions = {}, signal?: AbortSignal) {
+  async *stream(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
     this.prompts.push(messages)
+    this.options.push(options)
     for (const piece of this.reply.match(/\s*\S+/g) ?? []) {
       if (signal?.aborted) {
         this.cancelled = true

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import { createModels } from '../../src/ml'
 import { TransformersEmbedder } from '../../src/ml/transformers/embedder'
 import { TransformersGenerator } from '../../src/ml/transformers/generator'
+import { AppError } from '../../src/core/errors'
+import { makeServer } from '../helpers'
 
 const FIXTURES = join(import.meta.dir, '../fixtures/models')
 const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
@@ -39,6 +41,26 @@ describe('transformers.js engines on the fixture models', () => {
     expect(result.promptTokens).toBeGreaterThan(5)
   })
 
+  test('the reply gets what the context leaves; a prompt longer than the context is refused, never cut', async () => {
+    const generator = await TransformersGenerator.load(FIXTURES, 'fixtures/tiny-llama')
+    const ask = (words: number) => [{ role: 'user' as const, content: Array.from({ length: words }, () => 'the cat').join(' ') }]
+    let words = 10
+    while ((await generator.countTokens(generator.prompt(ask(words + 5)))) < 240) words += 5
+    const prompt = await generator.countTokens(generator.prompt(ask(words)))
+    expect(prompt).toBeGreaterThan(200)
+    // Asking for 512 new tokens from a 256-token model: the reply stops where the context ends.
+    const result = await generator.generate(ask(words), { maxTokens: 512 })
+    expect(result.promptTokens).toBe(prompt)
+    // The fixture's random weights never choose the end token: it writes until the context is full.
+    expect(result.completionTokens).toBe(256 - prompt)
+    expect(result.finishReason).toBe('length')
+
+    const error = await generator.generate(ask(200), { maxTokens: 8 }).catch((e) => e)
+    expect(error).toBeInstanceOf(AppError)
+    expect(error.status).toBe(400)
+    expect(error.message).toContain('fixtures/tiny-llama reads at most 256')
+  })
+
   test('cancellation stops generation', async () => {
     const generator = await TransformersGenerator.load(FIXTURES, 'fixtures/tiny-llama')
     const controller = new AbortController()
@@ -57,5 +79,22 @@ describe('transformers.js engines on the fixture models', () => {
     expect((await models.embedder()).dimensions).toBe(32)
     expect((await models.generator()).id).toBe('fixtures/tiny-llama')
     expect(models.status()).toMatchObject({ embedder: 'ready', llm: 'ready', embedderId: 'fixtures/tiny-bert', generatorId: 'fixtures/tiny-llama' })
+  })
+
+  test('the server answers with the configured local models, and /health names them', async () => {
+    const { call, login } = makeServer({ modelsDir: FIXTURES, embedModel: 'fixtures/tiny-bert', chatModel: 'fixtures/tiny-llama' })
+    const { accessToken: token } = await login()
+    const chat = await call('POST', '/chat', { token, body: { message: 'hello' } })
+    expect(chat.status).toBe(200)
+    expect(chat.json.metadata.model).toBe('fixtures/tiny-llama')
+    expect(chat.json.metadata.completionTokens).toBeGreaterThan(0)
+    const ingest = await call('POST', '/rag/ingest', { token, body: { collection: 'tiny', documents: [{ id: 'a', content: 'the cat sat on the mat' }] } })
+    expect(ingest.json.ingested).toBe(1)
+    const collections = await call('GET', '/rag/collections', { token })
+    expect(collections.json.collections[0]).toMatchObject({ embedder: 'fixtures/tiny-bert', dimensions: 32 })
+    await Bun.sleep(260) // the health document is re-probed at most every 250 ms
+    const health = await call('GET', '/health')
+    expect(health.json.connections).toMatchObject({ embedder: 'ready', llm: 'ready' })
+    expect(health.json.models).toEqual({ embedder: 'fixtures/tiny-bert', generator: 'fixtures/tiny-llama' })
   })
 })

@@ -40,6 +40,36 @@ describe('POST /chat', () => {
     expect(stored.json.messages).toHaveLength(4)
   })
 
+  test("a small model's context is respected: history trimmed, the reply budget shrinks, an oversized message is 400", async () => {
+    const generator = new ScriptedGenerator('Noted.')
+    generator.contextLength = 160 // 40 tokens kept for the reply, 120 for the prompt (a token is a word here)
+    const { call, login } = makeServerWith(generator)
+    const { accessToken: token } = await login()
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ')
+    let conversationId: string | undefined
+    for (let turn = 0; turn < 4; turn++) {
+      const res = await call('POST', '/chat', { token, body: { message: `turn${turn} ${words(25)}`, conversationId } })
+      expect(res.status).toBe(200)
+      conversationId = res.json.metadata.conversationId
+    }
+    expect(generator.options.at(-1)!.maxTokens).toBe(40)
+    const prompt = generator.prompts.at(-1)!
+    const used = (await Promise.all(prompt.map((m) => generator.countTokens(m.content)))).reduce((a, b) => a + b, 0)
+    expect(used).toBeLessThanOrEqual(120)
+    expect(prompt.at(-1)!.content).toStartWith('turn3')
+    expect(prompt.some((m) => m.content.startsWith('turn2'))).toBe(true)
+    expect(prompt.some((m) => m.content.startsWith('turn0'))).toBe(false)
+
+    const tooLong = await call('POST', '/chat', { token, body: { message: words(200), conversationId } })
+    expect(tooLong.status).toBe(400)
+    expect(tooLong.json.code).toBe('VALIDATION_ERROR')
+    expect(tooLong.json.message).toContain('test/scripted reads 160')
+    const streamed = await call('GET', `/stream?message=${encodeURIComponent(words(200))}&conversationId=${conversationId}`, { token })
+    expect(streamed.status).toBe(400)
+    const stored = await call('GET', `/conversations/${conversationId}`, { token })
+    expect(stored.json.messages).toHaveLength(8)
+  })
+
   test('optimizePrompt rewrites the message and says so', async () => {
     const generator = new ScriptedGenerator('ok')
     const { call, login } = makeServerWith(generator)

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
-import { makeServer } from '../helpers'
+import { RagService } from '../../src/modules/rag/service'
+import { makeServer, ScriptedGenerator } from '../helpers'
 
 async function withCorpus() {
   const server = makeServer()
@@ -241,6 +242,38 @@ describe('answer', () => {
     expect(res.json.context[0].source).toBe('password-reset')
     expect(res.json.context[0].content).toContain('reset link')
     expect(res.json.sources.length).toBeLessThanOrEqual(3)
+  })
+
+  test("passages are fitted to a small model's context; sources are exactly the passages it saw", async () => {
+    const generator = new ScriptedGenerator('Bees dance to share directions [1].')
+    generator.contextLength = 200 // 50 tokens kept for the reply, 150 for the prompt (a token is a word here)
+    const server = makeServer({}, (services) => {
+      services.rag = new RagService({ db: services.db, embedder: services.models.embedder, generator: async () => generator })
+    })
+    const { accessToken: token } = await server.login()
+    const about =
+      'Honey bees dance to share directions to flowers. The waggle dance of a honey bee tells the other bees ' +
+      'how far away the food is and in which direction to fly, so bees dance to guide the hive to nectar'
+    const documents = Array.from({ length: 12 }, (_, i) => ({ id: `bees-${i}`, content: `${about} (hive ${i}).` }))
+    await server.call('POST', '/rag/ingest', { token, body: { collection: 'hive', documents } })
+    const res = await server.call('POST', '/rag/answer', { token, body: { collection: 'hive', question: 'Why do honey bees dance?', maxContext: 12 } })
+    expect(res.status).toBe(200)
+    const prompt = generator.prompts.at(-1)!
+    const used = (await Promise.all(prompt.map((m) => generator.countTokens(m.content)))).reduce((a, b) => a + b, 0)
+    expect(used).toBeLessThanOrEqual(150)
+    expect(generator.options.at(-1)!.maxTokens).toBe(50)
+    const given = prompt[1]!.content.match(/^\[\d+\]/gm)!
+    expect(given.length).toBeGreaterThan(0)
+    expect(given.length).toBeLessThan(12)
+    expect(res.json.sources).toHaveLength(given.length)
+    expect(res.json.context).toHaveLength(given.length)
+    for (const i of res.json.sources.keys()) expect(prompt[1]!.content).toContain(`[${i + 1}] ${res.json.context[i].content}`)
+
+    // Relevant, but longer than the model can read together with the instruction.
+    const question = `${about}. ${about}. ${about}. ${about}. Why?`
+    const tooLong = await server.call('POST', '/rag/answer', { token, body: { collection: 'hive', question } })
+    expect(tooLong.status).toBe(400)
+    expect(tooLong.json.message).toContain('body.question: too long')
   })
 
   test('includeContext false omits context; maxContext caps passages', async () => {

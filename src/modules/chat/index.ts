@@ -5,7 +5,6 @@ import { sseResponse } from '../../core/sse'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { ChatRequest, ChatResponse as ChatResponseSchema, StreamQuery } from './model'
-import { REPLY_BUDGET } from './prompt'
 import { type ChatResponse, type ChatService, describeFailure } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
@@ -50,7 +49,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
             let failure: { code: string; message: string } | null = null
             let stored: ChatResponse | undefined
             try {
-              for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: REPLY_BUDGET }, signal)) {
+              for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
                 reply += piece
                 yield { type: 'chunk', content: piece }
               }

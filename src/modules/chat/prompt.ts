@@ -1,4 +1,5 @@
-import type { ChatMessage, Generator } from '../../ml'
+import { AppError } from '../../core/errors'
+import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
 
 export const SYSTEM_PROMPT =
   'You are Universal Agent, a helpful assistant running entirely on this machine. ' +
@@ -7,9 +8,6 @@ export const SYSTEM_PROMPT =
 export const OPTIMIZED_INSTRUCTION =
   'The user message was rewritten into a clear request. Answer it directly first, then give the key details; ' +
   'use a short list when there are several points, and state any assumption you make.'
-
-/** Room kept for the reply when trimming history. */
-export const REPLY_BUDGET = 512
 
 const ABBREVIATIONS: Record<string, string> = {
   pls: 'please',
@@ -71,7 +69,8 @@ export interface PromptParts {
 
 /**
  * System prompt, optional context, as much recent history as fits the model's context length
- * (oldest turns dropped first), then the user's message.
+ * (oldest turns dropped first), then the user's message. Room for the reply (`replyBudget`) is
+ * kept; a message and context that cannot fit even without history are a 400 that says so.
  */
 export async function assemblePrompt(generator: Generator, parts: PromptParts): Promise<{ messages: ChatMessage[]; promptTokens: number }> {
   const head: ChatMessage[] = [{ role: 'system', content: parts.optimized ? `${SYSTEM_PROMPT}\n\n${OPTIMIZED_INSTRUCTION}` : SYSTEM_PROMPT }]
@@ -79,7 +78,14 @@ export async function assemblePrompt(generator: Generator, parts: PromptParts): 
   const tail: ChatMessage = { role: 'user', content: parts.message }
   let used = 0
   for (const message of [...head, tail]) used += await generator.countTokens(message.content)
-  const budget = generator.contextLength - REPLY_BUDGET
+  const budget = promptBudget(generator)
+  if (used > budget) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The message${parts.context?.trim() ? ' and context' : ''} take ${used} tokens, but ${generator.id} reads ${generator.contextLength} ` +
+        `with ${replyBudget(generator)} kept for the reply: shorten them`,
+    )
+  }
   const kept: ChatMessage[] = []
   for (let i = parts.history.length - 1; i >= 0; i--) {
     const cost = await generator.countTokens(parts.history[i]!.content)

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
-import type { ChatMessage, Generator } from '../../ml'
+import { type ChatMessage, type Generator, replyBudget } from '../../ml'
 import { type ConversationStore, titleFrom } from '../conversations/service'
-import { assemblePrompt, optimizePrompt, REPLY_BUDGET } from './prompt'
+import { assemblePrompt, optimizePrompt } from './prompt'
 
 export interface ChatInput {
   userId: string
@@ -32,6 +32,8 @@ export interface Exchange {
   model: string
   generator: Generator
   messages: ChatMessage[]
+  /** The longest reply to ask for: what the model's context leaves (see replyBudget). */
+  maxTokens: number
   promptTokens: number
   optimized: boolean
   userMessage: string
@@ -68,6 +70,7 @@ export class ChatService {
       model: generator.id,
       generator,
       messages,
+      maxTokens: replyBudget(generator),
       promptTokens,
       optimized,
       userMessage,
@@ -108,7 +111,7 @@ export class ChatService {
   /** POST /chat: the whole reply at once. */
   async chat(input: ChatInput, signal?: AbortSignal): Promise<ChatResponse> {
     const exchange = await this.prepare(input)
-    const result = await exchange.generator.generate(exchange.messages, { maxTokens: REPLY_BUDGET }, signal)
+    const result = await exchange.generator.generate(exchange.messages, { maxTokens: exchange.maxTokens }, signal)
     return exchange.finish(result.text, { cancelled: result.finishReason === 'cancelled' })
   }
 }

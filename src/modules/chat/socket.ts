@@ -1,7 +1,6 @@
 import { AppError } from '../../core/errors'
 import type { SocketHandlers } from '../ws/registry'
 import { MAX_MESSAGE } from './model'
-import { REPLY_BUDGET } from './prompt'
 import type { ChatService } from './service'
 
 function optionalString(message: Record<string, unknown>, field: string, max: number): string | undefined {
@@ -31,7 +30,7 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
     let reply = ''
     let failure: unknown = null
     try {
-      for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: REPLY_BUDGET }, signal)) {
+      for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
         reply += piece
         send({ type: 'stream_chunk', content: piece })
       }

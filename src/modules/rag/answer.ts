@@ -1,4 +1,5 @@
-import type { ChatMessage } from '../../ml'
+import { AppError } from '../../core/errors'
+import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
 import type { RagService, SearchResult } from './service'
 
 /** Passages scoring below this are not relevant enough to answer from. */
@@ -23,9 +24,35 @@ export function answerPrompt(question: string, passages: SearchResult[]): ChatMe
 }
 
 /**
- * Retrieves up to `maxContext` passages above the relevance floor, asks the generator for an
- * answer citing them as [n] (sources[n-1] is passage n), and adds the citations itself when a
- * model left them out, so every answer points at real passages.
+ * The passages that fit the model's context beside the instruction, the question and the reply,
+ * best first. When not even the best one fits whole, it is cut to what does.
+ */
+export async function fitPassages(generator: Generator, question: string, passages: SearchResult[]): Promise<SearchResult[]> {
+  const budget = promptBudget(generator)
+  const [system, user] = answerPrompt(question, [])
+  let used = (await generator.countTokens(system!.content)) + (await generator.countTokens(user!.content))
+  const fitted: SearchResult[] = []
+  for (const [i, passage] of passages.entries()) {
+    const cost = (await generator.countTokens(`[${i + 1}] ${passage.content}`)) + 1
+    if (used + cost > budget) {
+      if (fitted.length === 0 && budget - used > 16) {
+        // Cut the best passage down to the room left (token counts follow length roughly; recheck).
+        let content = passage.content.slice(0, Math.floor((passage.content.length * (budget - used)) / cost))
+        while (content && used + (await generator.countTokens(`[1] ${content}`)) + 1 > budget) content = content.slice(0, Math.floor(content.length * 0.9))
+        if (content) fitted.push({ ...passage, content })
+      }
+      break
+    }
+    used += cost
+    fitted.push(passage)
+  }
+  return fitted
+}
+
+/**
+ * Retrieves up to `maxContext` passages above the relevance floor, keeps those that fit the
+ * model's context, asks the generator for an answer citing them as [n] (sources[n-1] is passage
+ * n), and adds the citations itself when a model left them out, so every answer points at real passages.
  */
 export async function answerQuestion(
   rag: RagService,
@@ -34,13 +61,18 @@ export async function answerQuestion(
 ) {
   const found = await rag.search(userId, input.collection, input.question, input.maxContext, RELEVANCE_FLOOR)
   const best = found.results[0]?.score ?? 0
-  const passages = found.results.filter((p) => p.score >= best * RELATIVE_FLOOR)
+  const relevant = found.results.filter((p) => p.score >= best * RELATIVE_FLOOR)
+  const generator = relevant.length ? await rag.generator() : null
+  // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
+  const passages = generator ? await fitPassages(generator, input.question, relevant) : []
+  if (generator && passages.length === 0) {
+    throw new AppError('VALIDATION_ERROR', `body.question: too long for ${generator.id} (it reads ${generator.contextLength} tokens): shorten it`)
+  }
   let answer: string
-  if (passages.length === 0) {
+  if (!generator) {
     answer = `I could not find anything relevant to that question in the collection "${input.collection}".`
   } else {
-    const generator = await rag.generator()
-    const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: 512 })
+    const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
     answer = result.text.trim()
     const cited = new Set([...answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])).filter((n) => n >= 1 && n <= passages.length))
     if (cited.size === 0) answer += `\n\nSources: ${passages.map((p, i) => `[${i + 1}] ${title(p)}`).join('; ')}`
