@@ -63,7 +63,7 @@ describe('POST /chat', () => {
     const tooLong = await call('POST', '/chat', { token, body: { message: words(200), conversationId } })
     expect(tooLong.status).toBe(400)
     expect(tooLong.json.code).toBe('VALIDATION_ERROR')
-    expect(tooLong.json.message).toContain('test/scripted reads 160')
+    expect(tooLong.json.message).toBe('The prompt for this message takes 229 tokens, but test/scripted reads 160 with 40 kept for the reply: shorten it')
     const streamed = await call('GET', `/stream?message=${encodeURIComponent(words(200))}&conversationId=${conversationId}`, { token })
     expect(streamed.status).toBe(400)
     const stored = await call('GET', `/conversations/${conversationId}`, { token })

@@ -82,8 +82,8 @@ export async function assemblePrompt(generator: Generator, parts: PromptParts): 
   if (used > budget) {
     throw new AppError(
       'VALIDATION_ERROR',
-      `The message${parts.context?.trim() ? ' and context' : ''} take ${used} tokens, but ${generator.id} reads ${generator.contextLength} ` +
-        `with ${replyBudget(generator)} kept for the reply: shorten them`,
+      `The prompt for this message${parts.context?.trim() ? ' and context' : ''} takes ${used} tokens, but ${generator.id} reads ` +
+        `${generator.contextLength} with ${replyBudget(generator)} kept for the reply: shorten ${parts.context?.trim() ? 'them' : 'it'}`,
     )
   }
   const kept: ChatMessage[] = []
