@@ -11,6 +11,9 @@ interface ChatOptions {
   context?: string
 }
 
+const conversationPath = (id: string, userId?: string) =>
+  `/conversations/${encodeURIComponent(id)}${userId ? `?userId=${encodeURIComponent(userId)}` : ''}`
+
 export function registerChat(program: Command): void {
   example(
     program
@@ -87,8 +90,9 @@ export function registerChat(program: Command): void {
     conversations
       .command('show <id>')
       .description('Show a conversation with its messages')
-      .action(async (id: string, _options, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('GET', `/conversations/${encodeURIComponent(id)}`)
+      .option('--user, --user-id <id>', "another user's (admin)")
+      .action(async (id: string, options: { userId?: string }, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', conversationPath(id, options.userId))
         emit(command, body, () => {
           console.log(keyValues([['id', body.id], ['title', body.title], ['created', body.createdAt], ['updated', body.updatedAt]]))
           for (const m of body.messages) console.log(`\n${dim(`${m.role} · ${m.timestamp}`)}\n${m.content}`)
@@ -100,8 +104,9 @@ export function registerChat(program: Command): void {
     conversations
       .command('delete <id>')
       .description('Delete a conversation')
-      .action(async (id: string, _options, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('DELETE', `/conversations/${encodeURIComponent(id)}`)
+      .option('--user, --user-id <id>', "another user's (admin)")
+      .action(async (id: string, options: { userId?: string }, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('DELETE', conversationPath(id, options.userId))
         emit(command, body, () => console.log(`Deleted conversation ${id}.`))
       }),
     'uagent conversations delete 4f1c…',

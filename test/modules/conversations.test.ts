@@ -59,6 +59,13 @@ describe('GET /conversations', () => {
     const asAdmin = await call('GET', `/conversations?userId=${bob.user.id}`, { token: admin.accessToken })
     expect(asAdmin.json.total).toBe(1)
     const id = chat.json.metadata.conversationId
+    // Without userId, even an admin does not see another user's conversation; with it, an admin does.
+    expect((await call('GET', `/conversations/${id}`, { token: admin.accessToken })).status).toBe(404)
+    const shown = await call('GET', `/conversations/${id}?userId=${bob.user.id}`, { token: admin.accessToken })
+    expect(shown.json).toMatchObject({ id, userId: bob.user.id })
+    expect((await call('GET', `/conversations/${id}?userId=${admin.user.id}`, { token: bob.accessToken })).status).toBe(403)
+    expect((await call('DELETE', `/conversations/${id}?userId=${admin.user.id}`, { token: bob.accessToken })).status).toBe(403)
+    expect((await call('DELETE', `/conversations/${id}`, { token: admin.accessToken })).status).toBe(404)
     expect((await call('DELETE', `/conversations/${id}`, { token: bob.accessToken })).json).toEqual({ success: true, id })
     expect((await call('GET', `/conversations/${id}`, { token: bob.accessToken })).status).toBe(404)
     expect((await call('GET', '/conversations', { token: bob.accessToken })).json.total).toBe(0)

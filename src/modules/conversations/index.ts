@@ -3,7 +3,7 @@ import { actingUserId, authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
-import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse } from './model'
+import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse, OwnerQuery } from './model'
 import type { ConversationStore } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse }
@@ -26,18 +26,25 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
         detail: { summary: 'Your conversations, newest activity first (limit 1..100, offset)' },
       },
     )
-    .get('/:id', ({ params, principal }) => store.get(params.id, principal.user.id), {
+    .get('/:id', ({ params, query, principal }) => store.get(params.id, actingUserId(principal, query.userId)), {
       auth: true,
       params: ConversationParams,
+      query: OwnerQuery,
       response: { 200: Conversation, ...errors },
       detail: { summary: 'One conversation with its messages' },
     })
     .delete(
       '/:id',
-      ({ params, principal }) => {
-        store.delete(params.id, principal.user.id)
+      ({ params, query, principal }) => {
+        store.delete(params.id, actingUserId(principal, query.userId))
         return { success: true, id: params.id }
       },
-      { auth: true, params: ConversationParams, response: { 200: DeletedResponse, ...errors }, detail: { summary: 'Delete a conversation' } },
+      {
+        auth: true,
+        params: ConversationParams,
+        query: OwnerQuery,
+        response: { 200: DeletedResponse, ...errors },
+        detail: { summary: 'Delete a conversation' },
+      },
     )
 }

@@ -30,4 +30,5 @@ export const ConversationsResponse = t.Object({
 })
 
 export const ConversationParams = t.Object({ id: t.String({ maxLength: 100 }) })
+export const OwnerQuery = t.Object({ userId: t.Optional(t.String({ maxLength: 100, description: "Another user's (admin only)" })) })
 export const DeletedResponse = t.Object({ success: t.Boolean(), id: t.String() })
