@@ -29,13 +29,16 @@ export function htmlToText(html: string): string {
 
 function readDocument(path: string, id: string): FileDocument {
   const raw = readFileSync(path, 'utf8')
+  // A NUL byte never occurs in text: this is a PDF, an image or an archive, which would be stored as garbage.
+  if (raw.includes('\u0000')) throw new CliError('USAGE', `${path} is not a text file (ingest .txt .md .json .csv .html, or other plain text)`, EXIT.usage)
   const ext = extname(path).toLowerCase()
   return { id, content: ext === '.html' || ext === '.htm' ? htmlToText(raw) : raw, metadata: { title: basename(path), path } }
 }
 
 /**
- * Documents from files and folders (recursively; .txt .md .json .csv .html). A file's id is its
- * path relative to the folder it was found in, or its name when given directly.
+ * Documents from files and folders. Folders are walked recursively for .txt .md .json .csv .html;
+ * a file named directly may be any plain text. A file's id is its path relative to the folder it
+ * was found in, or its name when given directly.
  */
 export function collectDocuments(inputs: string[]): FileDocument[] {
   const documents: FileDocument[] = []

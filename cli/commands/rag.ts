@@ -4,6 +4,9 @@ import { bold, dim, emit, example, globals, progressBar, table } from '../output
 import { decimal, integer } from '../parse'
 import { batches, collectDocuments } from './rag-files'
 
+/** The server's limit per document (larger ones are counted in failed). */
+const MAX_DOCUMENT_BYTES = 1024 * 1024
+
 export function registerRag(program: Command): void {
   const rag = program.command('rag').description('Your knowledge base: ingest, search, answer')
   example(
@@ -17,8 +20,29 @@ export function registerRag(program: Command): void {
         const total = { success: true, ingested: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
         const bar = progressBar(documents.length, `Ingesting into ${collection}`)
         let done = 0
-        for (const batch of batches(documents)) {
-          const body = await client.json('POST', '/rag/ingest', { collection, documents: batch })
+        const fail = (id: string, message: string) => {
+          total.failed++
+          total.errors.push({ id, message })
+          bar.update(++done)
+        }
+        // As the server does: a document over 1 MB is counted in failed, and the rest goes on.
+        const sendable: typeof documents = []
+        for (const document of documents) {
+          if (Buffer.byteLength(document.content) > MAX_DOCUMENT_BYTES) fail(document.id, 'content is larger than 1 MB')
+          else sendable.push(document)
+        }
+        // A batch over the server's request size limit is split in two until it fits.
+        const send = async (batch: typeof documents): Promise<void> => {
+          let body
+          try {
+            body = await client.json('POST', '/rag/ingest', { collection, documents: batch })
+          } catch (error) {
+            if (!(error instanceof CliError) || error.code !== 'PAYLOAD_TOO_LARGE') throw error
+            if (batch.length === 1) return fail(batch[0]!.id, `larger than the server's request size limit (${error.message})`)
+            const half = Math.ceil(batch.length / 2)
+            await send(batch.slice(0, half))
+            return send(batch.slice(half))
+          }
           total.ingested += body.ingested
           total.failed += body.failed
           total.processingTime += body.processingTime
@@ -26,6 +50,7 @@ export function registerRag(program: Command): void {
           done += batch.length
           bar.update(done)
         }
+        for (const batch of batches(sendable)) await send(batch)
         bar.done()
         emit(command, total, () => {
           console.log(`${total.ingested} of ${documents.length} documents ingested into ${collection} in ${total.processingTime} ms.`)

@@ -132,6 +132,34 @@ describe('uagent CLI', () => {
     expect(answer.stdout).toContain('[1] printing.txt')
   })
 
+  test('rag ingest counts files over 1 MB, and any the server cannot take in one request, as failed and goes on; binary files are refused', async () => {
+    const small = makeServerWith(new ScriptedGenerator('ok'), { jwtSecret: SECRET, maxRequestSize: '64kb', maxRequestBytes: 64 * 1024 })
+    const listener = small.app.listen({ port: 0 })
+    try {
+      const url = `http://127.0.0.1:${listener.server!.port}`
+      const own = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'uagent-cli-big-')) }
+      expect((await run(['--url', url, 'login', '--email', ADMIN.email, '--password', ADMIN.password], own)).code).toBe(0)
+      const folder = mkdtempSync(join(tmpdir(), 'uagent-big-'))
+      const text = (kb: number, word: string) => `${word} `.repeat(Math.ceil((kb * 1024) / (word.length + 1)))
+      for (const name of ['a', 'b', 'c']) writeFileSync(join(folder, `${name}.txt`), text(40, `topic${name}`))
+      writeFileSync(join(folder, 'd-over-request-limit.txt'), text(70, 'wide'))
+      writeFileSync(join(folder, 'e-over-1mb.txt'), text(1536, 'huge'))
+      const ingest = await run(['--url', url, '--json', 'rag', 'ingest', 'bulk', folder], own)
+      expect(ingest.code).toBe(0)
+      const body = JSON.parse(ingest.stdout)
+      expect(body).toMatchObject({ ingested: 3, failed: 2 })
+      expect(body.errors.map((e: { id: string }) => e.id).sort()).toEqual(['d-over-request-limit.txt', 'e-over-1mb.txt'])
+      expect(body.errors.find((e: { id: string }) => e.id === 'e-over-1mb.txt').message).toBe('content is larger than 1 MB')
+
+      writeFileSync(join(folder, 'scan.pdf'), Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0x01, 0x02]))
+      const binary = await run(['--url', url, 'rag', 'ingest', 'bulk', join(folder, 'scan.pdf')], own)
+      expect(binary.code).toBe(2)
+      expect(binary.stderr).toContain('is not a text file')
+    } finally {
+      listener.stop(true)
+    }
+  })
+
   test('chat streams: several writes reach stdout before the process ends', async () => {
     const proc = Bun.spawn(['bun', CLI, '--url', base, 'chat', 'Tell', 'me', 'something'], { env: env(), stdout: 'pipe', stderr: 'pipe' })
     const reader = proc.stdout.getReader()
