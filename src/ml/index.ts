@@ -9,7 +9,7 @@ import type { Embedder, Generator } from './types'
 import { UpstreamClient, UpstreamEmbedder, UpstreamGenerator } from './upstream'
 
 export type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
-export { MAX_REPLY_TOKENS, promptBudget, replyBudget } from './context-budget'
+export { promptBudget, replyBudget } from './context-budget'
 
 /** Looked up under the models directory when no model is configured explicitly. */
 export const DEFAULT_EMBED_MODEL = 'Xenova/all-MiniLM-L6-v2'

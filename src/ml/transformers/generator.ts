@@ -1,10 +1,9 @@
 import { AppError } from '../../core/errors'
+import { MAX_REPLY_TOKENS } from '../context-budget'
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { PieceQueue } from '../piece-queue'
 import { loadOrExplain, locateModel, transformers } from './runtime'
 import { tokenStreamer } from './token-streamer'
-
-const DEFAULT_MAX_TOKENS = 512
 
 type Module = Awaited<ReturnType<typeof transformers>>
 type Tokenizer = Awaited<ReturnType<Module['AutoTokenizer']['from_pretrained']>>
@@ -56,7 +55,7 @@ export class TransformersGenerator implements Generator {
     for await (const piece of this.run(messages, options, signal, tracker)) text += piece
     const completionTokens = tracker.generated ?? (await this.countTokens(text))
     const promptTokens = await this.countTokens(this.prompt(messages))
-    const limit = tracker.limit ?? options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const limit = tracker.limit ?? options.maxTokens ?? MAX_REPLY_TOKENS
     const finishReason = signal?.aborted ? 'cancelled' : !tracker.stopped && completionTokens >= limit ? 'length' : 'stop'
     return { text, promptTokens, completionTokens, finishReason }
   }
@@ -66,7 +65,7 @@ export class TransformersGenerator implements Generator {
   }
 
   private async *run(messages: ChatMessage[], options: GenerateOptions, signal: AbortSignal | undefined, tracker: Tracker) {
-    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const maxTokens = options.maxTokens ?? MAX_REPLY_TOKENS
     // Never truncated: cutting the end would drop the question and the assistant turn marker.
     // The reply gets what the context leaves, and a prompt that leaves nothing is refused.
     const inputs = this.tokenizer(this.prompt(messages), { add_special_tokens: false })
