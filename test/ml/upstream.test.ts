@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { AppError } from '../../src/core/errors'
 import { createModels } from '../../src/ml'
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /** A fake OpenAI-compatible server: it answers from the last user message, streamed or whole. */
 const seen: { stream: boolean; model: string; messages: { content: string }[] }[] = []
@@ -99,6 +102,21 @@ describe('engine selection', () => {
       expect(error.status).toBe(503)
       expect(error.message).toContain('uagent models pull')
       expect(error.message).toContain('models/README.md')
+      expect(error.message).not.toContain('/tmp/') // no paths of this machine reach API clients
     }
+  })
+
+  test('a broken model file is 503 with guidance and without paths of this machine', async () => {
+    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-broken-'))
+    cpSync(join(import.meta.dir, '../fixtures/models/fixtures/tiny-llama'), join(modelsDir, 'acme/broken'), { recursive: true })
+    writeFileSync(join(modelsDir, 'acme/broken/onnx/model.onnx'), 'not a protobuf')
+    const models = createModels({ modelsDir, chatModel: 'acme/broken' })
+    const error = await models.generator().catch((e) => e)
+    expect(error).toBeInstanceOf(AppError)
+    expect(error.code).toBe('MODEL_UNAVAILABLE')
+    expect(error.message).toContain('Model acme/broken could not be loaded')
+    expect(error.message).toContain('acme/broken/onnx/model.onnx')
+    expect(error.message).not.toContain(modelsDir)
+    expect(models.status().llm).toBe('unreachable')
   })
 })

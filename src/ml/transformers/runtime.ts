@@ -32,30 +32,40 @@ export interface LocalModel {
   onnxFile: string
 }
 
-export function unavailable(id: string, modelsDir: string, problem: string): AppError {
+/**
+ * 503 MODEL_UNAVAILABLE saying how to install the model. The message reaches API clients, so it
+ * names folders relative to the models directory, never by their place on this machine.
+ */
+export function unavailable(id: string, problem: string): AppError {
   return new AppError(
     'MODEL_UNAVAILABLE',
     `Model ${id} ${problem}. Put its files (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) in ` +
-      `${join(modelsDir, id)}: run "uagent models pull ${id}" on a machine with internet and copy the folder, ` +
-      'or see models/README.md.',
+      `the folder ${id} of the models directory (UAGENT_MODELS_DIR): run "uagent models pull ${id}" on a machine with ` +
+      'internet and copy the folder, or see models/README.md.',
   )
+}
+
+/** A loader's error text without this machine's paths: relative to the models directory, other paths cut to their file name. */
+export function withoutPaths(text: string, modelsDir: string): string {
+  const root = modelsDir.endsWith('/') ? modelsDir : `${modelsDir}/`
+  return text.replaceAll(root, '').replace(/(^|[\s'"(])(?:\/[^\s/:'"()]+)+\/([^\s/:'"()]+)/g, '$1$2')
 }
 
 /** Checks that a model folder has what transformers.js needs; throws 503 MODEL_UNAVAILABLE with guidance otherwise. */
 export function locateModel(modelsDir: string, id: string): LocalModel {
   const dir = join(modelsDir, id)
-  if (!existsSync(dir)) throw unavailable(id, modelsDir, 'is not installed')
+  if (!existsSync(dir)) throw unavailable(id, 'is not installed')
   for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) {
-    if (!existsSync(join(dir, file))) throw unavailable(id, modelsDir, `is incomplete (${file} is missing)`)
+    if (!existsSync(join(dir, file))) throw unavailable(id, `is incomplete (${file} is missing)`)
   }
   const quantized = join(dir, 'onnx/model_quantized.onnx')
   const full = join(dir, 'onnx/model.onnx')
-  if (!existsSync(quantized) && !existsSync(full)) throw unavailable(id, modelsDir, 'is incomplete (onnx/model.onnx is missing)')
+  if (!existsSync(quantized) && !existsSync(full)) throw unavailable(id, 'is incomplete (onnx/model.onnx is missing)')
   let config: Record<string, unknown>
   try {
     config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
   } catch {
-    throw unavailable(id, modelsDir, 'has an unreadable config.json')
+    throw unavailable(id, 'has an unreadable config.json')
   }
   const dtype = existsSync(quantized) ? 'q8' : 'fp32'
   return { id, dir, config, dtype, onnxFile: dtype === 'q8' ? quantized : full }
@@ -67,6 +77,7 @@ export async function loadOrExplain<T>(id: string, modelsDir: string, load: () =
     return await load()
   } catch (error) {
     if (error instanceof AppError) throw error
-    throw unavailable(id, modelsDir, `could not be loaded (${(error as Error).message.split('\n')[0]?.slice(0, 200)})`)
+    const detail = withoutPaths((error as Error).message.split('\n')[0] ?? '', modelsDir).slice(0, 200)
+    throw unavailable(id, `could not be loaded (${detail})`)
   }
 }
