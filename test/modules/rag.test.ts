@@ -96,6 +96,22 @@ describe('ingest', () => {
     expect(exactly.json.ingested).toBe(1000)
   })
 
+  test('a collection deleted while an ingest into it runs: the ingest answers 409 and writes nothing more', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const documents = Array.from({ length: 1000 }, (_, i) => ({ id: `d${i}`, content: `Document ${i} is about cold storage. `.repeat(100) }))
+    const ingest = server.call('POST', '/rag/ingest', { token, body: { collection: 'doomed', documents } })
+    // The ingest yields between batches; wait for its first ones to be written.
+    while (count(server, 'SELECT count(*) AS n FROM rag_documents') === 0) await new Promise((resolve) => setImmediate(resolve))
+    expect((await server.call('DELETE', '/rag/collections/doomed', { token })).status).toBe(200)
+    const res = await ingest
+    expect(res.status).toBe(409)
+    expect(res.json.code).toBe('CONFLICT')
+    expect(res.json.message).toContain('Collection doomed was deleted while this ingest was running')
+    for (const table of ['rag_collections', 'rag_documents', 'rag_chunks']) expect(count(server, `SELECT count(*) AS n FROM ${table}`)).toBe(0)
+    expect((await server.call('GET', '/rag/collections', { token })).json.collections).toEqual([])
+  })
+
   test('metadata that is not an object is 400 naming the field, and nothing is stored', async () => {
     const server = makeServer()
     const { accessToken } = await server.login()

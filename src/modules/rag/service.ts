@@ -87,6 +87,15 @@ export class RagService {
     let pendingChunks = 0
     const write = async () => {
       const vectors = await embedder.embed(pending.flatMap((p) => p.chunks))
+      // Other requests ran while this batch was embedded: the collection may have been deleted
+      // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
+      if (this.store.findCollection(userId, name)?.id !== collection!.id) {
+        throw new AppError(
+          'CONFLICT',
+          `Collection ${name} was deleted while this ingest was running; the ${ingested} documents written before went with it, ` +
+            'and nothing more was written',
+        )
+      }
       let offset = 0
       for (const { document, chunks } of pending) {
         const own = vectors.slice(offset, offset + chunks.length)
