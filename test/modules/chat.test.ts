@@ -216,4 +216,30 @@ describe('GET /stream', () => {
     expect(events.map((e) => e.type)).toEqual(['start', 'chunk', 'error'])
     expect(events[2]).toMatchObject({ code: 'MODEL_UNAVAILABLE', message: 'upstream went away' })
   })
+
+  test('a conversation deleted while its reply is generated: 409 on /chat, an error event on /stream; nothing is re-created', async () => {
+    const server = makeServerWith(new ScriptedGenerator('one two three four five six seven eight', 15))
+    const base = listen(server)
+    const { accessToken: token } = await server.login()
+    const conversations = () => (server.services.db.query('SELECT count(*) AS n FROM conversations').get() as { n: number }).n
+    const start = async () => (await server.call('POST', '/chat', { token, body: { message: 'first' } })).json.metadata.conversationId as string
+
+    let id = await start()
+    const chat = server.call('POST', '/chat', { token, body: { message: 'again', conversationId: id } })
+    await Bun.sleep(30)
+    expect((await server.call('DELETE', `/conversations/${id}`, { token })).status).toBe(200)
+    const answered = await chat
+    expect(answered.status).toBe(409)
+    expect(answered.json.message).toContain('was deleted while this reply was being generated')
+    expect(conversations()).toBe(0)
+
+    id = await start()
+    const response = await fetch(`${base}/stream?message=again&conversationId=${id}`, { headers: { authorization: `Bearer ${token}` } })
+    await Bun.sleep(30)
+    await server.call('DELETE', `/conversations/${id}`, { token })
+    const events = await readEvents(response)
+    expect(events[0]!.type).toBe('start')
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'CONFLICT' })
+    expect(conversations()).toBe(0)
+  })
 })

@@ -57,7 +57,12 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
               failure = describeFailure(error)
             } finally {
               // Stored whatever happened: a cancelled or failed exchange as far as it got, marked so.
-              stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+              // A failure to store (the conversation was deleted meanwhile) is told as an error event.
+              try {
+                stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+              } catch (error) {
+                failure ??= describeFailure(error)
+              }
             }
             if (failure) {
               yield { type: 'error', ...failure }

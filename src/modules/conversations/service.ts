@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
-import { notFound } from '../../core/errors'
+import { AppError, notFound } from '../../core/errors'
 
 export interface Message {
   role: 'user' | 'assistant' | 'system'
@@ -104,9 +104,15 @@ export class ConversationStore {
     if (result.changes === 0) throw notFound(`Conversation ${id}`)
   }
 
-  /** Appends messages in one transaction and moves the conversation's updatedAt. */
+  /**
+   * Appends messages in one transaction and moves the conversation's updatedAt. A conversation
+   * deleted meanwhile (while a reply was generated) stays deleted: 409, nothing written.
+   */
   append(conversationId: string, messages: Omit<Message, 'timestamp'>[]): void {
     this.db.transaction(() => {
+      if (!this.db.query('SELECT 1 FROM conversations WHERE id = ?').get(conversationId)) {
+        throw new AppError('CONFLICT', `Conversation ${conversationId} was deleted while this reply was being generated; the exchange was not stored`)
+      }
       for (const message of messages) {
         const now = new Date().toISOString()
         this.db.run('INSERT INTO messages (conversation_id, role, content, tokens, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
