@@ -1,21 +1,72 @@
 import { AppError } from '../core/errors'
 import { readEventData } from '../core/sse-reader'
 import type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
+import { PieceQueue } from './piece-queue'
 import { countTextTokens } from './stream-text'
 
-const TIMEOUT_MS = 120_000
+/** Longest silence from the model server: before its headers, and between two pieces of a stream. */
+const IDLE_MS = 120_000
+/** A reply that is not streamed arrives all at once, after the whole generation. */
+const WHOLE_REPLY_MS = 600_000
 
 export interface UpstreamConfig {
   url: string
   model?: string
   apiKey?: string
+  /** Longest silence before headers or between streamed pieces (default 120 s). */
+  idleMs?: number
+  /** Longest wait for a reply that is not streamed (default 600 s). */
+  wholeReplyMs?: number
 }
 
 /** Reachability as last observed, for /health. */
 export type UpstreamState = 'ready' | 'unreachable'
 
+/** The server's address as API clients may see it: never the user name or password it may carry. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url)
+    parsed.username = ''
+    parsed.password = ''
+    return parsed.toString().replace(/\/$/, '')
+  } catch {
+    return 'UAGENT_LLM_URL'
+  }
+}
+
+/**
+ * 503 MODEL_UNAVAILABLE. What the model server itself said (bodies, tracebacks, paths) is never
+ * passed on: only what went wrong, in our words.
+ */
 function unavailable(url: string, detail: string): AppError {
-  return new AppError('MODEL_UNAVAILABLE', `The model server at ${url} ${detail}. Check that it is running and that UAGENT_LLM_URL points at it.`)
+  return new AppError('MODEL_UNAVAILABLE', `The model server at ${shown(url)} ${detail}. Check that it is running and that UAGENT_LLM_URL points at it.`)
+}
+
+/** An abort signal that fires after `ms` without a `touch()`. */
+class IdleTimer {
+  private readonly controller = new AbortController()
+  private timer: ReturnType<typeof setTimeout>
+
+  constructor(private readonly ms: number) {
+    this.timer = setTimeout(() => this.controller.abort(), ms)
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  get fired(): boolean {
+    return this.controller.signal.aborted
+  }
+
+  touch(): void {
+    clearTimeout(this.timer)
+    if (!this.fired) this.timer = setTimeout(() => this.controller.abort(), this.ms)
+  }
+
+  clear(): void {
+    clearTimeout(this.timer)
+  }
 }
 
 /**
@@ -31,36 +82,65 @@ export class UpstreamClient {
     return { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) }
   }
 
-  async request(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
-    const timeout = AbortSignal.timeout(TIMEOUT_MS)
-    let response: Response
+  /**
+   * Sends a request and hands `read` the response. Any failure on the way — no answer, a non-2xx,
+   * a body that breaks off or does not parse, silence longer than the idle limit — is 503; a
+   * cancellation by the caller's `signal` is passed on as it is.
+   */
+  async exchange<T>(
+    path: string,
+    body: unknown,
+    read: (response: Response, idle: IdleTimer) => Promise<T>,
+    options: { signal?: AbortSignal; idleMs?: number } = {},
+  ): Promise<T> {
+    const idleMs = options.idleMs ?? this.config.idleMs ?? IDLE_MS
+    const idle = new IdleTimer(idleMs)
+    const { signal } = options
     try {
-      response = await fetch(`${this.config.url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: this.headers(),
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      })
-    } catch (error) {
-      if (signal?.aborted) throw error
-      this.state = 'unreachable'
-      throw unavailable(this.config.url, timeout.aborted ? `did not answer within ${TIMEOUT_MS / 1000} s` : 'cannot be reached')
+      let response: Response
+      try {
+        response = await fetch(`${this.config.url}${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: this.headers(),
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: signal ? AbortSignal.any([signal, idle.signal]) : idle.signal,
+        })
+      } catch (error) {
+        if (signal?.aborted) throw error
+        this.state = 'unreachable'
+        throw unavailable(this.config.url, idle.fired ? `did not answer within ${idleMs / 1000} s` : 'cannot be reached')
+      }
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {})
+        this.state = response.status >= 500 ? 'unreachable' : this.state
+        throw unavailable(this.config.url, `answered ${response.status} to ${path}`)
+      }
+      idle.touch()
+      try {
+        const result = await read(response, idle)
+        this.state = 'ready'
+        return result
+      } catch (error) {
+        if (signal?.aborted || error instanceof AppError) throw error
+        this.state = 'unreachable'
+        throw unavailable(this.config.url, idle.fired ? `went silent for ${idleMs / 1000} s` : `sent a broken or unreadable answer to ${path}`)
+      }
+    } finally {
+      idle.clear()
     }
-    if (!response.ok) {
-      const text = (await response.text().catch(() => '')).slice(0, 200)
-      this.state = response.status >= 500 ? 'unreachable' : this.state
-      throw unavailable(this.config.url, `answered ${response.status}${text ? `: ${text}` : ''}`)
-    }
-    this.state = 'ready'
-    return response
+  }
+
+  /** A JSON request, its parsed answer (non-JSON is 503 like any other failure). */
+  json<T>(path: string, body: unknown, options: { signal?: AbortSignal; idleMs?: number } = {}): Promise<T> {
+    return this.exchange(path, body, async (response) => (await response.json()) as T, options)
   }
 
   /** The configured model, else the first the server lists. */
   async modelName(): Promise<string> {
     if (this.config.model) return this.config.model
-    const listing = (await (await this.request('/v1/models', undefined)).json()) as { data?: { id: string }[] }
-    const first = listing.data?.[0]?.id
-    if (!first) throw unavailable(this.config.url, 'lists no models; set UAGENT_LLM_MODEL')
+    const listing = await this.json<{ data?: { id?: unknown }[] } | null>('/v1/models', undefined)
+    const first = listing?.data?.[0]?.id
+    if (typeof first !== 'string' || !first) throw unavailable(this.config.url, 'lists no models; set UAGENT_LLM_MODEL')
     this.config.model = first
     return first
   }
@@ -90,33 +170,70 @@ export class UpstreamGenerator implements Generator {
   }
 
   async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): Promise<GenerateResult> {
-    const response = await this.client.request('/v1/chat/completions', this.body(messages, options, false), signal)
-    const data = (await response.json()) as {
-      choices?: { message?: { content?: string }; finish_reason?: string }[]
+    const data = await this.client.json<{
+      choices?: { message?: { content?: unknown }; finish_reason?: string }[]
       usage?: { prompt_tokens?: number; completion_tokens?: number }
-    }
-    const text = data.choices?.[0]?.message?.content ?? ''
+    } | null>('/v1/chat/completions', this.body(messages, options, false), { signal, idleMs: this.client.config.wholeReplyMs ?? WHOLE_REPLY_MS })
+    const content = data?.choices?.[0]?.message?.content
+    if (typeof content !== 'string') throw unavailable(this.client.config.url, 'answered without a reply (no choices[0].message.content)')
+    const text = content
     return {
       text,
-      promptTokens: data.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
-      completionTokens: data.usage?.completion_tokens ?? countTextTokens(text),
-      finishReason: data.choices?.[0]?.finish_reason === 'length' ? 'length' : 'stop',
+      promptTokens: data!.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
+      completionTokens: data!.usage?.completion_tokens ?? countTextTokens(text),
+      finishReason: data!.choices?.[0]?.finish_reason === 'length' ? 'length' : 'stop',
     }
   }
 
+  /**
+   * Pieces as the server streams them. The idle limit restarts with every piece, so a slow model
+   * that keeps writing is never cut off; one that goes silent, breaks the stream, or ends it
+   * without a single event is 503 (an error event after start).
+   */
   async *stream(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): AsyncIterable<string> {
-    const response = await this.client.request('/v1/chat/completions', this.body(messages, options, true), signal)
-    for await (const payload of readEventData(response.body!)) {
-      if (payload.trim() === '[DONE]') return
-      let event: { choices?: { delta?: { content?: string } }[]; error?: { message?: string } }
-      try {
-        event = JSON.parse(payload)
-      } catch {
-        continue
-      }
-      if (event.error) throw unavailable(this.client.config.url, `failed mid-stream: ${event.error.message ?? 'unknown error'}`)
-      const content = event.choices?.[0]?.delta?.content
-      if (content) yield content
+    // Our own controller, so that a consumer that stops reading also stops the request.
+    const local = new AbortController()
+    const cancel = () => local.abort()
+    if (signal?.aborted) return
+    signal?.addEventListener('abort', cancel, { once: true })
+    const pieces = new PieceQueue()
+    const url = this.client.config.url
+    const reading = this.client
+      .exchange(
+        '/v1/chat/completions',
+        this.body(messages, options, true),
+        async (response, idle) => {
+          if (!response.body) throw unavailable(url, 'answered with an empty body')
+          let events = 0
+          for await (const payload of readEventData(response.body)) {
+            idle.touch()
+            if (payload.trim() === '[DONE]') return
+            let event: { choices?: { delta?: { content?: unknown } }[]; error?: unknown }
+            try {
+              event = JSON.parse(payload)
+            } catch {
+              continue
+            }
+            events++
+            if (event?.error) throw unavailable(url, 'reported an error in the middle of the reply')
+            const content = event?.choices?.[0]?.delta?.content
+            if (typeof content === 'string' && content) pieces.push(content)
+          }
+          if (events === 0) throw unavailable(url, 'ended the stream without a single event (is it an OpenAI-compatible server?)')
+        },
+        { signal: local.signal },
+      )
+      // A cancelled reply simply ends; any other failure reaches the consumer.
+      .then(
+        () => pieces.end(),
+        (error: unknown) => pieces.end(local.signal.aborted ? undefined : error),
+      )
+    try {
+      yield* pieces
+    } finally {
+      local.abort()
+      signal?.removeEventListener('abort', cancel)
+      await reading
     }
   }
 }
@@ -134,13 +251,30 @@ export class UpstreamEmbedder implements Embedder {
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
-    return embedVia(this.client, this.id.slice('upstream:'.length), texts)
+    return embedVia(this.client, this.id.slice('upstream:'.length), texts, this.dimensions)
   }
 }
 
-async function embedVia(client: UpstreamClient, model: string, texts: string[]): Promise<Float32Array[]> {
-  const response = await client.request('/v1/embeddings', { model, input: texts })
-  const data = (await response.json()) as { data?: { index: number; embedding: number[] }[] }
-  if (!data.data || data.data.length !== texts.length) throw new AppError('MODEL_UNAVAILABLE', `The model server at ${client.config.url} returned no embeddings`)
-  return [...data.data].sort((a, b) => a.index - b.index).map((row) => Float32Array.from(row.embedding))
+/**
+ * Embeddings from the server, checked before anything is stored: one per text, indices 0..n-1,
+ * every vector of the same length (the collection's, when known) and made of finite numbers.
+ */
+async function embedVia(client: UpstreamClient, model: string, texts: string[], dimensions?: number): Promise<Float32Array[]> {
+  const data = await client.json<{ data?: { index?: unknown; embedding?: unknown }[] } | null>('/v1/embeddings', { model, input: texts })
+  const bad = (what: string) => unavailable(client.config.url, `returned unusable embeddings (${what})`)
+  const rows = data?.data
+  if (!Array.isArray(rows) || rows.length !== texts.length) throw bad(`${Array.isArray(rows) ? rows.length : 'no'} vectors for ${texts.length} texts`)
+  const vectors: Float32Array[] = new Array(texts.length)
+  for (const row of rows) {
+    const index = row?.index
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= texts.length || vectors[index]) throw bad('indices are not 0..n-1')
+    const embedding = row.embedding
+    if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw bad('a vector is not a list of numbers')
+    }
+    const length = dimensions ?? vectors.find(Boolean)?.length ?? embedding.length
+    if (embedding.length !== length) throw bad(`a vector has ${embedding.length} dimensions, not ${length}`)
+    vectors[index] = Float32Array.from(embedding as number[])
+  }
+  return vectors
 }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { AppError } from '../../src/core/errors'
 import { createModels } from '../../src/ml'
+import { UpstreamClient, UpstreamEmbedder, UpstreamGenerator } from '../../src/ml/upstream'
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -118,5 +119,121 @@ describe('engine selection', () => {
     expect(error.message).toContain('acme/broken/onnx/model.onnx')
     expect(error.message).not.toContain(modelsDir)
     expect(models.status().llm).toBe('unreachable')
+  })
+})
+
+/** A model server that misbehaves in the way `mode` says. */
+let mode = 'ok'
+const sse = (...events: string[]) => events.map((e) => `data: ${e}\n\n`).join('')
+const piece = (content: string) => JSON.stringify({ choices: [{ delta: { content } }] })
+const broken = Bun.serve({
+  port: 0,
+  async fetch(request) {
+    const path = new URL(request.url).pathname
+    if (path === '/v1/embeddings') {
+      const { input } = (await request.json()) as { input: string[] }
+      if (mode === 'embed-dims') return Response.json({ data: input.map((_, index) => ({ index, embedding: index ? [1, 2] : [1, 2, 3] })) })
+      if (mode === 'embed-null') return Response.json({ data: input.map((_, index) => ({ index, embedding: null })) })
+      if (mode === 'embed-nan') return Response.json({ data: input.map((_, index) => ({ index, embedding: [1, 'x', 3] })) })
+      if (mode === 'embed-index') return Response.json({ data: input.map(() => ({ index: 0, embedding: [1, 2, 3] })) })
+      return Response.json({ data: input.map((_, index) => ({ index, embedding: [1, 2, 3] })) })
+    }
+    await request.text()
+    switch (mode) {
+      case 'html':
+        return new Response('<html>Sign in</html>', { headers: { 'content-type': 'text/html' } })
+      case 'traceback':
+        return new Response('Traceback (most recent call last):\n  File "/opt/llm/secret_server.py", line 12', { status: 500 })
+      case 'no-content':
+        return new Response(null, { status: 204 })
+      case 'not-sse':
+        return new Response('just some text, no events', { headers: { 'content-type': 'text/plain' } })
+      case 'slow':
+      case 'stall': {
+        // 'slow' writes a piece every 40 ms for 400 ms (longer than the idle limit in total, never
+        // silent for long); 'stall' writes one piece and then goes silent.
+        let sent = 0
+        return new Response(
+          new ReadableStream({
+            async pull(controller) {
+              if (mode === 'stall' && sent === 1) return new Promise(() => {})
+              if (sent === 10) {
+                controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'))
+                return controller.close()
+              }
+              await Bun.sleep(40)
+              controller.enqueue(new TextEncoder().encode(sse(piece(`p${sent++} `))))
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
+      }
+      default:
+        return new Response(sse(piece('fine'), '[DONE]'), { headers: { 'content-type': 'text/event-stream' } })
+    }
+  },
+})
+afterAll(() => broken.stop(true))
+
+describe('a misbehaving model server', () => {
+  const upstream = (extra: object = {}) => new UpstreamGenerator(new UpstreamClient({ url: `http://127.0.0.1:${broken.port}`, idleMs: 150, ...extra }), 'm')
+  const ask = [{ role: 'user' as const, content: 'hi' }]
+  const streamed = async (generator: UpstreamGenerator) => {
+    const pieces: string[] = []
+    try {
+      for await (const p of generator.stream(ask)) pieces.push(p)
+      return { pieces, error: null as any }
+    } catch (error) {
+      return { pieces, error: error as any }
+    }
+  }
+
+  test('every broken answer is 503 MODEL_UNAVAILABLE, never a crash or an empty success', async () => {
+    for (const [name, run] of [
+      ['html', () => upstream().generate(ask)],
+      ['no-content', () => streamed(upstream()).then((r) => Promise.reject(r.error))],
+      ['not-sse', () => streamed(upstream()).then((r) => Promise.reject(r.error))],
+    ] as const) {
+      mode = name
+      const error = await run().catch((e) => e)
+      expect(error, name).toBeInstanceOf(AppError)
+      expect(error.code, name).toBe('MODEL_UNAVAILABLE')
+    }
+  })
+
+  test('what the server said and the credentials in its URL never reach the client', async () => {
+    mode = 'traceback'
+    const url = `http://admin:s3cret@127.0.0.1:${broken.port}`
+    const error = await new UpstreamGenerator(new UpstreamClient({ url }), 'm').generate(ask).catch((e) => e)
+    expect(error.code).toBe('MODEL_UNAVAILABLE')
+    expect(error.message).toContain('answered 500')
+    expect(error.message).not.toContain('s3cret')
+    expect(error.message).not.toContain('Traceback')
+    expect(error.message).not.toContain('/opt/')
+  })
+
+  test('the idle limit restarts with every piece: a slow stream finishes, a silent one is 503', async () => {
+    mode = 'slow'
+    const slow = await streamed(upstream())
+    expect(slow.error).toBeNull()
+    expect(slow.pieces).toHaveLength(10)
+    mode = 'stall'
+    const stalled = await streamed(upstream())
+    expect(stalled.pieces).toEqual(['p0 '])
+    expect(stalled.error.code).toBe('MODEL_UNAVAILABLE')
+    expect(stalled.error.message).toContain('went silent')
+  })
+
+  test('embeddings are checked before anything is stored: counts, indices, dimensions, numbers', async () => {
+    const client = new UpstreamClient({ url: `http://127.0.0.1:${broken.port}` })
+    mode = 'ok'
+    const embedder = await UpstreamEmbedder.load(client, 'e')
+    expect(embedder.dimensions).toBe(3)
+    for (const name of ['embed-dims', 'embed-null', 'embed-nan', 'embed-index']) {
+      mode = name
+      const error = await embedder.embed(['a', 'b']).catch((e) => e)
+      expect(error.code, name).toBe('MODEL_UNAVAILABLE')
+      expect(error.message, name).toContain('unusable embeddings')
+    }
   })
 })
