@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createModels } from '../../src/ml'
 import { TransformersEmbedder } from '../../src/ml/transformers/embedder'
@@ -59,6 +61,38 @@ describe('transformers.js engines on the fixture models', () => {
     expect(error).toBeInstanceOf(AppError)
     expect(error.status).toBe(400)
     expect(error.message).toContain('fixtures/tiny-llama reads at most 256')
+  })
+
+  test("an encoder's width comes from dim or d_model when config.json has no hidden_size", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uagent-dim-'))
+    cpSync(join(FIXTURES, 'fixtures/tiny-bert'), join(dir, 'acme/distil'), { recursive: true })
+    const configPath = join(dir, 'acme/distil/config.json')
+    const { hidden_size, ...rest } = JSON.parse(readFileSync(configPath, 'utf8'))
+    writeFileSync(configPath, JSON.stringify({ ...rest, dim: hidden_size }))
+    expect((await TransformersEmbedder.load(dir, 'acme/distil')).dimensions).toBe(32)
+    writeFileSync(configPath, JSON.stringify(rest))
+    const probed = await TransformersEmbedder.load(dir, 'acme/distil')
+    expect(probed.dimensions).toBe(32)
+    expect((await probed.embed(['a cat']))[0]).toHaveLength(32)
+  })
+
+  test('a model that loads but fails when it runs is 503 MODEL_UNAVAILABLE without paths, not a 500', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uagent-swapped-'))
+    cpSync(join(FIXTURES, 'fixtures/tiny-bert'), join(dir, 'acme/encoder'), { recursive: true })
+    cpSync(join(FIXTURES, 'fixtures/tiny-llama'), join(dir, 'acme/lm'), { recursive: true })
+    // Each folder gets the other's weights: both load, neither can run.
+    cpSync(join(FIXTURES, 'fixtures/tiny-llama/onnx/model.onnx'), join(dir, 'acme/encoder/onnx/model.onnx'))
+    cpSync(join(FIXTURES, 'fixtures/tiny-bert/onnx/model.onnx'), join(dir, 'acme/lm/onnx/model.onnx'))
+    const failures = [
+      await TransformersEmbedder.load(dir, 'acme/encoder').then((e) => e.embed(['hello'])).catch((e) => e),
+      await TransformersGenerator.load(dir, 'acme/lm').then((g) => g.generate([{ role: 'user', content: 'hi' }], { maxTokens: 4 })).catch((e) => e),
+    ]
+    for (const error of failures) {
+      expect(error).toBeInstanceOf(AppError)
+      expect(error.code).toBe('MODEL_UNAVAILABLE')
+      expect(error.message).toContain('failed while running')
+      expect(error.message).not.toContain(dir)
+    }
   })
 
   test('cancellation stops generation', async () => {

@@ -1,5 +1,5 @@
 import type { Embedder } from '../types'
-import { loadOrExplain, locateModel, transformers } from './runtime'
+import { failedWhileRunning, loadOrExplain, locateModel, transformers } from './runtime'
 
 const BATCH = 32
 
@@ -40,9 +40,10 @@ export function meanPool(hidden: TensorLike, mask: TensorLike): Float32Array[] {
 export class TransformersEmbedder implements Embedder {
   private constructor(
     readonly id: string,
+    private readonly modelsDir: string,
     private readonly tokenizer: Tokenizer,
     private readonly model: Model,
-    readonly dimensions: number,
+    public dimensions: number,
     readonly maxTokens: number,
   ) {}
 
@@ -53,7 +54,12 @@ export class TransformersEmbedder implements Embedder {
       const tokenizer = await module.AutoTokenizer.from_pretrained(id)
       const model = await module.AutoModel.from_pretrained(id, { dtype: located.dtype, device: 'cpu' })
       const positions = Number(located.config.max_position_embeddings ?? 512)
-      return new TransformersEmbedder(id, tokenizer, model, Number(located.config.hidden_size), Math.min(512, positions))
+      // BERT says hidden_size, DistilBERT dim, T5-style encoders d_model; without any, one text tells.
+      const { hidden_size, dim, d_model } = located.config
+      const width = Number(hidden_size ?? dim ?? d_model)
+      const embedder = new TransformersEmbedder(id, modelsDir, tokenizer, model, width, Math.min(512, positions))
+      if (!Number.isInteger(width) || width <= 0) embedder.dimensions = (await embedder.embed(['dimensions']))[0]!.length
+      return embedder
     })
   }
 
@@ -61,7 +67,13 @@ export class TransformersEmbedder implements Embedder {
     const vectors: Float32Array[] = []
     for (let start = 0; start < texts.length; start += BATCH) {
       const inputs = this.tokenizer(texts.slice(start, start + BATCH), { padding: true, truncation: true, max_length: this.maxTokens })
-      const output = (await this.model(inputs)) as { last_hidden_state: TensorLike }
+      let output: { last_hidden_state?: TensorLike }
+      try {
+        output = (await this.model(inputs)) as { last_hidden_state?: TensorLike }
+      } catch (error) {
+        throw failedWhileRunning(this.id, this.modelsDir, error)
+      }
+      if (!output.last_hidden_state) throw failedWhileRunning(this.id, this.modelsDir, new Error('the model has no last_hidden_state output'))
       vectors.push(...meanPool(output.last_hidden_state, (inputs as unknown as { attention_mask: TensorLike }).attention_mask))
     }
     return vectors

@@ -2,7 +2,7 @@ import { AppError } from '../../core/errors'
 import { MAX_REPLY_TOKENS } from '../context-budget'
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { PieceQueue } from '../piece-queue'
-import { loadOrExplain, locateModel, transformers } from './runtime'
+import { failedWhileRunning, loadOrExplain, locateModel, transformers } from './runtime'
 import { tokenStreamer } from './token-streamer'
 
 type Module = Awaited<ReturnType<typeof transformers>>
@@ -21,6 +21,7 @@ export class TransformersGenerator implements Generator {
   private constructor(
     readonly id: string,
     readonly contextLength: number,
+    private readonly modelsDir: string,
     private readonly module: Module,
     private readonly tokenizer: Tokenizer,
     private readonly model: CausalLM,
@@ -33,7 +34,7 @@ export class TransformersGenerator implements Generator {
       const tokenizer = await module.AutoTokenizer.from_pretrained(id)
       const model = await module.AutoModelForCausalLM.from_pretrained(id, { dtype: located.dtype, device: 'cpu' })
       const contextLength = Number(located.config.max_position_embeddings ?? 2048)
-      return new TransformersGenerator(id, contextLength, module, tokenizer, model)
+      return new TransformersGenerator(id, contextLength, modelsDir, module, tokenizer, model)
     })
   }
 
@@ -117,7 +118,7 @@ export class TransformersGenerator implements Generator {
         if (!tracker.stopped && produced.length > emitted) queue.push(produced.slice(emitted))
         queue.end()
       })
-      .catch((error: unknown) => queue.end(error))
+      .catch((error: unknown) => queue.end(failedWhileRunning(this.id, this.modelsDir, error)))
     try {
       for await (const piece of queue) {
         if (signal?.aborted) break

@@ -48,7 +48,7 @@ export function unavailable(id: string, problem: string): AppError {
 /** A loader's error text without this machine's paths: relative to the models directory, other paths cut to their file name. */
 export function withoutPaths(text: string, modelsDir: string): string {
   const root = modelsDir.endsWith('/') ? modelsDir : `${modelsDir}/`
-  return text.replaceAll(root, '').replace(/(^|[\s'"(])(?:\/[^\s/:'"()]+)+\/([^\s/:'"()]+)/g, '$1$2')
+  return text.replaceAll(root, '').replace(/(^|[\s'"(:])(?:\/[^\s/:'"()]+)+\/([^\s/:'"()]+)/g, '$1$2')
 }
 
 /** Checks that a model folder has what transformers.js needs; throws 503 MODEL_UNAVAILABLE with guidance otherwise. */
@@ -69,6 +69,13 @@ export function locateModel(modelsDir: string, id: string): LocalModel {
   }
   const dtype = existsSync(quantized) ? 'q8' : 'fp32'
   return { id, dir, config, dtype, onnxFile: dtype === 'q8' ? quantized : full }
+}
+
+/** A failure while a loaded model runs (wrong files for its kind, a broken graph): 503, as a failed load is. */
+export function failedWhileRunning(id: string, modelsDir: string, error: unknown): AppError {
+  if (error instanceof AppError) return error
+  const detail = withoutPaths((error as Error)?.message?.split('\n')[0] ?? String(error), modelsDir).slice(0, 200)
+  return unavailable(id, `failed while running (${detail})`)
 }
 
 /** Runs a model load, turning any failure into 503 MODEL_UNAVAILABLE that says how to fix it. */
