@@ -118,7 +118,7 @@ async function benchSearch(count: number) {
   const embedder = await rag.embedder()
   for (let i = 0; i < 50; i++) {
     const t = performance.now()
-    await rag.retrieve(collection, embedder, `${word()} ${word()} ${word()}`, 10)
+    await rag.retrieve('bench', collection, embedder, `${word()} ${word()} ${word()}`, 10)
     hybrid.push(performance.now() - t)
   }
   const ms = (v: number[]) => `p50 ${percentile(v, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(v, 95).toFixed(1).padStart(6)} ms`

@@ -1,7 +1,55 @@
 import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
 import { RagService } from '../../src/modules/rag/service'
+import { AppError } from '../../src/core/errors'
+import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { makeServer, ScriptedGenerator } from '../helpers'
+
+/** The built-in embedder, except that one call after `hold(skip)` waits until `release()`: a slow model. */
+class GatedEmbedder extends HashEmbedder {
+  private holdNext = false
+  private skip = 0
+  /** Thrown by the next call, when set. */
+  failNext: Error | null = null
+  private open: () => void = () => {}
+  private gate: Promise<void> = Promise.resolve()
+  /** Resolves once the held call is waiting. */
+  waiting: Promise<void> = Promise.resolve()
+  private arrived: () => void = () => {}
+
+  /** Holds the call after the next `skip` ones. */
+  hold(skip = 0) {
+    this.skip = skip
+    this.holdNext = true
+    this.gate = new Promise((resolve) => (this.open = resolve))
+    this.waiting = new Promise((resolve) => (this.arrived = resolve))
+  }
+
+  release() {
+    this.open()
+  }
+
+  override async embed(texts: string[]) {
+    if (this.failNext) {
+      const error = this.failNext
+      this.failNext = null
+      throw error
+    }
+    if (this.holdNext && this.skip > 0) this.skip--
+    else if (this.holdNext) {
+      this.holdNext = false
+      this.arrived()
+      await this.gate
+    }
+    return super.embed(texts)
+  }
+}
+
+function serverWithEmbedder(embedder: HashEmbedder) {
+  return makeServer({}, (services) => {
+    services.rag = new RagService({ db: services.db, embedder: async () => embedder, generator: services.models.generator })
+  })
+}
 
 async function withCorpus() {
   const server = makeServer()
@@ -94,6 +142,60 @@ describe('ingest', () => {
     expect(count(server, 'SELECT count(*) AS n FROM rag_chunks')).toBe(0)
     const exactly = await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection: 'big', documents: many.slice(0, 1000) } })
     expect(exactly.json.ingested).toBe(1000)
+  })
+
+  test("a search waiting on its embedding never returns another user's chunks, even when SQLite reuses the collection's id", async () => {
+    const embedder = new GatedEmbedder()
+    const server = serverWithEmbedder(embedder)
+    const alice = await server.userSession('alice@example.com')
+    const bob = await server.userSession('bob@example.com')
+    await server.call('POST', '/rag/ingest', { token: alice.accessToken, body: { collection: 'notes', documents: [{ id: 'a', content: 'Alice notes about the garden.' }] } })
+    const aliceId = (server.services.db.query("SELECT id FROM rag_collections WHERE name = 'notes'").get() as { id: number }).id
+    embedder.hold()
+    const search = server.call('POST', '/rag/search', { token: alice.accessToken, body: { collection: 'notes', query: 'secret password' } })
+    await embedder.waiting
+    await server.call('DELETE', '/rag/collections/notes', { token: alice.accessToken })
+    await server.call('POST', '/rag/ingest', {
+      token: bob.accessToken,
+      body: { collection: 'private', documents: [{ id: 'bob-secret', content: 'Bob secret password is hunter2.' }] },
+    })
+    const bobId = (server.services.db.query("SELECT id FROM rag_collections WHERE name = 'private'").get() as { id: number }).id
+    expect(bobId).toBe(aliceId) // the dangerous case: the id was handed on
+    embedder.release()
+    const res = await search
+    expect(res.status).toBe(404)
+    expect(res.text).not.toContain('hunter2')
+  })
+
+  test('an ingest racing a delete and a re-creation of its collection (same id) answers 409, not a false success', async () => {
+    const embedder = new GatedEmbedder()
+    const server = serverWithEmbedder(embedder)
+    const { accessToken: token } = await server.login()
+    const documents = Array.from({ length: 200 }, (_, i) => ({ id: `d${i}`, content: `Document ${i} is about cold storage. `.repeat(30) }))
+    embedder.hold(1) // the ingest's second batch: its collection exists by then
+    const ingest = server.call('POST', '/rag/ingest', { token, body: { collection: 'abc', documents } })
+    await embedder.waiting
+    const firstId = (server.services.db.query("SELECT id FROM rag_collections WHERE name = 'abc'").get() as { id: number }).id
+    await server.call('DELETE', '/rag/collections/abc', { token })
+    await Bun.sleep(2) // a new created_at, as a real re-creation would have
+    await server.call('POST', '/rag/ingest', { token, body: { collection: 'abc', documents: [{ id: 'new', content: 'A new document.' }] } })
+    expect((server.services.db.query("SELECT id FROM rag_collections WHERE name = 'abc'").get() as { id: number }).id).toBe(firstId)
+    embedder.release()
+    const res = await ingest
+    expect(res.status).toBe(409)
+    expect(res.json.code).toBe('CONFLICT')
+    expect((await server.call('GET', '/rag/collections', { token })).json.collections[0]).toMatchObject({ name: 'abc', documents: 1 })
+  })
+
+  test('an embedding that fails on the first batch leaves no empty collection behind', async () => {
+    const embedder = new GatedEmbedder()
+    const server = serverWithEmbedder(embedder)
+    const { accessToken: token } = await server.login()
+    embedder.failNext = new AppError('MODEL_UNAVAILABLE', 'the model went away')
+    const res = await server.call('POST', '/rag/ingest', { token, body: { collection: 'fresh', documents: [{ id: 'a', content: 'Some text.' }] } })
+    expect(res.status).toBe(503)
+    expect((await server.call('GET', '/rag/collections', { token })).json.collections).toEqual([])
+    expect((await server.call('POST', '/rag/ingest', { token, body: { collection: 'fresh', documents: [{ id: 'a', content: 'Some text.' }] } })).json.ingested).toBe(1)
   })
 
   test('a collection deleted while an ingest into it runs: the ingest answers 409 and writes nothing more', async () => {

@@ -55,6 +55,17 @@ export class RagService {
     return collection
   }
 
+  /**
+   * Whether `collection` is still there, unchanged, for its owner. Called after every await: while
+   * this request waited, the collection may have been deleted, or deleted and made anew — and
+   * SQLite may hand its id to someone else's new collection. Looked up by owner and name, and
+   * compared by id and creation time, so neither case goes unnoticed.
+   */
+  private stillThere(userId: string, collection: CollectionRow): boolean {
+    const current = this.store.findCollection(userId, collection.name)
+    return current !== null && current.id === collection.id && current.created_at === collection.created_at
+  }
+
   private assertSameEmbedder(collection: CollectionRow, embedder: Embedder): void {
     if (collection.embedder !== embedder.id) {
       throw new AppError(
@@ -79,7 +90,6 @@ export class RagService {
     const embedder = await this.deps.embedder()
     let collection = this.store.findCollection(userId, name)
     if (collection) this.assertSameEmbedder(collection, embedder)
-    else if (accepted.length) collection = this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
 
     const options = chunkOptionsFor(embedder.maxTokens)
     let ingested = 0
@@ -87,9 +97,14 @@ export class RagService {
     let pendingChunks = 0
     const write = async () => {
       const vectors = await embedder.embed(pending.flatMap((p) => p.chunks))
-      // Other requests ran while this batch was embedded: the collection may have been deleted
-      // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
-      if (this.store.findCollection(userId, name)?.id !== collection!.id) {
+      if (!collection) {
+        // A new collection is made once its first batch is embedded, so a failed embedding leaves
+        // nothing behind (another ingest may have made it meanwhile).
+        collection = this.store.findCollection(userId, name) ?? this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
+        this.assertSameEmbedder(collection, embedder)
+      } else if (!this.stillThere(userId, collection)) {
+        // Other requests ran while this batch was embedded: the collection may have been deleted
+        // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
         throw new AppError(
           'CONFLICT',
           `Collection ${name} was deleted while this ingest was running; the ${ingested} documents written before went with it, ` +
@@ -100,7 +115,7 @@ export class RagService {
       for (const { document, chunks } of pending) {
         const own = vectors.slice(offset, offset + chunks.length)
         offset += chunks.length
-        this.store.writeDocument(collection!, { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own })
+        this.store.writeDocument(collection, { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own })
         ingested++
       }
       pending = []
@@ -130,14 +145,16 @@ export class RagService {
     const collection = this.collection(userId, name)
     const embedder = await this.deps.embedder()
     this.assertSameEmbedder(collection, embedder)
-    const results = await this.retrieve(collection, embedder, query, limit, threshold)
+    const results = await this.retrieve(userId, collection, embedder, query, limit, threshold)
     return { results, query, totalResults: results.length, searchTime: Math.round(performance.now() - started) }
   }
 
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1]. */
-  async retrieve(collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
+  async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
     const pool = Math.max(limit * 4, 40)
     const [vector] = await embedder.embed([query])
+    // Everything below is synchronous: checked here, the collection cannot change before the queries.
+    if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
     const hasDirection = vector!.some((x) => x !== 0)
     const vectorRanking = hasDirection
       ? this.store.nearest(collection, vector!, pool)
