@@ -88,16 +88,21 @@ export function buildApp(services: Services) {
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
   // so a wrong type is a 400 and stored data is what the caller sent.
-  return new Elysia({ name: 'universal-agent', normalize: 'typebox' })
+  return new Elysia({
+    name: 'universal-agent',
+    normalize: 'typebox',
+    // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
+    websocket: { maxPayloadLength: config.maxRequestBytes },
+  })
     .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
-    .use(chatModule(chat, auth, limiter))
+    .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
-    .use(wsModule(sockets, auth, limiter))
+    .use(wsModule(sockets, auth, limiter, log))
 }
 
 /**

@@ -73,6 +73,73 @@ describe('WebSocket /ws', () => {
     client.socket.close()
   })
 
+  test('any id is echoed, on shape errors too; a JSON string wrapping an object is not a message', async () => {
+    const server = makeServer()
+    const client = await connect(listen(server))
+    client.send('{"type":5,"id":"n"}')
+    expect(await client.next()).toEqual({ type: 'error', code: 'VALIDATION_ERROR', message: 'Message needs a string "type"', id: 'n' })
+    client.send({ type: '', id: { request: 1 } })
+    expect(await client.next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR', id: { request: 1 } })
+    const { accessToken } = await server.login()
+    client.send(JSON.stringify(JSON.stringify({ type: 'auth', token: accessToken, id: 'wrapped' })))
+    expect(await client.next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR' })
+    client.send(`  ${JSON.stringify({ type: 'auth', token: accessToken, id: 'spaced' })}`) // JSON may start with white space
+    expect(await client.next()).toMatchObject({ type: 'auth_success', id: 'spaced' })
+    client.send({ type: 'stream_chat', message: 'hello', id: true })
+    expect(await client.next((m) => m.type === 'chat_response')).toMatchObject({ id: true })
+    client.send({ type: 'stream_chat', message: 'hello', id: null })
+    expect(await client.next((m) => m.type === 'chat_response')).toMatchObject({ id: null })
+    client.socket.close()
+  })
+
+  test('a frame over the request size limit closes the socket with 1009; smaller ones are read', async () => {
+    const server = makeServer({ maxRequestSize: '64kb', maxRequestBytes: 64 * 1024 })
+    const client = await connect(listen(server))
+    client.send({ type: 'auth', token: 'x'.repeat(60 * 1024) })
+    expect(await client.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' })
+    const closed = new Promise<number>((resolve) => (client.socket.onclose = (event) => resolve(event.code)))
+    client.send({ type: 'auth', token: 'x'.repeat(80 * 1024) })
+    expect(await closed).toBe(1009)
+  })
+
+  test('lone surrogates in a message or context: the streamed reply is the stored reply', async () => {
+    const server = makeServer()
+    const client = await connect(listen(server))
+    client.send({ type: 'auth', token: (await server.login()).accessToken })
+    await client.next((m) => m.type === 'auth_success')
+    client.send({ type: 'stream_chat', message: 'What is the capital of Freedonia?', context: 'The capital of Freedonia is Fred\ud800ville.', id: 's' })
+    const response = await client.next((m) => m.type === 'chat_response')
+    const chunks = client.inbox.filter((m) => m.type === 'stream_chunk').map((m) => m.content).join('')
+    expect(chunks).toBe(response.data.response)
+    const stored = await server.call('GET', `/conversations/${response.data.metadata.conversationId}`, { token: (await server.login()).accessToken })
+    expect(stored.json.messages[1].content).toBe(response.data.response)
+    client.socket.close()
+  })
+
+  test('an unexpected failure is INTERNAL_ERROR with a request id, logged with it, and its text is stored nowhere', async () => {
+    const failing = new ScriptedGenerator('a b c')
+    failing.stream = async function* () {
+      yield 'partial'
+      throw new Error('internal detail /srv/secret.py')
+    }
+    const lines: string[] = []
+    const server = makeServerWith(failing, { log: (line) => lines.push(line) })
+    const client = await connect(listen(server))
+    const { accessToken: token } = await server.login()
+    client.send({ type: 'auth', token })
+    await client.next((m) => m.type === 'auth_success')
+    client.send({ type: 'stream_chat', message: 'hello', id: 9 })
+    const error = await client.next((m) => m.type === 'error')
+    expect(error).toMatchObject({ code: 'INTERNAL_ERROR', id: 9 })
+    const requestId = /request id ([\w-]+)/.exec(error.message)![1]!
+    expect(lines.some((line) => line.includes(requestId) && line.includes('internal detail'))).toBe(true)
+    const listed = await server.call('GET', '/conversations', { token })
+    const stored = JSON.stringify(listed.json.conversations[0].messages)
+    expect(stored).toContain('partial')
+    expect(stored).not.toContain('secret')
+    client.socket.close()
+  })
+
   test('stream_chat end to end: stream_chunk pieces then chat_response, each with the id; stored', async () => {
     const server = makeServer()
     const client = await connect(listen(server))

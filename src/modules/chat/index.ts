@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { actingUserId, authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
+import { AppError } from '../../core/errors'
 import { sseResponse } from '../../core/sse'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
@@ -9,7 +10,7 @@ import { type ChatResponse, type ChatService, describeFailure } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
-export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLimiter) {
+export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
   return new Elysia({ name: 'module:chat', tags: ['Chat'] })
     .use(authPlugin(auth, limiter))
     .post(
@@ -54,7 +55,11 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
                 yield { type: 'chunk', content: piece }
               }
             } catch (error) {
-              failure = describeFailure(error)
+              // A client that went away cancelled the reply; that is not a failure to report.
+              if (!signal.aborted) {
+                failure = describeFailure(error)
+                if (!(error instanceof AppError)) log(`[${set.headers['x-request-id'] ?? '-'}] GET /stream generation failed: ${(error as Error)?.stack ?? String(error)}`)
+              }
             } finally {
               // Stored whatever happened: a cancelled or failed exchange as far as it got, marked so.
               // A failure to store (the conversation was deleted meanwhile) is told as an error event.

@@ -52,8 +52,11 @@ export interface ChatDeps {
 export class ChatService {
   constructor(private readonly deps: ChatDeps) {}
 
-  async prepare(input: ChatInput): Promise<Exchange> {
+  async prepare(raw: ChatInput): Promise<Exchange> {
     const startedAt = performance.now()
+    // Lone UTF-16 surrogates cannot be stored (SQLite keeps UTF-8): made U+FFFD up front, so the
+    // reply streamed and the reply stored are the same text.
+    const input = { ...raw, message: raw.message.toWellFormed(), context: raw.context?.toWellFormed() }
     const { conversations } = this.deps
     if (!this.deps.userExists(input.userId)) throw notFound(`User ${input.userId}`)
     const existing = input.conversationId ? conversations.get(input.conversationId, input.userId) : null

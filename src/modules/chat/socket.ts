@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors'
 import type { SocketHandlers } from '../ws/registry'
 import { MAX_MESSAGE } from './model'
-import type { ChatService } from './service'
+import { type ChatService, describeFailure } from './service'
 
 function optionalString(message: Record<string, unknown>, field: string, max: number): string | undefined {
   const value = message[field]
@@ -37,11 +37,10 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
     } catch (error) {
       failure = error
     }
-    const response = await exchange.finish(reply, {
-      cancelled: signal.aborted,
-      error: failure instanceof Error ? failure.message : undefined,
-    })
-    if (failure) throw failure
+    // What is stored of a failure is what the client is told, never an internal error's text.
+    const failed = failure !== null && !signal.aborted
+    const response = await exchange.finish(reply, { cancelled: signal.aborted, error: failed ? describeFailure(failure).message : undefined })
+    if (failed) throw failure
     return response
   })
 }

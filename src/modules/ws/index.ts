@@ -14,28 +14,35 @@ interface SocketState {
 
 type Reply = Record<string, unknown> & { type: string }
 
-/** Decodes a frame into a message object, or says what is wrong with it. */
-function decode(raw: unknown): Record<string, unknown> | string {
+const NOT_AN_OBJECT = 'Message is not a JSON object: send {"type": ..., ...}'
+
+/**
+ * Decodes a frame into a message object, or says what is wrong with it; `object` is kept when the
+ * frame was an object with a bad `type`, so that the error can still echo its `id`.
+ */
+function decode(raw: unknown): { message: Record<string, unknown> } | { error: string; object?: Record<string, unknown> } {
   let value = raw
   if (typeof raw === 'string') {
-    // Elysia has already parsed frames that look like JSON objects or arrays; other strings
-    // (bad JSON, or a JSON string literal it unwrapped) are not a message either way.
+    // Elysia has already parsed frames that start like JSON ({ [ " /). A string that still starts
+    // with { or [ is bad JSON, or a JSON string literal it unwrapped: not a message either way.
+    // Other strings (JSON after leading white space) are parsed here.
+    if (/^[[{]/.test(raw)) return { error: NOT_AN_OBJECT }
     try {
       value = JSON.parse(raw)
     } catch {
-      return 'Message is not a JSON object: send {"type": ..., ...}'
+      return { error: NOT_AN_OBJECT }
     }
   } else if (raw instanceof Uint8Array || raw instanceof ArrayBuffer || Buffer.isBuffer(raw)) {
     try {
       value = JSON.parse(Buffer.from(raw as Uint8Array).toString('utf8'))
     } catch {
-      return 'Message is not a JSON object: send {"type": ..., ...}'
+      return { error: NOT_AN_OBJECT }
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'Message must be a JSON object with a "type"'
-  const type = (value as { type?: unknown }).type
-  if (typeof type !== 'string' || !type) return 'Message needs a string "type"'
-  return value as Record<string, unknown>
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'Message must be a JSON object with a "type"' }
+  const object = value as Record<string, unknown>
+  if (typeof object.type !== 'string' || !object.type) return { error: 'Message needs a string "type"', object }
+  return { message: object }
 }
 
 /**
@@ -43,7 +50,7 @@ function decode(raw: unknown): Record<string, unknown> | string {
  * goes back as `chat_response`. Every reply echoes the message's `id`; errors never close the socket;
  * closing the socket cancels whatever it started.
  */
-export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: RateLimiter) {
+export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
   const sockets = new Map<string, SocketState>()
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
     idleTimeout: WS_IDLE_TIMEOUT,
@@ -63,11 +70,13 @@ export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: R
       const send = (reply: Reply) => {
         if (sockets.has(ws.id)) ws.send(JSON.stringify(reply))
       }
-      const decoded = decode(raw)
-      if (typeof decoded === 'string') return send({ type: 'error', code: 'VALIDATION_ERROR', message: decoded })
-      const id = decoded.id
-      const withId = (reply: Reply): Reply => (typeof id === 'string' || typeof id === 'number' ? { ...reply, id } : reply)
+      const result = decode(raw)
+      const object = 'message' in result ? result.message : result.object
+      // Whatever the client put in `id` comes back on every reply to the message, errors included.
+      const withId = (reply: Reply): Reply => (object && 'id' in object ? { ...reply, id: object.id } : reply)
       const fail = (code: string, message: string) => send(withId({ type: 'error', code, message }))
+      if ('error' in result) return fail('VALIDATION_ERROR', result.error)
+      const decoded = result.message
 
       if (decoded.type === 'auth') {
         if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
@@ -95,7 +104,11 @@ export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: R
         if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
       } catch (error) {
         if (error instanceof AppError) fail(error.code, error.message)
-        else fail('INTERNAL_ERROR', 'The request failed')
+        else {
+          const requestId = crypto.randomUUID()
+          log(`[${requestId}] WebSocket ${type} from user ${state.principal?.user.id ?? '-'} failed: ${(error as Error)?.stack ?? String(error)}`)
+          fail('INTERNAL_ERROR', `The request failed (request id ${requestId})`)
+        }
       } finally {
         state.running.delete(controller)
       }
