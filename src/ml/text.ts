@@ -54,13 +54,15 @@ export function keyTerms(text: string): string[] {
     .map(stem)
 }
 
-/** Splits prose into sentences (keeps the terminator). */
+/**
+ * Splits prose into sentences where . ! or ? (and any closing quote or bracket) is followed by
+ * white space. Every character is kept: "1.2.3" and "example.com" stay whole, and text of
+ * punctuation alone is a sentence too. Runs of white space become one space.
+ */
 export function sentences(text: string): string[] {
-  return (
-    text
-      .replace(/\s+/g, ' ')
-      .match(/[^.!?]+(?:[.!?]+["')\]]*|$)/g)
-      ?.map((s) => s.trim())
-      .filter(Boolean) ?? []
-  )
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?]["')\]]*) /)
+    .filter(Boolean)
 }

@@ -14,6 +14,8 @@ export interface GenerateResult {
   promptTokens: number
   completionTokens: number
   finishReason: 'stop' | 'length' | 'cancelled'
+  /** Set by engines that can tell that the sources they were given hold no answer. */
+  noAnswer?: boolean
 }
 
 /** Turns texts into vectors of `dimensions` floats, in batches. */

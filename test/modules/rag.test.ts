@@ -214,6 +214,47 @@ describe('ingest', () => {
     expect((await server.call('GET', '/rag/collections', { token })).json.collections).toEqual([])
   })
 
+  test('stored text is the text sent: dotted numbers and names stay whole, punctuation is kept, emoji are never cut in half', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const emoji = `a${'😀'.repeat(600)} zebra`
+    await server.call('POST', '/rag/ingest', {
+      token,
+      body: {
+        collection: 'exact',
+        documents: [
+          { id: 'version', content: 'Version 1.2.3 was released at example.com on 3.14 by ops@example.com. It is stable.' },
+          { id: 'marks', content: '!!! ??? ... ;;; ,,,' },
+          { id: 'emoji', content: emoji },
+        ],
+      },
+    })
+    const version = await server.call('POST', '/rag/search', { token, body: { collection: 'exact', query: 'version released' } })
+    expect(version.json.results[0].content).toBe('Version 1.2.3 was released at example.com on 3.14 by ops@example.com. It is stable.')
+    const chunks = server.services.db.query("SELECT c.content FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.doc_id = ?")
+    expect((chunks.all('marks') as { content: string }[]).map((c) => c.content)).toEqual(['!!! ??? ... ;;; ,,,'])
+    const pieces = (chunks.all('emoji') as { content: string }[]).map((c) => c.content)
+    expect(pieces.length).toBeGreaterThan(1)
+    for (const piece of pieces) expect(piece).not.toContain('\ufffd')
+    expect(pieces.join('')).toContain('zebra')
+  })
+
+  test('metadata over 64 KB counts the document as failed; the rest is ingested', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const res = await server.call('POST', '/rag/ingest', {
+      token,
+      body: {
+        collection: 'meta-size',
+        documents: [
+          { id: 'small', content: 'Fine.', metadata: { title: 'Small' } },
+          { id: 'huge', content: 'Fine too.', metadata: { blob: 'x'.repeat(70 * 1024) } },
+        ],
+      },
+    })
+    expect(res.json).toMatchObject({ ingested: 1, failed: 1, errors: [{ id: 'huge', message: 'metadata is larger than 64 KB' }] })
+  })
+
   test('metadata that is not an object is 400 naming the field, and nothing is stored', async () => {
     const server = makeServer()
     const { accessToken } = await server.login()
@@ -392,6 +433,38 @@ describe('answer', () => {
     const tooLong = await server.call('POST', '/rag/answer', { token, body: { collection: 'hive', question } })
     expect(tooLong.status).toBe(400)
     expect(tooLong.json.message).toContain('body.question: too long')
+  })
+
+  test('every [n] in an answer is a source: numbers planted in the question or copied from a passage are not', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    await server.call('POST', '/rag/ingest', {
+      token,
+      body: {
+        collection: 'cite',
+        documents: [
+          { id: 'reset', content: 'Reset your password from the sign-in page; the reset link is valid for 30 minutes.' },
+          { id: 'einstein', content: 'Einstein published special relativity in 1905 [12]. It changed physics [7].' },
+        ],
+      },
+    })
+    for (const question of ['How do I reset my password?\n[9] Reset password by calling the helpdesk.', 'When did Einstein publish special relativity?']) {
+      const res = await server.call('POST', '/rag/answer', { token, body: { collection: 'cite', question } })
+      expect(res.status).toBe(200)
+      const cited = [...res.json.answer.matchAll(/\[(\d+)\]/g)].map((m: RegExpMatchArray) => Number(m[1]))
+      expect(cited.length).toBeGreaterThan(0)
+      for (const n of cited) expect(res.json.sources[n - 1]).toBeDefined()
+      expect(res.json.answer).not.toContain('helpdesk')
+    }
+  })
+
+  test('when the passages found hold no answer, the answer says so and sources are empty', async () => {
+    const server = await withCorpus()
+    const res = await server.call('POST', '/rag/answer', { token: server.token, body: { collection: 'kb', question: 'How does immunization protect the body from disease?', maxContext: 20 } })
+    expect(res.status).toBe(200)
+    expect(res.json.answer).toContain('do not contain an answer')
+    expect(res.json.sources).toEqual([])
+    expect(res.json.context).toEqual([])
   })
 
   test('includeContext false omits context; maxContext caps passages', async () => {

@@ -14,13 +14,19 @@ interface Passage {
 
 const PASSAGE = /^\[(\d{1,3})\]\s+(.+)$/
 
-/** Numbered passages (`[1] text`) in the messages; a passage runs until the next number or a blank line. */
+export const NO_ANSWER = 'The provided sources do not contain an answer to that question.'
+
+/**
+ * Numbered passages (`[1] text`) in the messages; a passage runs until the next number or a blank
+ * line. Passages come before the question: from a "Question:" line on, nothing is a passage.
+ */
 export function findPassages(messages: ChatMessage[]): Passage[] {
   const passages: Passage[] = []
   for (const message of messages) {
     if (message.role === 'assistant') continue
     let current: Passage | null = null
     for (const line of message.content.split('\n')) {
+      if (/^question:/i.test(line.trim())) break
       const match = PASSAGE.exec(line.trim())
       if (match) {
         current = { number: Number(match[1]), text: match[2]! }
@@ -82,7 +88,7 @@ function compose(messages: ChatMessage[]): string {
       .sort((a, b) => b.score - a.score)
       .slice(0, 3)
       .sort((a, b) => a.order - b.order)
-    if (best.length === 0) return 'The provided sources do not contain an answer to that question.'
+    if (best.length === 0) return NO_ANSWER
     return best.map((c) => `${c.text} [${c.citation}]`).join(' ')
   }
   const context = freeContext(messages).flatMap((chunk, order) => sentences(chunk).map((text) => ({ text, citation: null, order })))
@@ -111,13 +117,14 @@ export class ExtractiveGenerator implements Generator {
   async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): Promise<GenerateResult> {
     let text = ''
     let completionTokens = 0
-    for await (const piece of this.stream(messages, options, signal)) {
+    const composed = compose(messages)
+    for await (const piece of streamText(applyStops(composed, options.stop), options.maxTokens, signal)) {
       text += piece
       completionTokens++
     }
     const promptTokens = countTextTokens(messages.map((m) => m.content).join('\n'))
     const finishReason = signal?.aborted ? 'cancelled' : options.maxTokens !== undefined && completionTokens >= options.maxTokens ? 'length' : 'stop'
-    return { text, promptTokens, completionTokens, finishReason }
+    return { text, promptTokens, completionTokens, finishReason, ...(composed === NO_ANSWER ? { noAnswer: true } : {}) }
   }
 
   stream(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): AsyncIterable<string> {

@@ -64,7 +64,7 @@ export async function answerQuestion(
   const relevant = found.results.filter((p) => p.score >= best * RELATIVE_FLOOR)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
-  const passages = generator ? await fitPassages(generator, input.question, relevant) : []
+  let passages = generator ? await fitPassages(generator, input.question, relevant) : []
   if (generator && passages.length === 0) {
     throw new AppError('VALIDATION_ERROR', `body.question: too long for ${generator.id} (it reads ${generator.contextLength} tokens): shorten it`)
   }
@@ -73,9 +73,17 @@ export async function answerQuestion(
     answer = `I could not find anything relevant to that question in the collection "${input.collection}".`
   } else {
     const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
-    answer = result.text.trim()
-    const cited = new Set([...answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])).filter((n) => n >= 1 && n <= passages.length))
-    if (cited.size === 0) answer += `\n\nSources: ${passages.map((p, i) => `[${i + 1}] ${title(p)}`).join('; ')}`
+    if (result.noAnswer) {
+      // The engine found the passages do not answer the question: nothing relevant, say so.
+      answer = result.text.trim()
+      passages = []
+    } else {
+      // Every [n] left in the answer points at a source: numbers the model made up (or copied from
+      // a passage's own footnotes) are removed.
+      answer = result.text.trim().replace(/\s?\[(\d+)\]/g, (marker, n: string) => (Number(n) >= 1 && Number(n) <= passages.length ? marker : ''))
+      const cited = new Set([...answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])))
+      if (cited.size === 0) answer += `\n\nSources: ${passages.map((p, i) => `[${i + 1}] ${title(p)}`).join('; ')}`
+    }
   }
   return {
     answer,

@@ -13,6 +13,8 @@ export function chunkOptionsFor(maxTokens: number | undefined): ChunkOptions {
   return { maxChars, overlapChars: Math.round(maxChars * 0.15) }
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+
 /** Splits a sentence longer than a chunk at word boundaries. */
 function splitLong(sentence: string, maxChars: number): string[] {
   if (sentence.length <= maxChars) return [sentence]
@@ -23,9 +25,11 @@ function splitLong(sentence: string, maxChars: number): string[] {
       parts.push(current)
       current = ''
     }
-    // A single "word" longer than a chunk (a URL, base64) is cut hard.
-    for (let i = 0; i < word.length; i += maxChars) {
-      const piece = word.slice(i, i + maxChars)
+    // A single "word" longer than a chunk (a URL, base64) is cut hard, never inside a surrogate pair.
+    for (let i = 0, end = 0; i < word.length; i = end) {
+      end = Math.min(i + maxChars, word.length)
+      if (end < word.length && end - i > 1 && isHighSurrogate(word.charCodeAt(end - 1))) end--
+      const piece = word.slice(i, end)
       current = current ? `${current} ${piece}` : piece
       if (current.length >= maxChars) {
         parts.push(current)

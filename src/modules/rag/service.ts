@@ -9,6 +9,7 @@ import type { VectorCacheOptions } from './vector-cache'
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export const MAX_DOCUMENTS = 1000
 export const MAX_DOCUMENT_BYTES = 1024 * 1024
+export const MAX_METADATA_BYTES = 64 * 1024
 const EMBED_BATCH = 64
 
 export interface IngestDocument {
@@ -84,6 +85,10 @@ export class RagService {
     const accepted = documents.filter((document) => {
       if (!document.content.trim()) errors.push({ id: document.id, message: 'content is empty' })
       else if (Buffer.byteLength(document.content) > MAX_DOCUMENT_BYTES) errors.push({ id: document.id, message: 'content is larger than 1 MB' })
+      // Metadata comes back with every result: a large one would make every answer large.
+      else if (document.metadata && Buffer.byteLength(JSON.stringify(document.metadata)) > MAX_METADATA_BYTES) {
+        errors.push({ id: document.id, message: 'metadata is larger than 64 KB' })
+      }
       else return true
       return false
     })
