@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, isAbsolute, join, normalize, relative } from 'node:path'
 import { createModels, type ModelsConfig, type ModelStatus } from '.'
 
 export const DEFAULT_HUB = 'https://huggingface.co'
@@ -23,25 +23,56 @@ export interface PullOptions {
   files?: string[]
   onProgress?: (progress: PullProgress) => void
   fetchImpl?: typeof fetch
+  /** Longest silence from the hub, before its answer or between two pieces of a file (default 60 s). */
+  idleMs?: number
 }
 
 export class PullError extends Error {}
 
-async function download(url: string, target: string, file: string, options: PullOptions): Promise<boolean> {
-  const response = await (options.fetchImpl ?? fetch)(url, { redirect: 'follow' })
-  if (response.status === 404) return false
-  if (!response.ok || !response.body) throw new PullError(`${url} answered ${response.status}`)
-  const total = Number(response.headers.get('content-length')) || null
-  mkdirSync(dirname(target), { recursive: true })
-  const sink = Bun.file(target).writer()
-  let received = 0
-  for await (const chunk of response.body) {
-    sink.write(chunk)
-    received += chunk.byteLength
-    options.onProgress?.({ file, received, total })
+/** A file name from the caller, as a path inside the model folder; anything that could leave it is refused. */
+function safeFile(file: string): string {
+  const cleaned = normalize(file)
+  if (!file || isAbsolute(file) || file.includes('\\') || cleaned.startsWith('..') || cleaned.split('/').includes('..')) {
+    throw new PullError(`"${file}" is not a file of a model folder (expected a relative path such as onnx/model.onnx)`)
   }
-  await sink.end()
-  return true
+  return cleaned
+}
+
+async function download(url: string, target: string, file: string, options: PullOptions): Promise<boolean> {
+  const idleMs = options.idleMs ?? 60_000
+  const idle = new AbortController()
+  let timer = setTimeout(() => idle.abort(), idleMs)
+  const touch = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => idle.abort(), idleMs)
+  }
+  try {
+    const response = await (options.fetchImpl ?? fetch)(url, { redirect: 'follow', signal: idle.signal })
+    if (response.status === 404) return false
+    if (!response.ok || !response.body) throw new PullError(`${url} answered ${response.status}`)
+    // A sign-in or error page answered with 200 is not a model file.
+    if ((response.headers.get('content-type') ?? '').startsWith('text/html')) {
+      throw new PullError(`${url} answered with a web page, not the file: check the hub address (--endpoint or HF_ENDPOINT)`)
+    }
+    const total = Number(response.headers.get('content-length')) || null
+    mkdirSync(dirname(target), { recursive: true })
+    const sink = Bun.file(target).writer()
+    let received = 0
+    for await (const chunk of response.body) {
+      touch()
+      sink.write(chunk)
+      received += chunk.byteLength
+      options.onProgress?.({ file, received, total })
+    }
+    await sink.end()
+    if (received === 0) throw new PullError(`${url} answered with an empty file`)
+    return true
+  } catch (error) {
+    if (idle.signal.aborted) throw new PullError(`${url} went silent for ${idleMs / 1000} s`)
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /**
@@ -52,15 +83,22 @@ async function download(url: string, target: string, file: string, options: Pull
 export async function pullModel(options: PullOptions): Promise<{ id: string; dir: string; files: string[] }> {
   const { id, modelsDir } = options
   if (!MODEL_ID.test(id) || id.includes('..')) throw new PullError(`"${id}" is not a model id (expected organisation/name)`)
-  const endpoint = (options.endpoint ?? process.env.HF_ENDPOINT ?? DEFAULT_HUB).replace(/\/+$/, '')
+  const endpoint = (options.endpoint || process.env.HF_ENDPOINT || DEFAULT_HUB).replace(/\/+$/, '')
+  const files = options.files?.map(safeFile)
   const dir = join(modelsDir, id)
-  const staging = join(modelsDir, `.partial-${id.replaceAll('/', '--')}-${process.pid}`)
-  rmSync(staging, { recursive: true, force: true })
+  const partial = `.partial-${id.replaceAll('/', '--')}`
+  const staging = join(modelsDir, partial)
+  // What an interrupted pull of this model left behind (older versions added a process id) goes first.
+  if (existsSync(modelsDir)) {
+    for (const entry of readdirSync(modelsDir)) {
+      if (entry === partial || entry.startsWith(`${partial}-`)) rmSync(join(modelsDir, entry), { recursive: true, force: true })
+    }
+  }
   const fetched: string[] = []
   const url = (file: string) => `${endpoint}/${id}/resolve/main/${file}`
   try {
-    if (options.files) {
-      for (const file of options.files) {
+    if (files) {
+      for (const file of files) {
         if (!(await download(url(file), join(staging, file), file, options))) throw new PullError(`${file} was not found at ${url(file)}`)
         fetched.push(file)
       }
@@ -103,7 +141,14 @@ function folderSize(dir: string): number {
   let total = 0
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    total += entry.isDirectory() ? folderSize(path) : statSync(path).size
+    if (entry.isDirectory()) total += folderSize(path)
+    else {
+      try {
+        total += statSync(path).size
+      } catch {
+        // A link to nothing: counts for nothing, and never stops the listing.
+      }
+    }
   }
   return total
 }

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listModels, pullModel } from '../../src/ml/pull'
@@ -56,5 +56,50 @@ describe('models pull', () => {
   test('rejects ids that could escape the models dir', async () => {
     const error = await pullModel({ id: '../etc', modelsDir: tmpdir() }).catch((e) => e)
     expect(error.message).toContain('not a model id')
+  })
+
+  test('file names given with --file cannot leave the model folder', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const modelsDir = join(root, 'models')
+    for (const file of ['../../escape.txt', '/etc/passwd', 'onnx/../../x', '']) {
+      const error = await pullModel({ id: 'fixtures/tiny-llama', modelsDir, endpoint: `http://127.0.0.1:${hub.port}`, files: ['config.json', file] }).catch((e) => e)
+      expect(error.message).toContain('is not a file of a model folder')
+    }
+    expect(readdirSync(root)).toEqual([])
+  })
+
+  test('a web page, an empty file or a hub gone silent is an error, and leaves nothing behind', async () => {
+    let mode = 'html'
+    const odd = Bun.serve({
+      port: 0,
+      fetch() {
+        if (mode === 'html') return new Response('<html>Sign in</html>', { headers: { 'content-type': 'text/html; charset=utf-8' } })
+        if (mode === 'empty') return new Response('')
+        return new Response(new ReadableStream({ pull: () => new Promise(() => {}) }))
+      },
+    })
+    try {
+      const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+      for (const [name, expected] of [['html', 'web page'], ['empty', 'empty file'], ['stall', 'went silent']]) {
+        mode = name!
+        const error = await pullModel({ id: 'acme/odd', modelsDir, endpoint: `http://127.0.0.1:${odd.port}`, idleMs: 200 }).catch((e) => e)
+        expect(error.message, name).toContain(expected)
+        expect(readdirSync(modelsDir), name).toEqual([])
+      }
+    } finally {
+      odd.stop(true)
+    }
+  })
+
+  test('what an interrupted pull left behind is cleaned up by the next one; a broken link never stops the listing', async () => {
+    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    mkdirSync(join(modelsDir, '.partial-fixtures--tiny-bert-4242'), { recursive: true })
+    mkdirSync(join(modelsDir, '.partial-fixtures--tiny-bert'), { recursive: true })
+    await pullModel({ id: 'fixtures/tiny-bert', modelsDir, endpoint: `http://127.0.0.1:${hub.port}` })
+    expect(readdirSync(modelsDir).filter((f) => f.startsWith('.partial'))).toEqual([])
+    mkdirSync(join(modelsDir, 'acme/linked/onnx'), { recursive: true })
+    writeFileSync(join(modelsDir, 'acme/linked/config.json'), '{}')
+    symlinkSync('/nonexistent/blob', join(modelsDir, 'acme/linked/onnx/model.onnx'))
+    expect(listModels({ modelsDir }).models.map((m) => m.id)).toEqual(['acme/linked', 'fixtures/tiny-bert'])
   })
 })
