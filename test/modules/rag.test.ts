@@ -1,7 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
 import { RagService } from '../../src/modules/rag/service'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { AppError } from '../../src/core/errors'
+import { openDatabase } from '../../src/db'
+import { MIGRATIONS } from '../../src/db/migrations'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { makeServer, ScriptedGenerator } from '../helpers'
 
@@ -499,7 +504,8 @@ describe('collections', () => {
     expect(removed.json).toEqual({ success: true, collection: 'kb', id: 'tides' })
     expect(count(server, `SELECT count(*) AS n FROM rag_chunks WHERE id = ${chunkId}`)).toBe(0)
     expect(count(server, `SELECT count(*) AS n FROM rag_vec_384 WHERE rowid = ${chunkId}`)).toBe(0)
-    expect(count(server, "SELECT count(*) AS n FROM rag_fts WHERE rag_fts MATCH 'lunar'")).toBe(0)
+    const fts = `rag_fts_${(server.services.db.query("SELECT id FROM rag_collections WHERE name = 'kb'").get() as { id: number }).id}`
+    expect(count(server, `SELECT count(*) AS n FROM ${fts} WHERE ${fts} MATCH 'lunar'`)).toBe(0)
     const search = await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'tides moon gravitational', limit: 100 } })
     expect(search.json.results.some((r: { id: string }) => r.id === 'tides')).toBe(false)
     expect((await server.call('DELETE', '/rag/collections/kb/documents/tides', { token: server.token })).status).toBe(404)
@@ -508,6 +514,33 @@ describe('collections', () => {
     expect(count(server, 'SELECT count(*) AS n FROM rag_chunks')).toBe(0)
     expect(count(server, 'SELECT count(*) AS n FROM rag_vec_384')).toBe(0)
     expect((await server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'x' } })).status).toBe(404)
+  })
+
+  test("keyword statistics are each collection's own: another user's documents never move your scores", async () => {
+    const server = await withCorpus()
+    const search = () => server.call('POST', '/rag/search', { token: server.token, body: { collection: 'kb', query: 'What is the airspeed of an unladen swallow?', limit: 10 } })
+    const before = (await search()).json.results
+    const bob = await server.userSession('bob@example.com')
+    const noise = Array.from({ length: 200 }, (_, i) => ({ id: `n${i}`, content: `What is the speed of swallow number ${i}? It is an airspeed question.` }))
+    await server.call('POST', '/rag/ingest', { token: bob.accessToken, body: { collection: 'birds', documents: noise } })
+    expect((await search()).json.results).toEqual(before)
+  })
+
+  test('a database from before per-collection keyword indexes is upgraded: its documents are found by keyword', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'uagent-upgrade-')), 'uagent.db')
+    const old = openDatabase(path, MIGRATIONS.filter((m) => m.version <= 3))
+    old.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'old@example.com', 'x', '[\"user\"]', 'then')")
+    old.run("INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ('u1', 'legacy', 'builtin/hash-embed-384', 384, 'then')")
+    old.run("INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (1, 'tea', '{}', 'h', 'then')")
+    old.run("INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (1, 1, 0, 'Oolong tea is brewed at ninety degrees.')")
+    expect((old.query("SELECT count(*) AS n FROM rag_fts WHERE rag_fts MATCH 'oolong'").get() as { n: number }).n).toBe(1)
+    old.close()
+    const db = openDatabase(path)
+    expect(db.query("SELECT name FROM sqlite_master WHERE name = 'rag_fts'").get()).toBeNull()
+    const rag = new RagService({ db, embedder: async () => new HashEmbedder(), generator: async () => new ScriptedGenerator() })
+    const found = await rag.search('u1', 'legacy', 'oolong', 5)
+    expect(found.results.map((r) => r.id)).toEqual(['tea'])
+    db.close()
   })
 
   test('a collection filled by another embedder is 409 CONFLICT saying to re-index', async () => {

@@ -28,10 +28,16 @@ export interface StoredDocument {
 }
 
 const vecTable = (dimensions: number) => `rag_vec_${dimensions}`
+const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 
-/** The RAG tables: collections, documents, chunks, their FTS5 index and the sqlite-vec tables. */
+/**
+ * The RAG tables: collections, documents, chunks, the sqlite-vec tables, and one FTS5 index per
+ * collection, so that BM25's statistics (how many chunks, how long, how rare a word is) are the
+ * collection's own: another user's documents never move a score.
+ */
 export class RagStore {
   private readonly vecTables = new Set<number>()
+  private readonly ftsTables = new Set<number>()
   private readonly cache: VectorCache
 
   constructor(
@@ -53,6 +59,40 @@ export class RagStore {
     return table
   }
 
+  /**
+   * The collection's FTS5 index (external content over rag_chunks). Built from its chunks when
+   * missing: collections made before indexes were per collection get theirs on first use.
+   */
+  private ensureFts(collectionId: number): string {
+    const table = ftsTable(collectionId)
+    if (this.ftsTables.has(collectionId)) return table
+    if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
+      this.db.transaction(() => {
+        this.db.run(
+          `CREATE VIRTUAL TABLE ${table} USING fts5(content, content = 'rag_chunks', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')`,
+        )
+        this.db.run(`INSERT INTO ${table} (rowid, content) SELECT id, content FROM rag_chunks WHERE collection_id = ?`, [collectionId])
+      })()
+    }
+    this.ftsTables.add(collectionId)
+    return table
+  }
+
+  private dropFts(collectionId: number): void {
+    this.db.run(`DROP TABLE IF EXISTS ${ftsTable(collectionId)}`)
+    this.ftsTables.delete(collectionId)
+  }
+
+  /** Takes a document's chunks out of its collection's keyword index (before the rows go). */
+  private unindexDocument(collectionId: number, docId: string): void {
+    const table = this.ensureFts(collectionId)
+    this.db.run(
+      `INSERT INTO ${table} (${table}, rowid, content)
+       SELECT 'delete', c.id, c.content FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.collection_id = ? AND d.doc_id = ?`,
+      [collectionId, docId],
+    )
+  }
+
   findCollection(userId: string, name: string): CollectionRow | null {
     return this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE user_id = ? AND name = ?').get(userId, name)
   }
@@ -66,7 +106,11 @@ export class RagStore {
       dimensions,
       new Date().toISOString(),
     ])
-    return this.findCollection(userId, name)!
+    const collection = this.findCollection(userId, name)!
+    // SQLite may reuse a deleted collection's id: its index starts empty whatever was there.
+    this.dropFts(collection.id)
+    this.ensureFts(collection.id)
+    return collection
   }
 
   listCollections(userId: string) {
@@ -80,17 +124,23 @@ export class RagStore {
       .all(userId)
   }
 
-  /** Deletes a collection; triggers remove its chunks from the FTS and vector indexes. */
+  /** Deletes a collection with its keyword index; a trigger removes its vectors. */
   deleteCollection(collection: CollectionRow): void {
     this.ensureVecTable(collection.dimensions)
-    this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
+    this.db.transaction(() => {
+      this.dropFts(collection.id)
+      this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
+    })()
     this.cache.invalidate(collection.id)
   }
 
   deleteDocument(collection: CollectionRow, docId: string): boolean {
     this.ensureVecTable(collection.dimensions)
     this.cache.invalidate(collection.id)
-    return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
+    return this.db.transaction(() => {
+      this.unindexDocument(collection.id, docId)
+      return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
+    })()
   }
 
   /** Writes one document (replacing any earlier one with its id) in one transaction. */
@@ -98,7 +148,9 @@ export class RagStore {
     const table = this.ensureVecTable(collection.dimensions)
     const hash = createHash('sha256').update(document.content).digest('hex')
     this.cache.invalidate(collection.id)
+    const fts = this.ensureFts(collection.id)
     this.db.transaction(() => {
+      this.unindexDocument(collection.id, document.docId)
       this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
       const inserted = this.db.run('INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)', [
         collection.id,
@@ -110,9 +162,11 @@ export class RagStore {
       const documentRow = Number(inserted.lastInsertRowid)
       const insertChunk = this.db.prepare('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
       const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
+      const insertText = this.db.prepare(`INSERT INTO ${fts} (rowid, content) VALUES (?, ?)`)
       document.chunks.forEach((chunk, position) => {
         const chunkRow = insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid
         insertVector.run(chunkRow, collection.id, document.vectors[position]!)
+        insertText.run(chunkRow, chunk)
       })
     })()
   }
@@ -142,14 +196,12 @@ export class RagStore {
       .map((row) => ({ chunkId: row.rowid, distance: row.distance }))
   }
 
-  /** Chunks matching an FTS5 query, best BM25 first (bm25() is negative: lower is better). */
+  /** Chunks matching an FTS5 query, best BM25 first (bm25() is negative: lower is better), from the collection's own index. */
   keywordMatches(collection: CollectionRow, ftsQuery: string, k: number): { chunkId: number; bm25: number }[] {
+    const table = this.ensureFts(collection.id)
     return this.db
-      .query<{ id: number; rank: number }, [string, number, number]>(
-        `SELECT c.id, bm25(rag_fts) AS rank FROM rag_fts JOIN rag_chunks c ON c.id = rag_fts.rowid
-         WHERE rag_fts MATCH ? AND c.collection_id = ? ORDER BY rank LIMIT ?`,
-      )
-      .all(ftsQuery, collection.id, k)
+      .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? ORDER BY rank LIMIT ?`)
+      .all(ftsQuery, k)
       .map((row) => ({ chunkId: row.id, bm25: row.rank }))
   }
 
