@@ -67,9 +67,13 @@ function fill(count: number) {
     const insertDocument = db.prepare("INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, '{}', '', '')")
     const insertChunk = db.prepare('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
     const insertVector = db.prepare(`INSERT INTO rag_vec_${DIMENSIONS} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
+    // The collection's own keyword index, as the store writes it.
+    const insertText = db.prepare(`INSERT INTO rag_fts_${collection.id} (rowid, content) VALUES (?, ?)`)
     for (let i = 0; i < count; i++) {
       const documentId = i % 10 === 0 ? Number(insertDocument.run(collection.id, `doc-${i / 10}`).lastInsertRowid) : Number((db.query('SELECT max(id) AS n FROM rag_documents').get() as { n: number }).n)
-      const chunkId = Number(insertChunk.run(documentId, collection.id, i % 10, sentence()).lastInsertRowid)
+      const text = sentence()
+      const chunkId = Number(insertChunk.run(documentId, collection.id, i % 10, text).lastInsertRowid)
+      insertText.run(chunkId, text)
       const vector = randomUnitVector()
       insertVector.run(chunkId, collection.id, vector)
       vectors.push(vector)
