@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path'
 import { createModels, type ModelsConfig, type ModelStatus } from '.'
+import { IdleTimer } from './idle-timer'
 
 export const DEFAULT_HUB = 'https://huggingface.co'
 const REQUIRED = ['config.json', 'tokenizer.json', 'tokenizer_config.json']
@@ -39,13 +40,7 @@ function safeFile(file: string): string {
 }
 
 async function download(url: string, target: string, file: string, options: PullOptions): Promise<boolean> {
-  const idleMs = options.idleMs ?? 60_000
-  const idle = new AbortController()
-  let timer = setTimeout(() => idle.abort(), idleMs)
-  const touch = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => idle.abort(), idleMs)
-  }
+  const idle = new IdleTimer(options.idleMs ?? 60_000)
   try {
     const response = await (options.fetchImpl ?? fetch)(url, { redirect: 'follow', signal: idle.signal })
     if (response.status === 404) return false
@@ -59,7 +54,7 @@ async function download(url: string, target: string, file: string, options: Pull
     const sink = Bun.file(target).writer()
     let received = 0
     for await (const chunk of response.body) {
-      touch()
+      idle.touch()
       sink.write(chunk)
       received += chunk.byteLength
       options.onProgress?.({ file, received, total })
@@ -68,10 +63,10 @@ async function download(url: string, target: string, file: string, options: Pull
     if (received === 0) throw new PullError(`${url} answered with an empty file`)
     return true
   } catch (error) {
-    if (idle.signal.aborted) throw new PullError(`${url} went silent for ${idleMs / 1000} s`)
+    if (idle.fired) throw new PullError(`${url} went silent for ${idle.ms / 1000} s`)
     throw error
   } finally {
-    clearTimeout(timer)
+    idle.clear()
   }
 }
 

@@ -1,6 +1,7 @@
 import { AppError } from '../core/errors'
 import { readEventData } from '../core/sse-reader'
 import type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
+import { IdleTimer } from './idle-timer'
 import { PieceQueue } from './piece-queue'
 import { countTextTokens } from './stream-text'
 
@@ -40,33 +41,6 @@ function shown(url: string): string {
  */
 function unavailable(url: string, detail: string): AppError {
   return new AppError('MODEL_UNAVAILABLE', `The model server at ${shown(url)} ${detail}. Check that it is running and that UAGENT_LLM_URL points at it.`)
-}
-
-/** An abort signal that fires after `ms` without a `touch()`. */
-class IdleTimer {
-  private readonly controller = new AbortController()
-  private timer: ReturnType<typeof setTimeout>
-
-  constructor(private readonly ms: number) {
-    this.timer = setTimeout(() => this.controller.abort(), ms)
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal
-  }
-
-  get fired(): boolean {
-    return this.controller.signal.aborted
-  }
-
-  touch(): void {
-    clearTimeout(this.timer)
-    if (!this.fired) this.timer = setTimeout(() => this.controller.abort(), this.ms)
-  }
-
-  clear(): void {
-    clearTimeout(this.timer)
-  }
 }
 
 /**
