@@ -43,7 +43,7 @@ export class TransformersEmbedder implements Embedder {
     private readonly modelsDir: string,
     private readonly tokenizer: Tokenizer,
     private readonly model: Model,
-    public dimensions: number,
+    readonly dimensions: number,
     readonly maxTokens: number,
   ) {}
 
@@ -56,10 +56,10 @@ export class TransformersEmbedder implements Embedder {
       const positions = Number(located.config.max_position_embeddings ?? 512)
       // BERT says hidden_size, DistilBERT dim, T5-style encoders d_model; without any, one text tells.
       const { hidden_size, dim, d_model } = located.config
+      const make = (width: number) => new TransformersEmbedder(id, modelsDir, tokenizer, model, width, Math.min(512, positions))
       const width = Number(hidden_size ?? dim ?? d_model)
-      const embedder = new TransformersEmbedder(id, modelsDir, tokenizer, model, width, Math.min(512, positions))
-      if (!Number.isInteger(width) || width <= 0) embedder.dimensions = (await embedder.embed(['dimensions']))[0]!.length
-      return embedder
+      if (Number.isInteger(width) && width > 0) return make(width)
+      return make((await make(0).embed(['dimensions']))[0]!.length)
     })
   }
 
