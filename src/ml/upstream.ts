@@ -148,14 +148,14 @@ export class UpstreamGenerator implements Generator {
       choices?: { message?: { content?: unknown }; finish_reason?: string }[]
       usage?: { prompt_tokens?: number; completion_tokens?: number }
     } | null>('/v1/chat/completions', this.body(messages, options, false), { signal, idleMs: this.client.config.wholeReplyMs ?? WHOLE_REPLY_MS })
-    const content = data?.choices?.[0]?.message?.content
-    if (typeof content !== 'string') throw unavailable(this.client.config.url, 'answered without a reply (no choices[0].message.content)')
-    const text = content
+    const choice = data?.choices?.[0]
+    const text = choice?.message?.content
+    if (typeof text !== 'string') throw unavailable(this.client.config.url, 'answered without a reply (no choices[0].message.content)')
     return {
       text,
-      promptTokens: data!.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
-      completionTokens: data!.usage?.completion_tokens ?? countTextTokens(text),
-      finishReason: data!.choices?.[0]?.finish_reason === 'length' ? 'length' : 'stop',
+      promptTokens: data?.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
+      completionTokens: data?.usage?.completion_tokens ?? countTextTokens(text),
+      finishReason: choice?.finish_reason === 'length' ? 'length' : 'stop',
     }
   }
 
