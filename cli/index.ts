@@ -4,6 +4,7 @@ import pkg from '../package.json'
 import { CliError, DEFAULT_URL, EXIT } from './client'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
+import { registerKeys } from './commands/keys'
 import { registerModels } from './commands/models'
 import { registerRag } from './commands/rag'
 import { registerServe } from './commands/serve'
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerKeys, registerChat, registerRag, registerModels]) register(program)
   // Commander's own failures (unknown command or option, missing argument) exit 2.
   const override = (command: Command) => {
     command.exitOverride()

@@ -7,6 +7,8 @@ import { jwtSecret } from './core/secrets'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
+import { apiKeysModule } from './modules/apikeys'
+import { ApiKeyService } from './modules/apikeys/service'
 import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
@@ -39,6 +41,7 @@ export interface Services {
   config: Config
   db: Database
   auth: AuthService
+  apiKeys: ApiKeyService
   limiter: RateLimiter
   system: SystemService
   models: Models
@@ -61,6 +64,8 @@ export function createServices(options: AppOptions = {}): Services {
   const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
   const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
   const auth = new AuthService(db, signer)
+  const apiKeys = new ApiKeyService(db, auth)
+  auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
   const system = new SystemService({
@@ -76,7 +81,7 @@ export function createServices(options: AppOptions = {}): Services {
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
@@ -99,6 +104,7 @@ export function buildApp(services: Services) {
     .use(docsModule())
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
+    .use(apiKeysModule(services.apiKeys, auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))

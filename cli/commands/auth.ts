@@ -52,7 +52,7 @@ export function registerAuth(program: Command): void {
   example(
     program
       .command('password')
-      .description('Change your password; your other sessions are signed out (this login stays)')
+      .description('Change your password; your other sessions are signed out (this login stays) and your API keys deleted')
       .option('--current <password>', 'current password (asked for without echo when omitted on a terminal)')
       .option('--new <password>', 'new password, 8+ characters (asked for twice without echo when omitted on a terminal)')
       .action(async (options: { current?: string; new?: string }, command: Command) => {

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
+import { AppError } from '../../core/errors'
 import type { RateLimiter } from '../../core/rate-limit'
 import {
   authErrors,
@@ -36,6 +37,9 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     .post(
       '/logout',
       ({ principal }) => {
+        if (principal.apiKeyId) {
+          throw new AppError('VALIDATION_ERROR', 'An API key has no session to log out of: revoke the key with DELETE /auth/api-keys/{id}')
+        }
         auth.revokeSession(principal.sessionId)
         return { success: true, message: 'Session revoked' }
       },
@@ -45,13 +49,13 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
       '/password',
       async ({ principal, body }) => {
         const sessionsRevoked = await auth.changePassword(principal.user.id, principal.sessionId, body.currentPassword, body.newPassword)
-        return { success: true, message: 'Password changed; other sessions were signed out', sessionsRevoked }
+        return { success: true, message: 'Password changed; other sessions were signed out and API keys deleted', sessionsRevoked }
       },
       {
         auth: true,
         body: ChangePasswordRequest,
         response: { 200: ChangePasswordResponse, ...authErrors },
-        detail: { summary: 'Change your password (needs the current one); signs out your other sessions' },
+        detail: { summary: 'Change your password (needs the current one); signs out your other sessions and deletes your API keys' },
       },
     )
     .get('/me', ({ principal }) => ({ ...principal.user, sessionId: principal.sessionId }), {

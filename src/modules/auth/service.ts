@@ -40,6 +40,17 @@ export interface Principal {
   user: User
   sessionId: string
   isAdmin: boolean
+  /** Set when the caller authenticated with a personal API key (then `sessionId` is `apikey:<id>`). */
+  apiKeyId?: string
+}
+
+/** Personal API keys (src/modules/apikeys), plugged in so a key works wherever an access token does. */
+export interface ApiKeyResolver {
+  authenticate(key: string): Principal
+  /** For `apikey:<id>` sessions. */
+  isLive(sessionId: string): boolean
+  /** Called on every password change of the user. */
+  revokeAllForUser(userId: string): number
 }
 
 const THROTTLE_WINDOW_MS = 15 * 60 * 1000
@@ -62,6 +73,7 @@ export class AuthService {
    * cache; a revoked session is refused on its very next request, as without the cache.
    */
   private readonly principals = new Map<string, Principal>()
+  private apiKeys: ApiKeyResolver | null = null
 
   constructor(
     private readonly db: Database,
@@ -70,6 +82,11 @@ export class AuthService {
     this.userById = db.query<UserRow, [string]>('SELECT * FROM users WHERE id = ?')
     this.userByEmail = db.query<UserRow, [string]>('SELECT * FROM users WHERE email = ?')
     this.liveSession = db.query<{ user_id: string }, [string]>('SELECT user_id FROM sessions WHERE id = ? AND revoked_at IS NULL')
+  }
+
+  /** Lets bearer tokens that start with `uak_` authenticate as personal API keys. */
+  acceptApiKeys(resolver: ApiKeyResolver): void {
+    this.apiKeys = resolver
   }
 
   countUsers(): number {
@@ -167,8 +184,8 @@ export class AuthService {
 
   /**
    * Changes the caller's password after checking the current one (a wrong one counts towards
-   * login throttling, so a stolen access token cannot be used to guess it), and signs out every
-   * other session of the account. Returns how many sessions were signed out.
+   * login throttling, so a stolen access token cannot be used to guess it), signs out every
+   * other session of the account and deletes its API keys. Returns how many sessions were signed out.
    */
   async changePassword(userId: string, keepSessionId: string, currentPassword: string, newPassword: string): Promise<number> {
     const row = this.userById.get(userId)!
@@ -184,11 +201,14 @@ export class AuthService {
     this.db.transaction(() => {
       this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, userId])
       for (const { id } of others) this.revokeSession(id)
+      // Keys made under the old password stop working with it.
+      this.apiKeys?.revokeAllForUser(userId)
     })()
     return others.length
   }
 
   isSessionLive(sessionId: string): boolean {
+    if (this.apiKeys && sessionId.startsWith('apikey:')) return this.apiKeys.isLive(sessionId)
     return this.liveSession.get(sessionId) !== null
   }
 
@@ -197,8 +217,9 @@ export class AuthService {
     this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
   }
 
-  /** Resolves a bearer token to its caller; the session must still be live. */
+  /** Resolves a bearer token (access token, or personal API key) to its caller; the session must still be live. */
   authenticate(token: string): Principal {
+    if (this.apiKeys && token.startsWith('uak_')) return this.apiKeys.authenticate(token)
     const claims = this.signer.verify(token)
     const cached = this.principals.get(claims.sid)
     if (cached && cached.user.id === claims.sub) return cached

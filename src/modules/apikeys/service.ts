@@ -1,0 +1,152 @@
+import type { Database } from 'bun:sqlite'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { AppError, notFound } from '../../core/errors'
+import { hashToken } from '../../core/tokens'
+import type { ApiKeyResolver, Principal, User } from '../auth/service'
+
+/** Every personal API key starts with this, so a bearer token is told apart from a JWT at a glance. */
+export const API_KEY_PREFIX = 'uak_'
+/** 24 random bytes: 192 bits, written as 32 base64url characters. */
+const KEY_BYTES = 24
+/** Characters of the key shown in listings (the marker and 8 random characters: 48 of its 192 bits). */
+const SHOWN_LENGTH = API_KEY_PREFIX.length + 8
+/** lastUsedAt is written at most this often per key, so a busy key does not turn every request into a write. */
+const LAST_USED_PRECISION_MS = 60_000
+export const MAX_KEYS_PER_USER = 100
+/** Sessions of callers that authenticated with a key are named `apikey:<key id>`. */
+export const KEY_SESSION_PREFIX = 'apikey:'
+
+export interface ApiKeyView {
+  id: string
+  name: string
+  prefix: string
+  createdAt: string
+  lastUsedAt: string | null
+  expiresAt: string | null
+}
+
+interface KeyRow {
+  id: string
+  user_id: string
+  name: string
+  prefix: string
+  created_at: string
+  last_used_at: string | null
+  expires_at: string | null
+}
+
+const toView = (row: KeyRow): ApiKeyView => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+  expiresAt: row.expires_at,
+})
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800, y: 31_536_000 }
+/** Longest lifetime a key may be given: 10 years. */
+export const MAX_EXPIRES_IN = 10 * UNITS.y!
+
+/** `expiresIn` as seconds: an integer of seconds, or a duration such as "90d", "12h", "30m". */
+export function expirySeconds(expiresIn: number | string): number {
+  const match = typeof expiresIn === 'number' ? null : /^\s*(\d{1,10})\s*([smhdwy]?)\s*$/i.exec(expiresIn)
+  const seconds = typeof expiresIn === 'number' ? expiresIn : match ? Number(match[1]) * UNITS[(match[2] || 's').toLowerCase()]! : NaN
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_EXPIRES_IN) {
+    throw new AppError('VALIDATION_ERROR', `body.expiresIn: must be seconds from 1 to ${MAX_EXPIRES_IN}, or a duration like "90d", "12h", "30m"`)
+  }
+  return seconds
+}
+
+/**
+ * Personal API keys: long-lived bearer credentials for tools that cannot log in. A key is
+ * `uak_` and 192 random bits, shown once at creation; only its SHA-256 is stored (a slow
+ * password hash buys nothing for a secret of that much entropy, and would cost every request).
+ * Every request looks the key and its owner up again, so a deleted key, an expired one, or one
+ * whose owner changed password or was removed is refused on its very next use.
+ */
+export class ApiKeyService implements ApiKeyResolver {
+  private readonly byHash
+  private readonly liveById
+  private readonly touch
+
+  constructor(
+    private readonly db: Database,
+    private readonly users: { getUser(id: string): User | null },
+  ) {
+    this.byHash = db.query<KeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?')
+    this.liveById = db.query<{ expires_at: string | null }, [string]>('SELECT expires_at FROM api_keys WHERE id = ?')
+    this.touch = db.query<unknown, [string, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+  }
+
+  /** Makes a key for `userId`; the returned `key` is the only time the secret is ever shown. */
+  create(userId: string, name: string, expiresIn?: number | string | null): ApiKeyView & { key: string } {
+    const count = this.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM api_keys WHERE user_id = ?').get(userId)!.n
+    if (count >= MAX_KEYS_PER_USER) {
+      throw new AppError('CONFLICT', `You already have ${MAX_KEYS_PER_USER} API keys: revoke some with DELETE /auth/api-keys/{id} first`)
+    }
+    const now = Date.now()
+    const expiresAt = expiresIn === undefined || expiresIn === null ? null : new Date(now + expirySeconds(expiresIn) * 1000).toISOString()
+    const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`
+    const row: KeyRow = {
+      id: randomUUID(),
+      user_id: userId,
+      name: name.trim(),
+      prefix: key.slice(0, SHOWN_LENGTH),
+      created_at: new Date(now).toISOString(),
+      last_used_at: null,
+      expires_at: expiresAt,
+    }
+    this.db.run(
+      'INSERT INTO api_keys (id, user_id, name, prefix, key_hash, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [row.id, userId, row.name, row.prefix, hashToken(key), row.created_at, null, expiresAt],
+    )
+    return { ...toView(row), key }
+  }
+
+  /** The caller's keys, newest first; never the secret (it is not stored). */
+  list(userId: string): ApiKeyView[] {
+    return this.db
+      .query<KeyRow, [string]>('SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, rowid DESC')
+      .all(userId)
+      .map(toView)
+  }
+
+  /** Deletes one of the caller's keys; someone else's key id is 404, as an unknown one. */
+  revoke(userId: string, id: string): ApiKeyView {
+    const row = this.db.query<KeyRow, [string, string]>('SELECT * FROM api_keys WHERE id = ? AND user_id = ?').get(id, userId)
+    if (!row) throw notFound(`API key ${id}`)
+    this.db.run('DELETE FROM api_keys WHERE id = ?', [id])
+    return toView(row)
+  }
+
+  /**
+   * Deletes every key of a user. Called whenever the user's password changes (their own change,
+   * and an admin's reset), so that keys made under the old password stop working at once.
+   */
+  revokeAllForUser(userId: string): number {
+    return this.db.run('DELETE FROM api_keys WHERE user_id = ?', [userId]).changes
+  }
+
+  /** The caller a key stands for, with its owner's roles; 401 UNAUTHORIZED when unknown, revoked or expired. */
+  authenticate(key: string): Principal {
+    const row = this.byHash.get(hashToken(key))
+    if (!row) throw new AppError('UNAUTHORIZED', 'Invalid API key: it does not exist or has been revoked')
+    const now = Date.now()
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= now) {
+      throw new AppError('UNAUTHORIZED', `API key "${row.name}" expired at ${row.expires_at}; create a new one`)
+    }
+    const user = this.users.getUser(row.user_id)
+    if (!user) throw new AppError('UNAUTHORIZED', 'The owner of this API key no longer exists')
+    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
+      this.touch.run(new Date(now).toISOString(), row.id)
+    }
+    return { user, sessionId: `${KEY_SESSION_PREFIX}${row.id}`, isAdmin: user.roles.includes('admin'), apiKeyId: row.id }
+  }
+
+  /** Whether the key behind an `apikey:<id>` session still works (WebSocket messages check this). */
+  isLive(sessionId: string): boolean {
+    const row = this.liveById.get(sessionId.slice(KEY_SESSION_PREFIX.length))
+    return row !== null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now())
+  }
+}
