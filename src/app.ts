@@ -17,6 +17,8 @@ import { ConversationStore } from './modules/conversations/service'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
+import { openAiModule } from './modules/openai'
+import { OpenAiService } from './modules/openai/service'
 import { healthModule, systemModule } from './modules/system'
 import { SystemService } from './modules/system/service'
 import { registerChatSocket } from './modules/chat/socket'
@@ -48,6 +50,7 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  v1: OpenAiService
   log: (line: string) => void
 }
 
@@ -80,8 +83,9 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const v1 = new OpenAiService({ generator: models.generator, embedder: models.embedder, rag, startedAt: Math.floor(Date.now() / 1000) })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, v1, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
@@ -108,6 +112,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(openAiModule(services.v1, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 

@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import { AppError, errorBody } from './errors'
+import { isOpenAiPath, openAiErrorBody, OpenAiParamError } from './openai-error'
 import { NOT_BLANK } from './schema'
 import type { RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
@@ -87,6 +88,12 @@ function describeValidation(error: ValidationError): string {
   return field ? `${where}.${field}: ${what}` : `${where}: ${what}`
 }
 
+/** The body field a validation error is about, e.g. "messages.0.content" (null when not a body field). */
+function validationParam(error: ValidationError): string | null {
+  const first = error.all[0] as { path?: string } | undefined
+  return error.type === 'body' && first?.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : null
+}
+
 /** Peer address for per-IP limits; "local" for in-process requests (app.handle). */
 export function clientAddress(server: { requestIP?(req: Request): { address: string } | null } | null, request: Request): string {
   return server?.requestIP?.(request)?.address ?? 'local'
@@ -131,6 +138,7 @@ export function httpCore(options: HttpOptions) {
       set.headers['content-type'] = 'application/json'
       let status: number
       let body
+      let param: string | null = null
       // A failure inside a parse hook (the size check) reaches here wrapped in Elysia's ParseError.
       if (code === 'PARSE' && (error as Error).cause instanceof AppError) error = (error as Error).cause as AppError
       if (error instanceof AppError) {
@@ -140,6 +148,7 @@ export function httpCore(options: HttpOptions) {
       } else if (code === 'VALIDATION' && error instanceof ValidationError) {
         status = 400
         body = errorBody('VALIDATION_ERROR', describeValidation(error), requestId)
+        param = validationParam(error)
       } else if (code === 'PARSE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', 'body: malformed request body (expected valid JSON)', requestId)
@@ -153,6 +162,13 @@ export function httpCore(options: HttpOptions) {
         status = 500
         log(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed: ${(error as Error)?.stack ?? String(error)}`)
         body = errorBody('INTERNAL_ERROR', 'Internal server error', requestId)
+      }
+      // The OpenAI-compatible routes answer in OpenAI's error shape, which its client libraries read.
+      const pathname = new URL(request.url).pathname
+      if (isOpenAiPath(pathname)) {
+        const specific = error instanceof OpenAiParamError ? error : null
+        const shaped = openAiErrorBody(status, body.code, body.message, specific?.param ?? param, specific?.openAiCode)
+        return new Response(JSON.stringify(shaped), { status, headers: set.headers as Record<string, string> })
       }
       return new Response(JSON.stringify(body), { status, headers: set.headers as Record<string, string> })
     })

@@ -1,12 +1,13 @@
 const HEARTBEAT_MS = 15_000
 
 /**
- * A text/event-stream Response from an async iterable of events, one `data:` JSON line each.
+ * A text/event-stream Response from an async iterable of events, one `data:` JSON line each
+ * (a string event is written as it is, e.g. OpenAI's closing `[DONE]`).
  * A comment heartbeat goes out every 15 s so proxies keep the connection open; when the client
  * goes away the iterator is closed (its `finally` blocks run) and `controller` is aborted.
  */
 export function sseResponse(
-  events: (signal: AbortSignal) => AsyncIterable<object>,
+  events: (signal: AbortSignal) => AsyncIterable<object | string>,
   headers: Record<string, string>,
   requestSignal?: AbortSignal,
 ): Response {
@@ -14,7 +15,7 @@ export function sseResponse(
   requestSignal?.addEventListener('abort', () => controller.abort(), { once: true })
   const encoder = new TextEncoder()
   let heartbeat: ReturnType<typeof setInterval> | undefined
-  let iterator: AsyncIterator<object> | undefined
+  let iterator: AsyncIterator<object | string> | undefined
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
       heartbeat = setInterval(() => {
@@ -34,7 +35,7 @@ export function sseResponse(
           stream.close()
           return
         }
-        stream.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`))
+        stream.enqueue(encoder.encode(`data: ${typeof next.value === 'string' ? next.value : JSON.stringify(next.value)}\n\n`))
       } catch (error) {
         clearInterval(heartbeat)
         stream.error(error)

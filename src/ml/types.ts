@@ -6,6 +6,8 @@ export interface ChatMessage {
 export interface GenerateOptions {
   maxTokens?: number
   temperature?: number
+  /** Nucleus sampling: only tokens within this probability mass are drawn (when sampling). */
+  topP?: number
   stop?: string[]
 }
 
@@ -25,6 +27,8 @@ export interface Embedder {
   /** Longest input the model reads, in tokens (chunk sizes follow it); unset for engines without a limit. */
   readonly maxTokens?: number
   embed(texts: string[]): Promise<Float32Array[]>
+  /** Tokens the model reads of `text`, where the engine has a tokenizer. */
+  countTokens?(text: string): Promise<number>
 }
 
 /** Produces chat replies, whole or as a stream of text pieces. */

@@ -122,11 +122,15 @@ export class UpstreamClient {
 
 export class UpstreamGenerator implements Generator {
   readonly contextLength = 8192
+  /** Relays requests this generator cannot express (tool calling) to the same model. */
+  readonly relay: UpstreamRelay
 
   constructor(
     private readonly client: UpstreamClient,
     readonly id: string,
-  ) {}
+  ) {
+    this.relay = new UpstreamRelay(client, id)
+  }
 
   async countTokens(text: string): Promise<number> {
     return countTextTokens(text)
@@ -139,6 +143,7 @@ export class UpstreamGenerator implements Generator {
       stream,
       ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { top_p: options.topP } : {}),
       ...(options.stop?.length ? { stop: options.stop } : {}),
     }
   }
@@ -204,6 +209,67 @@ export class UpstreamGenerator implements Generator {
       )
     try {
       yield* pieces
+    } finally {
+      local.abort()
+      signal?.removeEventListener('abort', cancel)
+      await reading
+    }
+  }
+}
+
+/**
+ * Chat completion requests relayed as the caller wrote them (`tools`, `tool_choice`, tool
+ * messages included), under the upstream model's name: what the OpenAI-compatible /v1 routes use
+ * for tool calling, which only an upstream model server can do.
+ */
+export class UpstreamRelay {
+  constructor(
+    private readonly client: UpstreamClient,
+    readonly model: string,
+  ) {}
+
+  /** The upstream's whole reply (a `chat.completion` object), not streamed. */
+  complete(body: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return this.client.json('/v1/chat/completions', { ...body, model: this.model, stream: false }, { signal, idleMs: this.client.config.wholeReplyMs ?? WHOLE_REPLY_MS })
+  }
+
+  /** The upstream's `chat.completion.chunk` events, parsed, until `[DONE]`; cancelled by `signal` or by the consumer stopping. */
+  async *stream(body: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Record<string, unknown>> {
+    const local = new AbortController()
+    const cancel = () => local.abort()
+    if (signal?.aborted) return
+    signal?.addEventListener('abort', cancel, { once: true })
+    const payloads = new PieceQueue()
+    const url = this.client.config.url
+    const reading = this.client
+      .exchange(
+        '/v1/chat/completions',
+        { ...body, model: this.model, stream: true },
+        async (response, idle) => {
+          if (!response.body) throw unavailable(url, 'answered with an empty body')
+          for await (const payload of readEventData(response.body)) {
+            idle.touch()
+            if (payload.trim() === '[DONE]') return
+            payloads.push(payload)
+          }
+        },
+        { signal: local.signal },
+      )
+      .then(
+        () => payloads.end(),
+        (error: unknown) => payloads.end(local.signal.aborted ? undefined : error),
+      )
+    try {
+      for await (const payload of payloads) {
+        let event: Record<string, unknown> | null
+        try {
+          event = JSON.parse(payload)
+        } catch {
+          continue
+        }
+        if (event && typeof event === 'object' && 'error' in event) throw unavailable(url, 'reported an error in the middle of the reply')
+        if (event && typeof event === 'object') yield event
+      }
     } finally {
       local.abort()
       signal?.removeEventListener('abort', cancel)

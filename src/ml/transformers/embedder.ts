@@ -63,6 +63,11 @@ export class TransformersEmbedder implements Embedder {
     })
   }
 
+  /** Tokens of `text` the model reads (it reads at most maxTokens, special tokens included). */
+  async countTokens(text: string): Promise<number> {
+    return Math.min(this.maxTokens, this.tokenizer.encode(text).length)
+  }
+
   async embed(texts: string[]): Promise<Float32Array[]> {
     const vectors: Float32Array[] = []
     for (let start = 0; start < texts.length; start += BATCH) {

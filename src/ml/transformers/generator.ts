@@ -110,6 +110,7 @@ export class TransformersGenerator implements Generator {
         max_new_tokens: tracker.limit,
         do_sample: temperature > 0,
         ...(temperature > 0 ? { temperature } : {}),
+        ...(temperature > 0 && options.topP !== undefined ? { top_p: options.topP } : {}),
         streamer,
         stopping_criteria: [interrupt],
       } as unknown as Parameters<CausalLM['generate']>[0])
