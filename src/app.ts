@@ -83,9 +83,17 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
-  const v1 = new OpenAiService({ generator: models.generator, embedder: models.embedder, rag, startedAt: Math.floor(Date.now() / 1000) })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, v1, log }
+  const services: Services = { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, v1: null as unknown as OpenAiService, log }
+  // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
+  // replaced service (tests, embedding) answers on both surfaces alike.
+  services.v1 = new OpenAiService({
+    generator: () => services.chat.generator(),
+    embedder: () => services.models.embedder(),
+    rag: () => services.rag,
+    startedAt: Math.floor(Date.now() / 1000),
+  })
+  return services
 }
 
 /** The whole server as one Elysia app, built from its services. */

@@ -52,6 +52,11 @@ export interface ChatDeps {
 export class ChatService {
   constructor(private readonly deps: ChatDeps) {}
 
+  /** The engine replies come from. */
+  generator(): Promise<Generator> {
+    return this.deps.generator()
+  }
+
   async prepare(raw: ChatInput): Promise<Exchange> {
     const startedAt = performance.now()
     // Lone UTF-16 surrogates cannot be stored (SQLite keeps UTF-8): made U+FFFD up front, so the

@@ -13,7 +13,7 @@ import { type CompletionRequest, generateOptions, lastQuestion, refuseUnsupporte
 export interface OpenAiDeps {
   generator: () => Promise<Generator>
   embedder: () => Promise<Embedder>
-  rag: RagService
+  rag: () => RagService
   /** Unix seconds: the `created` of the engines. */
   startedAt: number
 }
@@ -85,7 +85,7 @@ export class OpenAiService {
         models.push({ id: engine.value.id, object: 'model', created: this.deps.startedAt, owned_by: 'universal-agent' })
       }
     }
-    for (const collection of this.deps.rag.listCollections(userId).collections) {
+    for (const collection of this.deps.rag().listCollections(userId).collections) {
       models.push({ id: `${RAG_PREFIX}${collection.name}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: userId })
     }
     return models
@@ -237,11 +237,11 @@ export class OpenAiService {
 
   /** A grounded answer from the collection, cut by `stop` and `max_tokens` as a generated reply would be. */
   private async ragAnswer(plan: Extract<CompletionPlan, { kind: 'rag' }>) {
-    const result = await answerQuestion(this.deps.rag, plan.userId, { question: plan.question, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
+    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
     const pieces = applyStops(result.answer, plan.options.stop).match(PIECE) ?? []
     const limit = plan.options.maxTokens ?? Number.POSITIVE_INFINITY
     const text = pieces.slice(0, limit).join('')
-    const generator = await this.deps.rag.generator()
+    const generator = await this.deps.rag().generator()
     const passages = (result.context ?? []).map((c) => ({ id: c.source, content: c.content, score: c.confidence, metadata: {} }))
     const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages)) : 0
     return {
@@ -300,7 +300,7 @@ export class OpenAiService {
   private ownCollection(userId: string, name: string, model: string): void {
     try {
       if (!COLLECTION_NAME.test(name)) throw notFound(`Collection ${name}`)
-      this.deps.rag.collection(userId, name)
+      this.deps.rag().collection(userId, name)
     } catch (error) {
       if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(model, `you have no collection named "${name}"`)
       throw error

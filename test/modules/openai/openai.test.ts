@@ -1,9 +1,8 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { type Generator } from '../../../src/ml'
-import { OpenAiService } from '../../../src/modules/openai/service'
 import { type AppOptions } from '../../../src/app'
-import { makeServer, ScriptedGenerator } from '../../helpers'
+import { makeServer, makeServerWith, ScriptedGenerator } from '../../helpers'
 
 const stops: (() => void)[] = []
 afterAll(() => stops.forEach((stop) => stop()))
@@ -12,11 +11,7 @@ type Server = ReturnType<typeof makeServer>
 
 /** A listening server (the OpenAI client speaks real HTTP), optionally with a scripted chat engine. */
 function serve(options: AppOptions = {}, generator?: Generator): Server & { base: string } {
-  const server = makeServer(options, (services) => {
-    if (generator) {
-      services.v1 = new OpenAiService({ generator: async () => generator, embedder: services.models.embedder, rag: services.rag, startedAt: 0 })
-    }
-  })
+  const server = generator ? makeServerWith(generator, options) : makeServer(options)
   const app = server.app.listen({ port: 0 })
   stops.push(() => app.stop(true))
   return Object.assign(server, { base: `http://127.0.0.1:${app.server!.port}` })
