@@ -22,6 +22,8 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
+import { agentsModule } from './modules/agents'
+import { AgentService } from './modules/agents/service'
 
 export type { Config }
 
@@ -45,6 +47,7 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  agents: AgentService
   log: (line: string) => void
 }
 
@@ -66,7 +69,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: false, multiAgent: false },
+    features: { rag: true, voice: false, plugins: false, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -75,13 +78,22 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const agents = new AgentService({
+    db,
+    rag,
+    generator: models.generator,
+    concurrency: config.agentConcurrency,
+    queueLimit: config.agentQueueLimit,
+    retentionMs: config.agentRetentionHours * 3600_000,
+    log,
+  })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, agents, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, agents } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -102,6 +114,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(agentsModule(agents, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 
