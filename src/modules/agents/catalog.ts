@@ -2,6 +2,7 @@
 // work each does itself on its inputs (retrieval, planning, checks), which is its whole answer
 // when only the built-in extractive engine is installed.
 import { replyBudget } from '../../ml'
+import { supportsToolCalls } from '../../ml/tool-calls'
 import { RELATIVE_FLOOR, RELEVANCE_FLOOR, answerPrompt, fitPassages } from '../rag/answer'
 import type { SearchResult } from '../rag/service'
 import { arithmeticIn, keySentences, splitSteps } from './text-work'
@@ -71,7 +72,9 @@ async function analyse(input: AgentInput): Promise<AgentWork> {
   const toolCalls: ToolCallRecord[] = []
   const lines: string[] = []
   const calculator = input.tools.list().find((tool) => tool.name === 'calculator__evaluate')
-  const expressions = arithmeticIn([input.task, ...material.map((r) => r.response)].join('\n'))
+  // A model that calls tools itself does its own calculations; for any other, the analyst does them.
+  const selfCompute = input.builtin || !supportsToolCalls(input.generator)
+  const expressions = selfCompute ? arithmeticIn([input.task, ...material.map((r) => r.response)].join('\n')) : []
   for (const expression of expressions) {
     if (!calculator) {
       lines.push(`- Calculation needed: ${expression} (the calculator plugin is not enabled)`)

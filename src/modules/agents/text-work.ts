@@ -6,7 +6,7 @@ import { keyTerms, sentences } from '../../ml/text'
 const STEP_BREAK = /\s*(?:;|,?\s+(?:and then|then|after that|afterwards|finally|next|lastly)\s+|\n+)\s*/i
 const ENUMERATION = /(?:^|\n)\s*(?:\d{1,2}[.)]|[-*•])\s+/
 
-/** Which agent suits a step, from the verbs it uses (first match wins). */
+/** Which agent suits a step, from the verbs it uses. */
 const STEP_OWNERS: [RegExp, string][] = [
   [/\b(find|search|research|look(?:\s+up)?|gather|collect|source|investigate|discover|identify)\w*/i, 'researcher'],
   [/\b(calculat|comput|compar|analy[sz]|measur|estimat|count|evaluat|quantif|assess)\w*/i, 'analyst'],
@@ -23,7 +23,7 @@ export interface Step {
 }
 
 function clean(step: string): string {
-  const trimmed = step.replace(/^[\s,.;:-]+|[\s,.;:]+$/g, '').replace(/^(?:and|also|please)\s+/i, '')
+  const trimmed = step.replace(/^[\s,.;:-]+|[\s,.;:]+$/g, '').replace(/^(?:(?:and|also|please|then|finally|next|lastly|afterwards|after that)\s+)+/i, '')
   return trimmed ? trimmed[0]!.toUpperCase() + trimmed.slice(1) : ''
 }
 
@@ -51,7 +51,21 @@ export function splitSteps(task: string): Step[] {
     }
   }
   const steps = parts.map(clean).filter((text) => keyTerms(text).length > 0)
-  return steps.map((text) => ({ text, owner: STEP_OWNERS.find(([pattern]) => pattern.test(text))?.[1] ?? 'writer', terms: [...new Set(keyTerms(text))] }))
+  return steps.map((text) => ({ text, owner: ownerOf(text), terms: [...new Set(keyTerms(text))] }))
+}
+
+/** The agent whose verb comes first in the step; the writer when none does. */
+function ownerOf(step: string): string {
+  let owner = 'writer'
+  let first = Number.POSITIVE_INFINITY
+  for (const [pattern, agent] of STEP_OWNERS) {
+    const at = step.search(pattern)
+    if (at >= 0 && at < first) {
+      first = at
+      owner = agent
+    }
+  }
+  return owner
 }
 
 /** Key terms of `task` that `text` never mentions (stemmed comparison). */
