@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { Elysia } from 'elysia'
+import { join } from 'node:path'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
@@ -22,6 +23,10 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
+import { pluginsModule } from './modules/plugins'
+import { PluginService } from './modules/plugins/service'
+import { registerPluginSocket } from './modules/plugins/socket'
+import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 
 export type { Config }
 
@@ -45,6 +50,10 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  /** Built-in and installed plugins: catalog, isolated execution, install. */
+  plugins: PluginService
+  /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
+  tools: PluginToolbox
   log: (line: string) => void
 }
 
@@ -66,7 +75,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: false, multiAgent: false },
+    features: { rag: true, voice: false, plugins: true, multiAgent: false },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -75,15 +84,27 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const plugins = new PluginService({
+    db,
+    rag,
+    pluginsDir: config.pluginsDir ?? join(config.dataDir, 'plugins'),
+    nodePath: config.nodePath,
+    timeoutMs: config.pluginTimeoutMs,
+    memoryMb: config.pluginMemoryMb,
+    idleMs: config.pluginIdleMs,
+    log,
+  })
+  const tools = createToolbox(plugins)
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
+  registerPluginSocket(sockets, plugins)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -102,6 +123,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 
