@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { Elysia } from 'elysia'
+import { join } from 'node:path'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
@@ -24,6 +25,10 @@ import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
 import { AgentService } from './modules/agents/service'
+import { pluginsModule } from './modules/plugins'
+import { PluginService } from './modules/plugins/service'
+import { registerPluginSocket } from './modules/plugins/socket'
+import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 
 export type { Config }
 
@@ -48,6 +53,10 @@ export interface Services {
   chat: ChatService
   rag: RagService
   agents: AgentService
+  /** Built-in and installed plugins: catalog, isolated execution, install. */
+  plugins: PluginService
+  /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
+  tools: PluginToolbox
   log: (line: string) => void
 }
 
@@ -69,7 +78,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: false, multiAgent: true },
+    features: { rag: true, voice: false, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -78,24 +87,37 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const plugins = new PluginService({
+    db,
+    rag,
+    pluginsDir: config.pluginsDir ?? join(config.dataDir, 'plugins'),
+    nodePath: config.nodePath,
+    timeoutMs: config.pluginTimeoutMs,
+    memoryMb: config.pluginMemoryMb,
+    idleMs: config.pluginIdleMs,
+    log,
+  })
+  const tools = createToolbox(plugins)
   const agents = new AgentService({
     db,
     rag,
     generator: models.generator,
+    tools,
     concurrency: config.agentConcurrency,
     queueLimit: config.agentQueueLimit,
     retentionMs: config.agentRetentionHours * 3600_000,
     log,
   })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, agents, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, agents } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
+  registerPluginSocket(sockets, plugins)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -115,6 +137,7 @@ export function buildApp(services: Services) {
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 

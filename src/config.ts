@@ -28,6 +28,14 @@ export interface Config {
   agentQueueLimit: number
   /** Hours a finished agent task is kept. */
   agentRetentionHours: number
+  /** Installed plugins live in `<pluginsDir>/<name>/`; undefined means `<dataDir>/plugins`. */
+  pluginsDir?: string
+  /** Node.js that runs installed plugins (default: `node` on PATH). */
+  nodePath?: string
+  /** Heap bound of each plugin worker (MB). */
+  pluginMemoryMb: number
+  /** A plugin worker with nothing to do is stopped after this long (ms). */
+  pluginIdleMs: number
   environment: string
 }
 
@@ -116,6 +124,10 @@ export function loadConfig(env: Env = process.env): Config {
     agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
     agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
     agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
+    pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
+    nodePath: text(env, 'UAGENT_NODE_PATH'),
+    pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
+    pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
   }
 }

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN } from '../helpers'
 import { agentServer, TokenGenerator } from '../modules/agents/fakes'
+
+// Logins hash passwords (argon2): on a loaded machine a test with several users takes seconds.
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 // Each model reply takes 400 ms, so a run's agents finish one by one, visibly apart.

@@ -40,9 +40,10 @@ async function research(input: AgentInput): Promise<AgentWork> {
   const passages = found.filter((hit) => hit.score >= best * RELATIVE_FLOOR).slice(0, limit)
   const fitted = (passages.length ? await fitPassages(input.generator, input.task, passages) : []) as (SearchResult & { collection: string })[]
   const sources: Source[] = fitted.map((hit, i) => ({ n: i + 1, collection: hit.collection, id: hit.id, title: title(hit), score: Math.round(hit.score * 1000) / 1000 }))
-  const searched = names.length ? names.join(', ') : 'none (you have no collections)'
+  const searched = names.join(', ')
   if (!sources.length) {
-    const draft = `No passage in your collections (${searched}) matches this task.${notes.length ? ` ${notes.join(' ')}` : ''}`
+    const found = names.length ? `No passage in your collections (${searched}) matches this task.` : 'You have no collections to search, so no passage backs this task.'
+    const draft = `${found}${notes.length ? ` ${notes.join(' ')}` : ''}`
     return { context: draft, draft, sources }
   }
   const list = sources.map((s) => `[${s.n}] ${s.title} (${s.collection}/${s.id}, score ${s.score.toFixed(2)})`).join('\n')

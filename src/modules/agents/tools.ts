@@ -1,27 +1,8 @@
-// The plugins' tool interface as agents see it. Structurally the same as the plugins module's
-// PluginToolbox, so the real one (services.tools) plugs in as it is.
+// The plugins' tool interface as agents use it (services.tools), an empty one, and the record of a call.
 import { AppError } from '../../core/errors'
+import type { PluginToolbox } from '../plugins/tools'
 
-export interface ToolDefinition {
-  /** `${plugin}__${action}`, e.g. "calculator__evaluate". */
-  name: string
-  plugin: string
-  action: string
-  description: string
-  parameters: Record<string, unknown>
-}
-
-export interface ToolCaller {
-  userId: string
-  roles: string[]
-}
-
-export interface PluginToolbox {
-  /** The actions of the enabled plugins. */
-  list(): ToolDefinition[]
-  /** Runs one action for the caller; throws AppError as the execute route answers. */
-  call(name: string, args: unknown, caller: ToolCaller, signal?: AbortSignal): Promise<unknown>
-}
+export type { PluginToolbox, ToolCaller, ToolDefinition } from '../plugins/tools'
 
 /** No plugins: agents work without tools. */
 export const EMPTY_TOOLBOX: PluginToolbox = {

@@ -1,9 +1,12 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { makeServer } from '../../helpers'
 import { agentServer, pollTask, TokenGenerator } from './fakes'
+
+// Logins hash passwords (argon2): on a loaded machine a test with several users takes seconds.
+setDefaultTimeout(30_000)
 
 const HANDBOOK = [
   { id: 'vpn', content: 'To reset your VPN password, open the self-service portal and choose Reset. The reset link is valid for 30 minutes.', metadata: { title: 'VPN guide' } },

@@ -60,12 +60,13 @@ export function agentServer(
   options: AppOptions = {},
 ) {
   return makeServer(options, (services) => {
-    if (!generator && !settings.tools && settings.concurrency === undefined && settings.queueLimit === undefined && settings.retentionMs === undefined) return
+    if (!generator && ! settings.concurrency === undefined && settings.queueLimit === undefined && settings.retentionMs === undefined) return
     services.agents.close()
     services.agents = new AgentService({
       db: services.db,
       rag: services.rag,
       generator: generator ? async () => generator : services.models.generator,
+      tools: services.tools,
       log: () => {},
       ...settings,
     })

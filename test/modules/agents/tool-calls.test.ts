@@ -1,66 +1,8 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import { AppError } from '../../../src/core/errors'
-import { AgentService } from '../../../src/modules/agents/service'
-import type { PluginToolbox } from '../../../src/modules/agents/tools'
+import { afterAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { makeServer } from '../../helpers'
 
-/** A calculator that really computes: + - * / ^ and parentheses, by recursive descent. */
-function evaluate(expression: string): number {
-  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/^()]/g) ?? []
-  let at = 0
-  const peek = () => tokens[at]
-  const next = () => tokens[at++]
-  const primary = (): number => {
-    const token = next()
-    if (token === '(') {
-      const value = sum()
-      if (next() !== ')') throw new Error('expected )')
-      return value
-    }
-    if (token === '-') return -primary()
-    if (token === undefined || !/^\d/.test(token)) throw new Error(`unexpected ${token ?? 'end'}`)
-    return Number(token)
-  }
-  const power = (): number => {
-    const base = primary()
-    return peek() === '^' ? (next(), base ** power()) : base
-  }
-  const product = (): number => {
-    let value = power()
-    while (peek() === '*' || peek() === '/') value = next() === '*' ? value * power() : value / power()
-    return value
-  }
-  const sum = (): number => {
-    let value = product()
-    while (peek() === '+' || peek() === '-') value = next() === '+' ? value + product() : value - product()
-    return value
-  }
-  const value = sum()
-  if (at !== tokens.length) throw new Error(`unexpected ${tokens[at]}`)
-  return value
-}
-
-const toolbox: PluginToolbox = {
-  list: () => [
-    {
-      name: 'calculator__evaluate',
-      plugin: 'calculator',
-      action: 'evaluate',
-      description: 'Evaluate an arithmetic expression',
-      parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
-    },
-  ],
-  async call(name, args) {
-    if (name !== 'calculator__evaluate') throw new AppError('NOT_FOUND', `Plugin ${name} not found`)
-    const expression = (args as { expression?: unknown })?.expression
-    if (typeof expression !== 'string') throw new AppError('VALIDATION_ERROR', 'parameters.expression: must be a string')
-    try {
-      return { value: evaluate(expression) }
-    } catch (error) {
-      throw new AppError('PLUGIN_ERROR', (error as Error).message)
-    }
-  },
-}
+// Logins hash passwords (argon2): on a loaded machine a test with several users takes seconds.
+setDefaultTimeout(30_000)
 
 /** An OpenAI-compatible server that asks for the calculator, then answers with what it returned. */
 function fakeUpstream(behaviour: 'once' | 'always') {
@@ -87,11 +29,9 @@ function fakeUpstream(behaviour: 'once' | 'always') {
   return { server, requests, url: `http://127.0.0.1:${server.port}` }
 }
 
+/** A server whose model is the fake upstream; agents call the real built-in plugins (services.tools). */
 function serverOn(url: string) {
-  return makeServer({ llmUrl: url, llmModel: 'fake-tools' }, (services) => {
-    services.agents.close()
-    services.agents = new AgentService({ db: services.db, rag: services.rag, generator: services.models.generator, tools: toolbox, log: () => {} })
-  })
+  return makeServer({ llmUrl: url, llmModel: 'fake-tools' })
 }
 
 describe('agents: function calling through an OpenAI-compatible upstream', () => {
@@ -113,7 +53,10 @@ describe('agents: function calling through an OpenAI-compatible upstream', () =>
     expect(res.json.finalSynthesis).toBe('Final answer: The total is 84.')
     // The first request offered the tool; the second carried the call and its result back.
     const [first, second] = once.requests
-    expect(first.tools).toEqual([{ type: 'function', function: { name: 'calculator__evaluate', description: 'Evaluate an arithmetic expression', parameters: expect.objectContaining({ type: 'object' }) } }])
+    // The analyst is offered every enabled plugin action, the calculator among them, with its schema.
+    const offered = first.tools.find((t: any) => t.function.name === 'calculator__evaluate')
+    expect(offered).toMatchObject({ type: 'function', function: { parameters: { type: 'object', properties: { expression: expect.any(Object) } } } })
+    expect(first.tools.map((t: any) => t.function.name)).toEqual(expect.arrayContaining(['calculator__evaluate', 'datetime__now', 'text__stats']))
     expect(first.tool_choice).toBe('auto')
     const call = second.messages.find((m: any) => m.role === 'assistant')
     expect(call.tool_calls[0].function.name).toBe('calculator__evaluate')
@@ -135,21 +78,30 @@ describe('agents: function calling through an OpenAI-compatible upstream', () =>
     expect(toAnalyst.at(-1).tool_choice).toBe('none')
   })
 
-  test('agents whose role has no use for the calculator are not offered it', async () => {
+  test("an agent is offered only its role's tools: the planner gets datetime, not the calculator", async () => {
     once.requests.length = 0
     const server = serverOn(once.url)
     const { accessToken: token } = await server.login()
     const res = await server.call('POST', '/agents/execute', { token, body: { task: 'What is 12 * (3 + 4)?', agents: ['planner'] } })
     expect(res.status).toBe(200)
     expect(res.json.results[0].toolCalls).toEqual([])
-    expect(once.requests.every((r) => !r.tools)).toBe(true)
+    const names = once.requests[0].tools.map((t: any) => t.function.name)
+    expect(names).toContain('datetime__now')
+    expect(names.every((n: string) => n.startsWith('datetime__'))).toBe(true)
+  })
+
+  test('a disabled plugin is not offered', async () => {
+    once.requests.length = 0
+    const server = serverOn(once.url)
+    const { accessToken: token } = await server.login()
+    expect((await server.call('POST', '/plugins/calculator/disable', { token })).status).toBe(200)
+    const res = await server.call('POST', '/agents/execute', { token, body: { task: 'What is 12 * (3 + 4)?', agents: ['analyst'] } })
+    expect(res.json.results[0].toolCalls).toEqual([])
+    expect(once.requests[0].tools.map((t: any) => t.function.name)).not.toContain('calculator__evaluate')
   })
 
   test('on the built-in engine the analyst finds the arithmetic in the task and runs it through the calculator', async () => {
-    const server = makeServer({}, (services) => {
-      services.agents.close()
-      services.agents = new AgentService({ db: services.db, rag: services.rag, generator: services.models.generator, tools: toolbox, log: () => {} })
-    })
+    const server = makeServer()
     const { accessToken: token } = await server.login()
     const res = await server.call('POST', '/agents/execute', { token, body: { task: 'Our budget is 12 * (3 + 4) thousand and 15% of 240 goes to travel.', agents: ['analyst'] } })
     const [analyst] = res.json.results
