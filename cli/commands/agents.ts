@@ -4,8 +4,8 @@ import { ApiClient, CliError, EXIT } from '../client'
 import { bold, cyan, dim, emit, example, globals, green, keyValues, table } from '../output'
 import { integer } from '../parse'
 
-/** How often a running task is polled. */
-const POLL_MS = 250
+/** How often a running task is polled: quickly at first, then once a second (well inside the rate limit). */
+const pollDelay = (polls: number) => (polls < 20 ? 250 : 1000)
 const ENDED = new Set(['completed', 'failed', 'cancelled'])
 
 const list = (value: string) => {
@@ -43,15 +43,23 @@ function failure(task: any): CliError {
 async function follow(client: ApiClient, taskId: string, onResult: (result: any, task: any) => void, onChange?: (task: any) => void): Promise<any> {
   let shown = 0
   let last = ''
-  for (;;) {
-    const task = await client.json('GET', `/agents/task/${encodeURIComponent(taskId)}`)
+  for (let polls = 0; ; polls++) {
+    let task
+    try {
+      task = await client.json('GET', `/agents/task/${encodeURIComponent(taskId)}`)
+    } catch (error) {
+      // Rate limited while following a long task: wait as told and go on.
+      if (!(error instanceof CliError) || error.code !== 'RATE_LIMITED') throw error
+      await Bun.sleep(5000)
+      continue
+    }
     for (const result of task.results.slice(shown)) onResult(result, task)
     shown = task.results.length
     const state = `${task.status} ${task.progress} ${task.currentAgent ?? ''}`
     if (state !== last) onChange?.(task)
     last = state
     if (ENDED.has(task.status)) return task
-    await Bun.sleep(POLL_MS)
+    await Bun.sleep(pollDelay(polls))
   }
 }
 

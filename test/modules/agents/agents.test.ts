@@ -215,6 +215,48 @@ describe('agents: orchestration with a fake model', () => {
   })
 })
 
+describe('agents: failures of the model and of the client', () => {
+  test('an unreachable model server: the waiting request is 503 MODEL_UNAVAILABLE and the task is failed with the reason', async () => {
+    const server = makeServer({ llmUrl: 'http://127.0.0.1:9', llmModel: 'absent' })
+    const { accessToken: token } = await server.login()
+    const res = await server.call('POST', '/agents/execute', { token, body: { task: 'Write a note', agents: ['writer'] } })
+    expect(res.status).toBe(503)
+    expect(res.json.code).toBe('MODEL_UNAVAILABLE')
+    expect(res.json.message).toContain('The writer failed')
+    const [task] = (await server.call('GET', '/agents/tasks', { token })).json.tasks
+    expect(task.status).toBe('failed')
+    expect(task.error).toContain('cannot be reached')
+  })
+
+  test('a client that goes away while waiting cancels its task and the generation', async () => {
+    const generator = new TokenGenerator(30_000)
+    const server = agentServer(generator)
+    const { accessToken: token } = await server.login()
+    const app = server.app.listen({ port: 0 })
+    try {
+      const controller = new AbortController()
+      const pending = fetch(`http://127.0.0.1:${app.server!.port}/agents/execute`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ task: 'Long task', agents: ['writer'] }),
+        signal: controller.signal,
+      }).catch(() => null)
+      let first: any
+      while (first?.status !== 'running') {
+        await Bun.sleep(10)
+        first = (await server.call('GET', '/agents/tasks', { token })).json.tasks[0]
+      }
+      controller.abort()
+      await pending
+      const states = await pollTask(server, token, first.taskId)
+      expect(states.at(-1).status).toBe('cancelled')
+      expect(generator.aborted).toBe(1)
+    } finally {
+      app.stop(true)
+    }
+  })
+})
+
 describe('agents: the task queue', () => {
   test('async answers 202 queued; polling sees running with progress rising, then completed', async () => {
     const generator = new TokenGenerator(150)
