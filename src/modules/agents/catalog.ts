@@ -5,12 +5,18 @@ import { replyBudget } from '../../ml'
 import { supportsToolCalls } from '../../ml/tool-calls'
 import { RELATIVE_FLOOR, RELEVANCE_FLOOR, answerPrompt, fitPassages } from '../rag/answer'
 import type { SearchResult } from '../rag/service'
-import { arithmeticIn, keySentences, splitSteps } from './text-work'
+import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps } from './text-work'
 import { reviewWork, stepsOf, termSet } from './review'
 import type { AgentDefinition, AgentInput, AgentWork, Source } from './types'
 import type { ToolCallRecord } from './tools'
 
 const SOURCES_PER_TASK = 5
+/**
+ * A passage below /rag/answer's relevance floor still counts as evidence when it shares a key term
+ * with the task: in a small collection BM25 stays low, and a task's many small words dilute the
+ * vector, so "What should I do if I lose my laptop?" scores 0.13 against "Report lost laptops…".
+ */
+const KEYWORD_FLOOR = 0.1
 
 function title(result: SearchResult): string {
   return typeof result.metadata.title === 'string' && result.metadata.title ? result.metadata.title : result.id
@@ -26,13 +32,16 @@ async function research(input: AgentInput): Promise<AgentWork> {
   const query = input.objections.length ? `${input.task} ${input.objections.join(' ')}` : input.task
   const limit = SOURCES_PER_TASK * (input.objections.length ? 2 : 1)
   const found: (SearchResult & { collection: string })[] = []
+  const wanted = termSet(query)
   for (const name of names) {
     const collection = rag.collection(caller.userId, name)
     if (collection.embedder !== embedder.id) {
       notes.push(`Collection ${name} was embedded with ${collection.embedder}, not the active ${embedder.id}, so it was not searched.`)
       continue
     }
-    for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, RELEVANCE_FLOOR)) found.push({ ...hit, collection: name })
+    for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR)) {
+      if (hit.score >= RELEVANCE_FLOOR || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
+    }
     if (input.signal.aborted) break
   }
   found.sort((a, b) => b.score - a.score)
@@ -42,7 +51,7 @@ async function research(input: AgentInput): Promise<AgentWork> {
   const sources: Source[] = fitted.map((hit, i) => ({ n: i + 1, collection: hit.collection, id: hit.id, title: title(hit), score: Math.round(hit.score * 1000) / 1000 }))
   const searched = names.join(', ')
   if (!sources.length) {
-    const found = names.length ? `No passage in your collections (${searched}) matches this task.` : 'You have no collections to search, so no passage backs this task.'
+    const found = names.length ? `${NOTHING_FOUND} (${searched}) matches this task.` : `${NO_COLLECTIONS}, so no passage backs this task.`
     const draft = `${found}${notes.length ? ` ${notes.join(' ')}` : ''}`
     return { context: draft, draft, sources }
   }
@@ -118,8 +127,14 @@ async function write(input: AgentInput): Promise<AgentWork> {
     const best = shared.indexOf(Math.max(...shared))
     if (best >= 0 && shared[best]! > 0) parts[best]!.push({ text: sentence.text, shared: shared[best]! })
   }
+  const taken = new Set(parts.flat().map((p) => p.text))
   const sections = steps.map((step, i) => {
-    const picked = parts[i]!.sort((a, b) => b.shared - a.shared).slice(0, 3).map((p) => p.text)
+    let picked = parts[i]!.sort((a, b) => b.shared - a.shared).slice(0, 3).map((p) => p.text)
+    // A step that asks for the write-up itself ("write a short summary") gets the best of the rest.
+    if (!picked.length && ['writer', 'summarizer'].includes(ownerOf(step))) {
+      picked = keySentences(material.map((r) => ({ origin: r.agent, text: r.response })), input.task, 2).map((s) => s.text)
+      picked = picked.filter((text) => !taken.has(text)).concat(picked.filter((text) => taken.has(text))).slice(0, 2)
+    }
     return `${step.replace(/[.!?:]+$/, '')}:\n${picked.length ? picked.join(' ') : '(no material on this part yet)'}`
   })
   return { context: `Write one part per step:\n${steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`, draft: sections.join('\n\n') }

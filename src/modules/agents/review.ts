@@ -1,7 +1,7 @@
 // The checks behind the critic's verdict and the task's confidence: is every step of the task
 // addressed by the work, are its citations real, did the research find anything.
 import { keyTerms } from '../../ml/text'
-import { splitSteps, textUnits } from './text-work'
+import { ownerOf, splitSteps, textUnits } from './text-work'
 import type { AgentInput, AgentResult } from './types'
 
 /** The steps of the task: the planner's, when one ran, else the task's own split. */
@@ -25,7 +25,8 @@ export interface Review {
 /**
  * Reviews `work` against the task. A step counts as addressed when a sentence of the work (with
  * the step's own wording taken out, so restating it is not answering it) carries at least half of
- * the step's key terms.
+ * the step's key terms; a step asking for the write-up itself ("write a summary", "draft…") when a
+ * writer or summarizer produced text.
  */
 export function reviewWork(task: string, work: AgentResult[], steps: string[]): Review {
   const objections: string[] = []
@@ -43,7 +44,10 @@ export function reviewWork(task: string, work: AgentResult[], steps: string[]): 
   let text = work.map((r) => r.response).join('\n')
   for (const step of [...steps].sort((a, b) => b.length - a.length)) text = text.replace(new RegExp(escape(step), 'gi'), ' ')
   const termSets = textUnits(text).map((s) => new Set(keyTerms(s)))
+  // A step that asks for the write-up itself is addressed by a writer or summarizer that wrote something.
+  const wroteUp = work.some((r) => (r.agent === 'writer' || r.agent === 'summarizer') && textUnits(r.response).length > 0)
   const unaddressed = steps.filter((step) => {
+    if (wroteUp && ['writer', 'summarizer'].includes(ownerOf(step)) && /^(write|draft|compose|summar|condens|recap)/i.test(step)) return false
     const terms = [...new Set(keyTerms(step))]
     const needed = Math.max(1, Math.ceil(terms.length / 2))
     return !termSets.some((set) => terms.filter((t) => set.has(t)).length >= needed)

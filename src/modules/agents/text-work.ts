@@ -55,7 +55,7 @@ export function splitSteps(task: string): Step[] {
 }
 
 /** The agent whose verb comes first in the step; the writer when none does. */
-function ownerOf(step: string): string {
+export function ownerOf(step: string): string {
   let owner = 'writer'
   let first = Number.POSITIVE_INFINITY
   for (const [pattern, agent] of STEP_OWNERS) {
@@ -81,17 +81,25 @@ export function coverage(task: string, text: string): number {
   return (wanted.length - missingTerms(task, text).length) / wanted.length
 }
 
+/** What the researcher says when it found nothing. */
+export const NOTHING_FOUND = 'No passage in your collections'
+export const NO_COLLECTIONS = 'You have no collections to search'
+
+/** Lines that report on the work rather than do it: never material, nor proof that a step is addressed. */
+const META = new RegExp(`^(?:Gaps|Key points of the task|Calculation needed|Calculation failed)\\b|^\\(.*\\)$|^(?:${NOTHING_FOUND}|${NO_COLLECTIONS})`)
+
 /**
  * The statements of an agent's text: line by line (lists stay apart), without list markers,
- * labels such as "Evidence (researcher):", headings that end in a colon, or the sources list.
+ * labels such as "Evidence (researcher):", headings that end in a colon, notes about the work
+ * (gaps, placeholders, "nothing found"), or the sources list.
  */
 export function textUnits(text: string): string[] {
   const body = text.replace(/(^|\n)Sources\b[^\n]*:[\s\S]*$/, '')
   const units: string[] = []
   for (const raw of body.split('\n')) {
-    const line = raw
-      .trim()
-      .replace(/^(?:[-*•]|\d{1,2}[.)])\s+/, '')
+    const item = raw.trim().replace(/^(?:[-*•]|\d{1,2}[.)])\s+/, '')
+    if (META.test(item)) continue
+    const line = item
       .replace(/^[A-Z][\w ]{0,30}(?:\s\([\w ]+\))?:\s+/, '')
     if (!line || /:$/.test(line)) continue
     for (const sentence of sentences(line)) {

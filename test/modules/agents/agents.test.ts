@@ -86,6 +86,15 @@ describe('agents: runs on the built-in engine', () => {
     expect(foreign.status).toBe(404)
   })
 
+  test('the researcher keeps weakly scored passages that share a key term with the task', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    await server.call('POST', '/rag/ingest', { token, body: { collection: 'it', documents: [{ id: 'security', content: 'Report lost laptops to the security desk within one hour.' }, ...HANDBOOK] } })
+    const res = await server.call('POST', '/agents/execute', { token, body: { task: 'What should I do if I lose my laptop?', agents: ['researcher'] } })
+    expect(res.json.results[0].sources.map((s: any) => s.id)).toEqual(['security'])
+    expect(res.json.results[0].response).toContain('Report lost laptops to the security desk within one hour. [1]')
+  })
+
   test('collections limits the researcher to the named ones', async () => {
     const server = makeServer()
     const { accessToken: token } = await server.login()

@@ -44,6 +44,8 @@ describe('planning', () => {
       'It is 30 minutes. [1]',
       'Then it expires. [2]',
     ])
+    // Notes about the work are not material: gaps, placeholders, "nothing found".
+    expect(textUnits('- Gaps: nothing so far addresses "x".\nStep:\n(no material on this part yet)\nNo passage in your collections (a) matches this task.')).toEqual([])
   })
 })
 
@@ -57,6 +59,16 @@ describe('review', () => {
       result('writer', 'The link is valid for 30 minutes. [1]'),
     ]
     expect(reviewWork(task, work, steps)).toEqual({ objections: [], unaddressed: [], addressed: 1 })
+  })
+
+  test('a step asking for the write-up is addressed by a writer that wrote something', () => {
+    const ask = 'Find the VPN reset steps and write a short summary for the team.'
+    const askSteps = splitSteps(ask).map((s) => s.text)
+    expect(askSteps).toEqual(['Find the VPN reset steps', 'Write a short summary for the team'])
+    const research = result('researcher', 'Open the portal to reset the VPN. [1]', { sources: [{ n: 1, collection: 'c', id: 'vpn', title: 'VPN', score: 0.8 }] })
+    expect(reviewWork(ask, [research], askSteps).unaddressed).toEqual(['Write a short summary for the team'])
+    expect(reviewWork(ask, [research, result('writer', 'Write a short summary for the team:\n(no material on this part yet)')], askSteps).unaddressed).toEqual(['Write a short summary for the team'])
+    expect(reviewWork(ask, [research, result('writer', 'Summary:\nReset the VPN from the portal. [1]')], askSteps).unaddressed).toEqual([])
   })
 
   test('objects to missing research, invented citations, empty output and steps only restated', () => {
