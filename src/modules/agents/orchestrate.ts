@@ -5,7 +5,7 @@ import type { RagService } from '../rag/service'
 import { agentNamed } from './catalog'
 import { reviewWork, stepsOf } from './review'
 import { keySentences } from './text-work'
-import { runAgent } from './turn'
+import { fitted, runAgent, workSections } from './turn'
 import type { AgentInput, AgentResult } from './types'
 import type { PluginToolbox, ToolCaller } from './tools'
 
@@ -129,15 +129,11 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
   const work = results.filter((r) => r.agent !== 'critic' && r.agent !== 'planner')
   const critics = results.filter((r) => r.agent === 'critic')
   if (!builtin) {
-    const body = results.map((r) => `### ${r.agent} (${r.role})\n${r.response}`).join('\n\n')
-    const reply = await run.generator.generate(
-      [
-        { role: 'system', content: "Combine the agents' work below into one final answer to the task. Keep the citations [n]. Mention any objection the review left open." },
-        { role: 'user', content: `Task: ${task}\n\n${body}` },
-      ],
-      { maxTokens: replyBudget(run.generator) },
-      run.signal,
-    )
+    const messages = await fitted(run.generator, (chars) => [
+      { role: 'system', content: "Combine the agents' work below into one final answer to the task. Keep the citations [n]. Mention any objection the review left open." },
+      { role: 'user', content: `Task: ${task}\n\n${workSections(results, chars)}` },
+    ])
+    const reply = await run.generator.generate(messages, { maxTokens: replyBudget(run.generator) }, run.signal)
     return reply.text.trim()
   }
   const texts = (work.length ? work : results).map((r) => ({ origin: r.agent, text: stripSources(r.response) }))

@@ -1,7 +1,7 @@
 // One agent's turn: its own work, then (with a generative model) the model's reply, with the
 // agent's tools offered when the generator supports function calling.
 import { AppError } from '../../core/errors'
-import { type ChatMessage, replyBudget } from '../../ml'
+import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
 import { supportsToolCalls, type ToolSpec, type ToolTurnMessage } from '../../ml/tool-calls'
 import type { AgentDefinition, AgentInput, AgentResult } from './types'
 import type { ToolCallRecord } from './tools'
@@ -9,21 +9,44 @@ import type { ToolCallRecord } from './tools'
 /** Model turns with tools offered, and tool calls run, before the model must answer. */
 export const MAX_TOOL_ROUNDS = 4
 export const MAX_TOOL_CALLS = 8
-/** Earlier work shown to a model is cut to this many characters per agent. */
+/** Earlier work shown to a model is cut to this many characters per agent (less when the model's context is small). */
 const EARLIER_CHARS = 6000
+const MIN_CHARS = 200
 
-function earlierWork(input: AgentInput): string {
-  if (!input.earlier.length) return ''
-  const parts = input.earlier.map((r) => `### ${r.agent} (${r.role})\n${r.response.length > EARLIER_CHARS ? `${r.response.slice(0, EARLIER_CHARS)}…` : r.response}`)
-  return `\n\nWork so far:\n${parts.join('\n\n')}`
+const cut = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars)}…` : text)
+
+/** The agents' work as a model reads it: one section per agent, each cut to `chars`. */
+export function workSections(results: AgentResult[], chars = EARLIER_CHARS): string {
+  return results.map((r) => `### ${r.agent} (${r.role})\n${cut(r.response, chars)}`).join('\n\n')
 }
 
-export function turnMessages(agent: AgentDefinition, input: AgentInput, context: string): ChatMessage[] {
+export function turnMessages(agent: AgentDefinition, input: AgentInput, context: string, earlierChars = EARLIER_CHARS): ChatMessage[] {
   const objections = input.objections.length ? `\n\nThe review of the previous round asks you to fix:\n${input.objections.map((o) => `- ${o}`).join('\n')}` : ''
+  const earlier = input.earlier.length ? `\n\nWork so far:\n${workSections(input.earlier, earlierChars)}` : ''
   return [
     { role: 'system', content: `${agent.instructions}\n\nContext:\n${context}` },
-    { role: 'user', content: `Task: ${input.task}${earlierWork(input)}${objections}` },
+    { role: 'user', content: `Task: ${input.task}${earlier}${objections}` },
   ]
+}
+
+/**
+ * Messages that fit the model's prompt budget (its context less the reply's share, with room for
+ * the chat template): the earlier work, then the context, are cut shorter until they do. What
+ * still does not fit (a task longer than the model reads) is left to the model to refuse.
+ */
+export async function fitted(generator: Generator, build: (earlierChars: number, contextChars: number) => ChatMessage[]): Promise<ChatMessage[]> {
+  const budget = Math.floor(promptBudget(generator) * 0.95) - 16
+  let earlierChars = EARLIER_CHARS
+  let contextChars = Number.POSITIVE_INFINITY
+  for (;;) {
+    const messages = build(earlierChars, contextChars)
+    let used = 0
+    for (const message of messages) used += await generator.countTokens(message.content)
+    if (used <= budget) return messages
+    if (earlierChars > MIN_CHARS) earlierChars = Math.max(MIN_CHARS, Math.floor(earlierChars / 2))
+    else if (contextChars > MIN_CHARS) contextChars = Math.max(MIN_CHARS, Math.floor(Math.min(contextChars, messages[0]!.content.length) / 2))
+    else return messages
+  }
 }
 
 function toolsFor(agent: AgentDefinition, input: AgentInput): ToolSpec[] {
@@ -35,7 +58,7 @@ function toolsFor(agent: AgentDefinition, input: AgentInput): ToolSpec[] {
 
 /** The model's reply, running the tool calls it asks for (bounded), each recorded. */
 async function modelTurn(agent: AgentDefinition, input: AgentInput, context: string, calls: ToolCallRecord[]): Promise<string> {
-  const messages = turnMessages(agent, input, context)
+  const messages = await fitted(input.generator, (earlierChars, contextChars) => turnMessages(agent, input, cut(context, contextChars), earlierChars))
   const options = { maxTokens: replyBudget(input.generator) }
   const tools = toolsFor(agent, input)
   const { generator, signal } = input

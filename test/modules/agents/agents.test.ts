@@ -175,6 +175,24 @@ describe('agents: orchestration with a fake model', () => {
     expect(res.json.results.map((r: any) => r.role)).toEqual(['Research', 'Analysis', 'Writing'])
   })
 
+  test("a small model's prompts are cut to fit its context: earlier work is shortened, the task kept", async () => {
+    const generator = new TokenGenerator()
+    generator.contextLength = 400
+    generator.padding = 500
+    const server = agentServer(generator)
+    const { accessToken: token } = await server.login()
+    const res = await server.call('POST', '/agents/execute', { token, body: { task: 'Write a product note', agents: ['researcher', 'analyst', 'writer'] } })
+    expect(res.status).toBe(200)
+    // Budget: 400 tokens less the reply's quarter; every prompt (system + user, in words here) fits.
+    for (const prompt of generator.prompts) {
+      const words = prompt.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length, 0)
+      expect(words).toBeLessThanOrEqual(300)
+      expect(prompt.at(-1)!.content).toStartWith('Task: Write a product note')
+    }
+    // Cut, the earlier work is still passed on.
+    expect(res.json.results[2].response).toStartWith('reply-3 from the writer saw [reply-1,reply-2]')
+  })
+
   test('a parallel run overlaps: every agent starts before any other has finished', async () => {
     const generator = new TokenGenerator(300)
     const server = agentServer(generator)

@@ -11,7 +11,9 @@ import type { AppOptions } from '../../../src/app'
  */
 export class TokenGenerator implements Generator {
   readonly id = 'test/tokens'
-  readonly contextLength = 8192
+  contextLength = 8192
+  /** Words appended to every reply, to make long outputs. */
+  padding = 0
   calls = 0
   aborted = 0
   spans: { agent: string; start: number; end: number }[] = []
@@ -44,7 +46,7 @@ export class TokenGenerator implements Generator {
     }
     this.spans.push({ agent, start, end: Date.now() })
     const seen = [...new Set([...(messages.at(-1)?.content ?? '').matchAll(/reply-\d+/g)].map((m) => m[0]))]
-    const text = `reply-${n} from the ${agent} saw [${seen.join(',')}]`
+    const text = `reply-${n} from the ${agent} saw [${seen.join(',')}]${' filler'.repeat(this.padding)}`
     return { text, promptTokens: 1, completionTokens: 1, finishReason: 'stop' }
   }
 
