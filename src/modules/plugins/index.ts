@@ -28,7 +28,7 @@ export async function executePlugin(plugins: PluginService, name: string, action
 export function pluginsModule(plugins: PluginService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:plugins', prefix: '/plugins', tags: ['Plugins'] })
     .use(authPlugin(auth, limiter))
-    .get('/', () => plugins.list(), {
+    .get('', () => plugins.list(), {
       auth: true,
       response: { 200: PluginsListResponse, ...errors },
       detail: { summary: 'Built-in and installed plugins with their status' },

@@ -43,6 +43,11 @@ beforeAll(async () => {
       weird: `() => 10n`,
     }),
   }
+  const esm = pluginFiles('esm', { unused: '() => 1' })
+  esm.manifest.main = 'index.mjs'
+  esm.files['plugin.json'] = JSON.stringify(esm.manifest)
+  esm.files['index.mjs'] = `import { readFileSync } from 'node:fs'\nexport const unused = async ({ word }) => ({ upper: String(word).toUpperCase(), own: JSON.parse(readFileSync(new URL('./plugin.json', import.meta.url))).name })\n`
+  Object.assign(plugins, { esm })
   for (const [name, plugin] of Object.entries(plugins)) {
     const repo = join(root, 'repos', name)
     gitRepo(repo, plugin, 'v1')
@@ -94,6 +99,13 @@ describe('installed plugins are isolated', () => {
     const weird = await exec('rogue', 'weird')
     expect(weird.json.code).toBe('PLUGIN_ERROR')
     expect(weird.json.message).toContain('JSON')
+  })
+})
+
+describe('module formats', () => {
+  test('an ES module entry works like a CommonJS one', async () => {
+    const res = await exec('esm', 'unused', { word: 'esm' })
+    expect(res.json).toMatchObject({ success: true, result: { upper: 'ESM', own: 'esm' } })
   })
 })
 
