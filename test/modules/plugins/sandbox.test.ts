@@ -158,6 +158,28 @@ describe('limits', () => {
   })
 })
 
+describe('warm workers', () => {
+  test('consecutive calls reuse one process; a worker idle for UAGENT_PLUGIN_IDLE_MS is stopped and the next call starts another', async () => {
+    const idle = makeServer({ dataDir, database: join(dataDir, 'uagent.db'), pluginsDir, pluginIdleMs: 400 })
+    const admin = (await idle.login()).accessToken
+    const pid = async () => (await idle.call('POST', '/plugins/rogue/execute', { token: admin, body: { action: 'ok', parameters: {} } })).json.result.alive
+    const first = await pid()
+    expect(await pid()).toBe(first)
+    expect(await pid()).toBe(first)
+    await Bun.sleep(1200)
+    let alive = true
+    try {
+      process.kill(first, 0)
+    } catch {
+      alive = false
+    }
+    expect(alive).toBe(false)
+    const next = await pid()
+    expect(next).not.toBe(first)
+    idle.services.plugins.close()
+  })
+})
+
 describe('without Node.js >= 20', () => {
   test('installed plugins have status "error" with the reason and never run; built-ins still work', async () => {
     const fakeNode = join(root, 'old-node')
