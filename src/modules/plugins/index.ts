@@ -16,7 +16,7 @@ import {
 } from './model'
 import type { PluginService } from './service'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
 /** Runs one action and shapes the PluginExecuteResponse (the WebSocket sends the same). */
 export async function executePlugin(plugins: PluginService, name: string, action: string, parameters: unknown, caller: { userId: string; roles: string[] }, signal?: AbortSignal) {
@@ -28,7 +28,7 @@ export async function executePlugin(plugins: PluginService, name: string, action
 export function pluginsModule(plugins: PluginService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:plugins', prefix: '/plugins', tags: ['Plugins'] })
     .use(authPlugin(auth, limiter))
-    .get('/', () => plugins.list(), {
+    .get('', () => plugins.list(), {
       auth: true,
       response: { 200: PluginsListResponse, ...errors },
       detail: { summary: 'Built-in and installed plugins with their status' },

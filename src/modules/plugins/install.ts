@@ -256,5 +256,10 @@ export async function installPlugin(request: InstallRequest, hooks: InstallHooks
 
 /** Messages never show this machine's paths. */
 function scrub(message: string, staging: string, pluginsDir: string): string {
-  return message.split(staging).join('<staging>').split(pluginsDir).join('<plugins>').slice(0, 1000)
+  return redactCredentials(message.split(staging).join('<staging>').split(pluginsDir).join('<plugins>')).slice(0, 1000)
+}
+
+/** `https://user:token@host/…` → `https://***@host/…`: URLs are shown without their credentials. */
+export function redactCredentials(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1***@')
 }

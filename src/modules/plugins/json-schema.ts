@@ -151,19 +151,21 @@ function check(schema: JsonSchema, value: unknown, at: string): unknown {
   if (isObject(value)) {
     const properties = isObject(schema.properties) ? (schema.properties as Record<string, JsonSchema>) : {}
     const result: Record<string, unknown> = { ...value }
+    // Defined, not assigned: a property named "__proto__" stays a property.
+    const set = (name: string, item: unknown) => Object.defineProperty(result, name, { value: item, enumerable: true, writable: true, configurable: true })
     const own = (name: string) => (Object.hasOwn(value, name) ? value[name] : undefined)
     for (const name of Array.isArray(schema.required) ? (schema.required as string[]) : []) {
       if (own(name) === undefined && !(Object.hasOwn(properties, name) && properties[name]!.default !== undefined)) fail(`${at}.${name}`, 'is required')
     }
     for (const [name, sub] of Object.entries(properties)) {
       if (own(name) === undefined) {
-        if (sub.default !== undefined) result[name] = structuredClone(sub.default)
-      } else result[name] = check(sub, own(name), `${at}.${name}`)
+        if (sub.default !== undefined) set(name, structuredClone(sub.default))
+      } else set(name, check(sub, own(name), `${at}.${name}`))
     }
     for (const name of Object.keys(value)) {
       if (Object.hasOwn(properties, name)) continue
       if (schema.additionalProperties === false) fail(`${at}.${name}`, 'is not a known parameter')
-      if (isObject(schema.additionalProperties)) result[name] = check(schema.additionalProperties, value[name], `${at}.${name}`)
+      if (isObject(schema.additionalProperties)) set(name, check(schema.additionalProperties, value[name], `${at}.${name}`))
     }
     return result
   }

@@ -58,7 +58,7 @@ export function parseManifest(raw: unknown): Manifest {
   if (Object.keys(raw.actions).length > 100) throw new ManifestError('plugin.json: at most 100 actions')
   const actions: Record<string, ActionSpec> = {}
   for (const [action, spec] of Object.entries(raw.actions)) {
-    if (!ACTION_NAME.test(action)) throw new ManifestError(`plugin.json: action name "${action}" must be an identifier (letters, digits, _)`)
+    if (!ACTION_NAME.test(action) || action === '__proto__') throw new ManifestError(`plugin.json: action name "${action}" must be an identifier (letters, digits, _)`)
     if (!isObject(spec)) throw new ManifestError(`plugin.json: actions.${action} must be an object`)
     const parameters = spec.parameters ?? { type: 'object', properties: {} }
     const problems = schemaProblems(parameters, `actions.${action}.parameters`)

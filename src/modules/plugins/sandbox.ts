@@ -168,8 +168,12 @@ export class PluginWorker {
         },
       })
       signal?.addEventListener('abort', onAbort, { once: true })
-      proc.stdin.write(`${JSON.stringify({ id, action, params })}\n`)
-      proc.stdin.flush()
+      try {
+        proc.stdin.write(`${JSON.stringify({ id, action, params })}\n`)
+        proc.stdin.flush()
+      } catch {
+        // The process died before its exit was seen: the exit fails this call with the reason.
+      }
     })
   }
 

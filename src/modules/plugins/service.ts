@@ -4,7 +4,7 @@ import { join, relative, resolve, sep } from 'node:path'
 import { AppError } from '../../core/errors'
 import type { RagService } from '../rag/service'
 import { type BuiltinPlugin, builtinPlugins } from './builtin'
-import { cleanStaging, type InstallRequest, installPlugin } from './install'
+import { cleanStaging, type InstallRequest, installPlugin, redactCredentials } from './install'
 import { validate, type JsonSchema } from './json-schema'
 import { type ActionSpec, type Manifest, ManifestError, parseManifest } from './manifest'
 import { findNode, type NodeRuntime, PluginWorker } from './sandbox'
@@ -137,7 +137,7 @@ export class PluginService {
     if (!plugin) throw this.notFound(name)
     return {
       ...this.describeInstalled(plugin),
-      package: plugin.row.package,
+      package: redactCredentials(plugin.row.package),
       installedAt: plugin.row.installed_at,
       actions: plugin.manifest ? publicActions(plugin.manifest.actions) : {},
     }

@@ -45,7 +45,9 @@ function paxRecords(data: Uint8Array): Record<string, string> {
 /** An entry's path made relative and checked: no absolute path, no "..", no NUL. */
 function safeEntryPath(raw: string): string | null {
   const path = raw.replace(/\\/g, '/')
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\0')) throw new UnsafeArchiveError(`archive entry "${raw}" has an absolute path`)
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\0')) {
+    throw new UnsafeArchiveError(`an archive entry has an absolute path (".../${path.split('/').filter(Boolean).pop() ?? ''}")`)
+  }
   const segments = path.split('/').filter((s) => s !== '' && s !== '.')
   if (segments.includes('..')) throw new UnsafeArchiveError(`archive entry "${raw}" points outside the plugin's folder ("..")`)
   return segments.length ? segments.join('/') : null
@@ -144,7 +146,7 @@ export function extractTgz(archive: Uint8Array, dest: string): void {
     } else if (type === '5') {
       ensureDir(root, target, rawPath)
     } else if (type === '2') {
-      if (!linkTarget || isAbsolute(linkTarget) || linkTarget.startsWith('\\')) throw new UnsafeArchiveError(`symlink "${rawPath}" points to an absolute path`)
+      if (!linkTarget || isAbsolute(linkTarget) || linkTarget.startsWith('\\')) throw new UnsafeArchiveError(`symlink "${rawPath}" points to an absolute path; links must stay inside the plugin's folder`)
       const dir = ensureDir(root, dirname(target), rawPath)
       if (!inside(root, resolve(dir, linkTarget))) throw new UnsafeArchiveError(`symlink "${rawPath}" points outside the plugin's folder`)
       if (exists(join(dir, basename(target)))) throw new UnsafeArchiveError(`archive entry "${rawPath}" appears twice`)
