@@ -105,7 +105,7 @@ async function analyse(input: AgentInput): Promise<AgentWork> {
   for (const sentence of evidence) lines.push(`- Evidence (${sentence.origin}): ${sentence.text}`)
   const figures = material.flatMap((r) => keySentences([{ origin: r.agent, text: r.response }], input.task, 50)).filter((s) => /\d/.test(s.text.replace(/\[\d+\]/g, '')))
   for (const sentence of figures.slice(0, 3)) if (!evidence.some((e) => e.text === sentence.text)) lines.push(`- Figure (${sentence.origin}): ${sentence.text}`)
-  const review = reviewWork(input.task, material, stepsOf(input))
+  const review = reviewWork(material, stepsOf(input))
   if (material.length && review.unaddressed.length) lines.push(`- Gaps: nothing so far addresses ${review.unaddressed.map((s) => `"${s}"`).join(', ')}.`)
   if (!material.length) lines.push(`- Key points of the task: ${[...new Set(splitSteps(input.task).map((s) => s.text))].join('; ')}.`)
   const draft = `Analysis:\n${lines.join('\n')}`
@@ -147,7 +147,7 @@ async function critique(input: AgentInput): Promise<AgentWork> {
     const draft = 'Nothing to review: no other agent has produced work for this task.'
     return { context: draft, draft, objections: [] }
   }
-  const { objections } = reviewWork(input.task, others, stepsOf(input))
+  const { objections } = reviewWork(others, stepsOf(input))
   const draft = objections.length
     ? `Objections:\n${objections.map((o) => `- ${o}`).join('\n')}`
     : `No objections: every part of the task is addressed${others.some((r) => r.sources?.length) ? ' and the findings cite their sources' : ''}.`

@@ -155,7 +155,7 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
  */
 export function confidenceOf(task: string, results: AgentResult[]): number {
   const work = results.filter((r) => r.agent !== 'critic')
-  const signals = [reviewWork(task, work, stepsOf({ task, earlier: results })).addressed]
+  const signals = [reviewWork(work, stepsOf({ task, earlier: results })).addressed]
   const researched = results.filter((r) => r.agent === 'researcher')
   if (researched.length) {
     const scores = researched.flatMap((r) => r.sources ?? []).map((s) => s.score).sort((a, b) => b - a).slice(0, 3)

@@ -23,12 +23,12 @@ export interface Review {
 }
 
 /**
- * Reviews `work` against the task. A step counts as addressed when a sentence of the work (with
+ * Reviews `work` against the steps of its task. A step counts as addressed when a sentence of the work (with
  * the step's own wording taken out, so restating it is not answering it) carries at least half of
  * the step's key terms; a step asking for the write-up itself ("write a summary", "draft…") when a
  * writer or summarizer produced text.
  */
-export function reviewWork(task: string, work: AgentResult[], steps: string[]): Review {
+export function reviewWork(work: AgentResult[], steps: string[]): Review {
   const objections: string[] = []
   for (const result of work) if (!result.response.trim()) objections.push(`The ${result.agent} produced no output.`)
   const researched = work.filter((r) => r.agent === 'researcher')

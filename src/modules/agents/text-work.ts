@@ -68,19 +68,6 @@ export function ownerOf(step: string): string {
   return owner
 }
 
-/** Key terms of `task` that `text` never mentions (stemmed comparison). */
-export function missingTerms(task: string, text: string): string[] {
-  const present = new Set(keyTerms(text))
-  return [...new Set(keyTerms(task))].filter((term) => !present.has(term))
-}
-
-/** Share of the task's key terms that the text mentions, 0..1 (1 for a task without any). */
-export function coverage(task: string, text: string): number {
-  const wanted = [...new Set(keyTerms(task))]
-  if (!wanted.length) return 1
-  return (wanted.length - missingTerms(task, text).length) / wanted.length
-}
-
 /** What the researcher says when it found nothing. */
 export const NOTHING_FOUND = 'No passage in your collections'
 export const NO_COLLECTIONS = 'You have no collections to search'
