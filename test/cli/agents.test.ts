@@ -98,7 +98,8 @@ describe('uagent agents', () => {
     const id = /Task (\S+) queued/.exec(queued.stdout)![1]!
     const watched = await run(['agents', 'status', id, '--watch'])
     expect(watched.code).toBe(0)
-    expect(watched.stdout).toMatch(/running \d+% · planner/)
+    // Status lines as the state changes (how many depends on how soon the CLI started), the last one completed.
+    expect(watched.stdout).toContain('completed 100%\n')
     expect(watched.stdout).toContain('✓ round 1 planner (Planning,')
     expect(watched.stdout).toContain('✓ round 1 writer (Writing,')
     expect(watched.stdout).toContain('Synthesis')

@@ -289,7 +289,7 @@ describe('agents: the task queue', () => {
     const generator = new TokenGenerator(150)
     const server = agentServer(generator, { concurrency: 1 })
     const { accessToken: token } = await server.login()
-    const first = await server.call('POST', '/agents/execute', { token, body: { task: 'First task', agents: ['writer'], async: true } })
+    const first = await server.call('POST', '/agents/execute', { token, body: { task: 'First task', agents: ['writer', 'writer', 'writer', 'writer'], async: true } })
     const res = await server.call('POST', '/agents/execute', { token, body: { task: 'Second task', agents: ['researcher', 'analyst', 'writer'], async: true } })
     expect(first.status).toBe(202)
     expect(res.status).toBe(202)
