@@ -133,6 +133,7 @@ export class AgentService {
     const { taskId } = this.submit(caller, request)
     const cancel = () => this.cancelTask(taskId)
     signal?.addEventListener('abort', cancel, { once: true })
+    if (signal?.aborted) cancel()
     try {
       await this.finished(taskId)
     } finally {
