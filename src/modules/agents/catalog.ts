@@ -218,4 +218,6 @@ export const AGENTS: AgentDefinition[] = [
 ]
 
 export const AGENT_NAMES = AGENTS.map((agent) => agent.name)
+/** The agents a caller that names none gets (voice commands, the CLI). */
+export const DEFAULT_AGENTS = ['researcher', 'analyst', 'writer', 'critic']
 export const agentNamed = (name: string) => AGENTS.find((agent) => agent.name === name)

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Generator } from '../../ml'
 import type { RagService } from '../rag/service'
-import { AGENTS, AGENT_NAMES, agentNamed } from './catalog'
+import { AGENTS, AGENT_NAMES, DEFAULT_AGENTS, agentNamed } from './catalog'
 import { AgentFailure, runTask, type TaskSpec } from './orchestrate'
 import { type TaskRow, type TaskStatus, TaskStore } from './store'
 import { EMPTY_TOOLBOX, type PluginToolbox, type ToolCaller } from './tools'
@@ -26,7 +26,8 @@ export interface AgentServiceDeps {
 /** What a caller asks for (POST /agents/execute, or a voice command). */
 export interface AgentRequest {
   task: string
-  agents: string[]
+  /** 1..10 agent names; in-process callers may leave it out for DEFAULT_AGENTS (the HTTP API requires it). */
+  agents?: string[]
   parallel?: boolean
   maxIterations?: number
   collections?: string[] | null
@@ -95,8 +96,9 @@ export class AgentService {
   validate(caller: ToolCaller, request: AgentRequest): TaskSpec {
     const task = request.task.trim()
     if (!task) throw new AppError('VALIDATION_ERROR', 'body.task: must not be empty')
-    if (request.agents.length < 1 || request.agents.length > 10) throw new AppError('VALIDATION_ERROR', 'body.agents: must list 1 to 10 agents')
-    const unknown = request.agents.filter((name) => !agentNamed(name))
+    const agents = request.agents ?? DEFAULT_AGENTS
+    if (agents.length < 1 || agents.length > 10) throw new AppError('VALIDATION_ERROR', 'body.agents: must list 1 to 10 agents')
+    const unknown = agents.filter((name) => !agentNamed(name))
     if (unknown.length) {
       throw new AppError('UNKNOWN_AGENT', `Unknown agent${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known agents: ${AGENT_NAMES.join(', ')}`)
     }
@@ -104,7 +106,7 @@ export class AgentService {
     if (!Number.isInteger(maxIterations) || maxIterations < 1 || maxIterations > 10) throw new AppError('VALIDATION_ERROR', 'body.maxIterations: must be an integer from 1 to 10')
     const collections = request.collections?.length ? [...new Set(request.collections)] : null
     for (const name of collections ?? []) this.deps.rag.collection(caller.userId, name)
-    return { task, agents: request.agents, parallel: request.parallel ?? false, maxIterations, collections }
+    return { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
   }
 
   /**
