@@ -71,6 +71,8 @@ export function createServices(options: AppOptions = {}): Services {
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
     startedAt: Date.now(),
+    dataDir: inMemory ? null : config.dataDir,
+    minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
@@ -94,9 +96,18 @@ export function buildApp(services: Services) {
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
-    .use(healthModule(system))
-    .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
-    .use(docsModule())
+    .use(healthModule(system, config.corsOrigins))
+    .use(
+      httpCore({
+        maxRequestBytes: config.maxRequestBytes,
+        maxRequestSize: config.maxRequestSize,
+        limiter,
+        log,
+        corsOrigins: config.corsOrigins,
+        onStorageFull: () => system.storageFull(),
+      }),
+    )
+    .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter, log))

@@ -23,6 +23,14 @@ export interface Config {
   maxRequestBytes: number
   pluginTimeoutMs: number
   environment: string
+  /** Origins browsers may call from (UAGENT_CORS_ORIGINS, comma-separated; `*` for any); none by default. */
+  corsOrigins: string[]
+  /** Free space (MB) the data dir keeps: larger writes are refused before it runs out (UAGENT_MIN_FREE_MB). */
+  minFreeMb: number
+  /** Minutes between scheduled backups (UAGENT_BACKUP_INTERVAL; 0 = none). */
+  backupIntervalMinutes: number
+  /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
+  backupKeep: number
 }
 
 export class ConfigError extends Error {
@@ -70,6 +78,23 @@ function url(env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '')
 }
 
+function origins(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      if (item === '*') return item
+      try {
+        const parsed = new URL(item)
+        if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.origin === item.replace(/\/+$/, '')) return parsed.origin
+      } catch {}
+      throw new ConfigError(name, `expected origins such as "https://app.example.com" (scheme, host, optional port; no path), or *, got "${item}"`)
+    })
+}
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -108,5 +133,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
+    corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
+    minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 1_000_000),
+    backupIntervalMinutes: integer(env, 'UAGENT_BACKUP_INTERVAL', 0, 0, 525_600),
+    backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
   }
 }

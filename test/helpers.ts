@@ -11,7 +11,7 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     env: {},
-    log: () => {},
+    log: process.env.HLOG ? console.error : () => {},
     ...options,
   })
   customize?.(services)

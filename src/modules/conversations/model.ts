@@ -19,7 +19,7 @@ export const Conversation = t.Object({
 
 export const ConversationsQuery = t.Object({
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, error: 'query.limit: must be an integer from 1 to 100' })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0, error: 'query.offset: must be an integer >= 0' })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, error: 'query.offset: must be an integer from 0 to 1000000000' })),
   userId: t.Optional(t.String({ maxLength: 100 })),
 })
 

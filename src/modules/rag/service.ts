@@ -36,7 +36,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 export function assertCollectionName(name: string): void {
   if (!COLLECTION_NAME.test(name)) {
-    throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters of letters, digits, "_" or "-"')
+    throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters: ASCII letters (A-Z, a-z), digits, "_" or "-"')
   }
 }
 
