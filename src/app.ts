@@ -77,6 +77,11 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
+  // not reached by the database's cascade); conversations and sessions follow by cascade.
+  auth.onUserDeleted((userId) => {
+    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+  })
   ensureFirstAdmin(auth, config, log)
   return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
 }
