@@ -1,8 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN, makeServer } from '../helpers'
+import { ADMIN, makeServer, tempDir } from '../helpers'
 
 describe('content types', () => {
   test('a JSON route sent a form (curl -d) or text is 415 saying a JSON body is expected', async () => {
@@ -115,7 +114,7 @@ describe('CORS (UAGENT_CORS_ORIGINS)', () => {
 describe('a second server on a taken port', () => {
   test('exits non-zero within 5 s with one line naming the port', async () => {
     const holder = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('first') })
-    const dataDir = mkdtempSync(join(tmpdir(), 'uagent-port-'))
+    const dataDir = tempDir('port')
     try {
       const clean: Record<string, string> = {}
       for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
