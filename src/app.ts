@@ -1,9 +1,11 @@
 import { Database } from 'bun:sqlite'
+import { existsSync } from 'node:fs'
 import { Elysia } from 'elysia'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
+import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
@@ -45,6 +47,8 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
+  storage: StorageGuard
   log: (line: string) => void
 }
 
@@ -76,14 +80,15 @@ export function createServices(options: AppOptions = {}): Services {
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
+  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, storage, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
@@ -118,7 +123,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
-    .use(wsModule(sockets, auth, limiter, log))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull()))
 }
 
 /**

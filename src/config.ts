@@ -134,7 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
-    minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 1_000_000),
+    minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
     backupIntervalMinutes: integer(env, 'UAGENT_BACKUP_INTERVAL', 0, 0, 525_600),
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
   }

@@ -59,3 +59,20 @@ export function formatBytes(bytes: number): string {
   }
   return `${value.toFixed(1)} ${units[unit]}`
 }
+
+/**
+ * The free-space floor of one data dir, as a service: `assertRoom(bytes)` before a large write.
+ * Built once in createServices (services.storage); areas that write large things (ingest,
+ * uploads, plugin installs, audio) call it with the bytes they are about to add.
+ */
+export class StorageGuard {
+  constructor(
+    /** null: nothing on disk to guard (an in-memory server). */
+    readonly dataDir: string | null,
+    readonly floorBytes: number,
+  ) {}
+
+  assertRoom(bytes: number): void {
+    if (this.dataDir !== null) assertFreeSpace(this.dataDir, bytes, this.floorBytes)
+  }
+}

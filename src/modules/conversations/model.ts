@@ -32,3 +32,4 @@ export const ConversationsResponse = t.Object({
 export const ConversationParams = t.Object({ id: t.String({ maxLength: 100 }) })
 export const OwnerQuery = t.Object({ userId: t.Optional(t.String({ maxLength: 100, description: "Another user's (admin only)" })) })
 export const DeletedResponse = t.Object({ success: t.Boolean(), id: t.String() })
+export const RenameRequest = t.Object({ title: t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1..200 characters, not blank' }) })
