@@ -1,22 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { buildApp, createServices, type AppOptions, type Services } from '../src/app'
 import type { ChatMessage, GenerateOptions, Generator } from '../src/ml'
 import { ChatService } from '../src/modules/chat/service'
 
-const tempDirs: string[] = []
-// Every folder made by tempDir() is removed when the test run ends, whatever the tests did.
-process.on('exit', () => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-})
-
-/** A fresh `uagent-<prefix>-*` folder in the temp dir, removed when the test run ends (or earlier by the test). */
-export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `uagent-${prefix}-`))
-  tempDirs.push(dir)
-  return dir
-}
+export { tempDir } from './temp'
 
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 

@@ -86,11 +86,23 @@ export function describeSchema(schema: Schema | undefined): string | null {
 }
 
 /** Describes the first failing field of a validation error, e.g. "body.limit: must be an integer from 1 to 100". */
-function describeValidation(error: ValidationError): string {
+function describeValidation(error: ValidationError, request: Request): string {
   // Some schemas carry an `error` of their own that names the field (coerced query numbers).
   if (typeof error.customError === 'string') return error.customError
   const first = error.all[0] as { path?: string; message?: string; summary?: string; schema?: Schema; value?: unknown } | undefined
-  const where = error.type === 'body' ? 'body' : error.type
+  let where = error.type === 'body' ? 'body' : error.type
+  // A coerced query number that fails its bounds is reported on the value alone ("property"):
+  // the query parameter that holds that value is the field.
+  if (where === 'property' && first) {
+    const params = new URL(request.url).searchParams
+    for (const [name, raw] of params) {
+      if (raw === first.value || (raw.trim() !== '' && Number(raw) === first.value)) {
+        const expected = describeSchema(first.schema)
+        return `query.${name}: ${expected ? `must be ${expected}` : (first.summary ?? first.message ?? 'is invalid')}`
+      }
+    }
+    where = 'query'
+  }
   if (!first) return `Invalid ${where}`
   // The body as a whole is missing or not an object: say what is expected, not which field is absent.
   if (where === 'body' && (error.value === undefined || error.value === null || typeof error.value !== 'object')) {
@@ -179,7 +191,7 @@ export function httpCore(options: HttpOptions) {
         body = error.toResponse(requestId)
       } else if (code === 'VALIDATION' && error instanceof ValidationError) {
         status = 400
-        body = errorBody('VALIDATION_ERROR', describeValidation(error), requestId)
+        body = errorBody('VALIDATION_ERROR', describeValidation(error, request), requestId)
       } else if (code === 'PARSE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', 'body: malformed request body (expected valid JSON)', requestId)
