@@ -1,10 +1,12 @@
 import { Database } from 'bun:sqlite'
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { Elysia } from 'elysia'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
+import { assertWritableDir } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
@@ -62,8 +64,12 @@ export function createServices(options: AppOptions = {}): Services {
   const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
   const inMemory = database === ':memory:'
-  const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
-  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
+  const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
+  if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
+  // Read before the database is opened (which creates it when missing).
+  const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
+  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
+  const db = database instanceof Database ? database : openDatabase(dbPath)
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
