@@ -11,6 +11,8 @@ import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
+import { adminModule } from './modules/admin'
+import { BackupService } from './modules/admin/service'
 import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
@@ -49,6 +51,8 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  /** Online backups of the data dir; null for an in-memory server. */
+  backups: BackupService | null
   /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
   storage: StorageGuard
   log: (line: string) => void
@@ -94,12 +98,15 @@ export function createServices(options: AppOptions = {}): Services {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, storage, log }
+  const backups = inMemory || database instanceof Database
+    ? null
+    : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, storage, backups, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, backups } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -129,6 +136,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull()))
 }
 

@@ -27,8 +27,8 @@ export interface Config {
   corsOrigins: string[]
   /** Free space (MB) the data dir keeps: larger writes are refused before it runs out (UAGENT_MIN_FREE_MB). */
   minFreeMb: number
-  /** Minutes between scheduled backups (UAGENT_BACKUP_INTERVAL; 0 = none). */
-  backupIntervalMinutes: number
+  /** Seconds between scheduled backups (UAGENT_BACKUP_INTERVAL: 3600, 90s, 30m, 6h, 1d; 0 or unset = none). */
+  backupIntervalSeconds: number
   /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
   backupKeep: number
 }
@@ -95,6 +95,19 @@ function origins(env: Env, name: string): string[] {
     })
 }
 
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** "3600" (seconds), "90s", "30m", "6h", "1d" into seconds; 0 when unset. At least a minute, at most a year. */
+function duration(env: Env, name: string): number {
+  const raw = text(env, name)
+  if (raw === undefined || raw === '0') return 0
+  const match = /^(\d+)\s*([smhd]?)$/i.exec(raw)
+  if (!match) throw new ConfigError(name, `expected a duration such as 3600, 30m, 6h or 1d, got "${raw}"`)
+  const seconds = Number(match[1]) * DURATION_UNITS[(match[2] || 's').toLowerCase()]!
+  if (seconds < 60 || seconds > 365 * 86_400) throw new ConfigError(name, `must be between 1 minute and 1 year, got "${raw}"`)
+  return seconds
+}
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -135,7 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
-    backupIntervalMinutes: integer(env, 'UAGENT_BACKUP_INTERVAL', 0, 0, 525_600),
+    backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
   }
 }

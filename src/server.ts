@@ -1,3 +1,5 @@
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { buildApp, createServices } from './app'
 import { ConfigError } from './config'
 import { StartupError } from './core/startup'
@@ -40,8 +42,16 @@ function start() {
     if (code === 'EADDRNOTAVAIL') fail(`Cannot listen on ${config.host}: the address is not on this machine (HOST)`)
     throw error
   }
+  // Host operations (uagent admin restore) refuse to swap a data dir a live server is using.
+  const pidFile = join(config.dataDir, 'server.pid')
+  try {
+    writeFileSync(pidFile, String(process.pid), { mode: 0o600 })
+  } catch {}
+  services.backups?.start()
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   const shutdown = () => {
+    services.backups?.stop()
+    rmSync(pidFile, { force: true })
     app.stop()
     services.db.close()
     process.exit(0)

@@ -6,8 +6,10 @@ import { openDatabase } from '../../src/db'
 import { TokenSigner } from '../../src/core/tokens'
 import { StartupError } from '../../src/core/startup'
 import { AuthService } from '../../src/modules/auth/service'
-import { CliError, EXIT } from '../client'
-import { emit, example } from '../output'
+import { createWriteStream } from 'node:fs'
+import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
+import { ApiClient, CliError, EXIT } from '../client'
+import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
@@ -43,7 +45,66 @@ async function newPassword(given: string | undefined): Promise<{ password: strin
 
 /** Host operations: they work on the data dir itself, without a running server (host access is the trust). */
 export function registerAdmin(program: Command): void {
-  const admin = program.command('admin').description('Host operations on the data dir (no server needed): account recovery')
+  const admin = program.command('admin').description('Backups of a running server, and host operations on the data dir (no server needed): restore, account recovery')
+  example(
+    admin
+      .command('backup')
+      .description('Take a consistent backup of the running server (database, key file, plugins, audio, manifest) and save the .tar.gz (admin)')
+      .option('-o, --output <file>', 'where to save it (default: the name the server gives, in this folder)')
+      .action(async (options: { output?: string }, command: Command) => {
+        const response = await new ApiClient(globals(command)).fetch('/admin/backup', { method: 'POST' })
+        const suggested = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'uagent-backup.tar.gz'
+        const file = resolve(options.output ?? suggested)
+        const out = createWriteStream(file, { mode: 0o600 })
+        let size = 0
+        for await (const chunk of response.body!) {
+          size += chunk.length
+          if (!out.write(chunk)) await new Promise((done) => out.once('drain', done))
+        }
+        await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())))
+        const body = { success: true, file, size }
+        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR`))
+      }),
+    'uagent admin backup -o nightly.tar.gz',
+  )
+  example(
+    admin
+      .command('backups')
+      .description("List the scheduled backups kept in the server's data dir (admin)")
+      .action(async (_options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', '/admin/backups')
+        emit(command, body, () => {
+          console.log(table(['NAME', 'SIZE', 'CREATED'], body.backups.map((b: { name: string; size: number; createdAt: string }) => [b.name, b.size, b.createdAt])))
+          console.log(dim(body.schedule.intervalSeconds ? `every ${body.schedule.intervalSeconds} s, newest ${body.schedule.keep} kept` : 'no scheduled backups (UAGENT_BACKUP_INTERVAL)'))
+        })
+      }),
+    'uagent admin backups',
+  )
+  example(
+    admin
+      .command('restore <file>')
+      .description(
+        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, keeps the current data dir aside (renamed), then swaps the restored one in',
+      )
+      .option('--data-dir <dir>', 'the data directory (UAGENT_DATA_DIR, default ./data)')
+      .option('--force', 'restore even though server.pid names a running process')
+      .action(async (file: string, options: { dataDir?: string; force?: boolean }, command: Command) => {
+        let result
+        try {
+          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force })
+        } catch (error) {
+          if (error instanceof RestoreError) throw new CliError('RESTORE_REFUSED', `${error.message}; nothing was changed`, EXIT.apiError)
+          throw error
+        }
+        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length }
+        emit(command, body, () => {
+          console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
+          if (result.previous) console.log(`The data dir that was there is kept at ${result.previous}.`)
+          console.log('Start the server to use it.')
+        })
+      }),
+    'uagent admin restore nightly.tar.gz --data-dir /var/lib/uagent',
+  )
   example(
     admin
       .command('reset-password <email>')
