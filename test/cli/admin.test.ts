@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { TOTP, Secret } from 'otpauth'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildApp, createServices } from '../../src/app'
 import { ADMIN, tempDir } from '../helpers'
@@ -116,6 +116,46 @@ describe('account administration from the CLI', () => {
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('no database at')
   }, 60_000)
+})
+
+describe('backups from the CLI', () => {
+  test('admin backup -o FILE against the live server, admin backups, then admin restore on the stopped server keeps the old data dir aside; a tampered archive is refused', async () => {
+    expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
+    await run(['chat', '--no-stream', 'remember', 'the', 'backup'])
+    const folder = tempDir('cli-backup')
+    const file = join(folder, 'nightly.tar.gz')
+    const backup = await run(['admin', 'backup', '-o', file])
+    expect(backup.stderr).toBe('')
+    expect(backup.code).toBe(0)
+    expect(backup.stdout).toContain(`Backup saved to ${file}`)
+    const listed = await run(['--json', 'admin', 'backups'])
+    expect(listed.code).toBe(0)
+    expect(JSON.parse(listed.stdout).schedule).toEqual({ intervalSeconds: 0, keep: 7 })
+
+    const tampered = join(folder, 'tampered.tar.gz')
+    const bytes = new Uint8Array(readFileSync(file))
+    bytes[Math.floor(bytes.length / 2)]! ^= 0xff
+    writeFileSync(tampered, bytes)
+    running!.stop()
+    running = null
+    const refused = await run(['admin', 'restore', tampered, '--data-dir', dataDir], {}, undefined)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('RESTORE_REFUSED')
+    expect(refused.stderr).toContain('nothing was changed')
+
+    const restored = await run(['admin', 'restore', file, '--data-dir', dataDir], {}, undefined)
+    expect(restored.stderr).toBe('')
+    expect(restored.code).toBe(0)
+    expect(restored.stdout).toContain('checksums and integrity_check passed')
+    const aside = /kept at (\S+)\./.exec(restored.stdout)![1]!
+    expect(existsSync(join(aside, 'uagent.db'))).toBe(true)
+    start()
+    expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
+    const conversations = JSON.parse((await run(['--json', 'conversations', 'list'])).stdout)
+    expect(conversations.conversations.some((c: any) => c.messages[0]?.content === 'remember the backup')).toBe(true)
+    // The folder kept aside goes with the test's temp folders.
+    rmSync(aside, { recursive: true, force: true })
+  }, 90_000)
 })
 
 describe('the CLI speaks to people', () => {
