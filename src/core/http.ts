@@ -199,6 +199,12 @@ export function httpCore(options: HttpOptions) {
         const allowed = routes.allowed(pathname)
         const preflight = cors.preflight(request, allowed)
         if (preflight) return preflight
+        if (allowed.length && request.method === 'OPTIONS') {
+          // OPTIONS asks what a path allows: the answer is the Allow header.
+          set.headers.allow = allowed.join(', ')
+          delete set.headers['content-type']
+          return new Response(null, { status: 204, headers: set.headers as Record<string, string> })
+        }
         if (allowed.length) {
           status = 405
           set.headers.allow = allowed.join(', ')

@@ -204,6 +204,9 @@ describe('HTTP methods', () => {
       for (const method of methods) expect(allow).toContain(method)
       expect(allow).not.toContain(unused)
     }
+    const options = await server.call('OPTIONS', '/conversations', { token })
+    expect(options.status).toBe(204)
+    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
     const unknown = await server.call('PUT', '/no/such/path', { token })
     expect(unknown.status).toBe(404)
     expect(unknown.headers.get('allow')).toBeNull()
