@@ -87,16 +87,25 @@ export async function writeSnapshot(request: SnapshotRequest): Promise<{ size: n
     const write = async (chunk: Uint8Array) => {
       if (!gzip.write(chunk)) await new Promise((resolve) => gzip.once('drain', resolve))
     }
+    // Paced: after every 20 ms of work the worker rests 10 ms, so that on a small machine the
+    // server's own threads keep a share of the CPU while a large backup runs.
+    let busySince = performance.now()
+    const pace = async () => {
+      if (performance.now() - busySince < 20) return
+      await Bun.sleep(10)
+      busySince = performance.now()
+    }
     const files: ManifestFile[] = []
     for (const entry of entries) {
       const stats = statSync(entry.source)
       await write(tarHeader(entry.path, stats.size, stats.mtime))
       const hash = createHash('sha256')
       let size = 0
-      for await (const chunk of createReadStream(entry.source, { highWaterMark: 1024 * 1024 })) {
+      for await (const chunk of createReadStream(entry.source, { highWaterMark: 256 * 1024 })) {
         hash.update(chunk as Buffer)
         size += (chunk as Buffer).length
         await write(chunk as Buffer)
+        await pace()
       }
       if (size !== stats.size) throw new Error(`${entry.path} changed size while it was archived`)
       await write(tarPadding(size))
