@@ -140,3 +140,32 @@ describe('a second server on a taken port', () => {
     }
   })
 })
+
+describe('numbers beyond exact range, in a module whose schema has no bounds', () => {
+  test('are a 400 naming the field (query and body), caught once for every route', async () => {
+    const { Elysia, t } = await import('elysia')
+    const { httpCore } = await import('../../src/core/http')
+    const { RateLimiter } = await import('../../src/core/rate-limit')
+    const seen: unknown[] = []
+    const app = new Elysia({ normalize: 'typebox' })
+      .use(httpCore({ maxRequestBytes: 100_000, maxRequestSize: '100kb', limiter: new RateLimiter(1000, 60) }))
+      .get('/items', ({ query }) => (seen.push(query.offset), { ok: true }), { query: t.Object({ offset: t.Optional(t.Integer()) }) })
+      .post('/items', ({ body }) => (seen.push(body.options.count), { ok: true }), {
+        body: t.Object({ options: t.Object({ count: t.Integer() }), metadata: t.Optional(t.Record(t.String(), t.Unknown())) }),
+      })
+    const get = await app.handle(new Request('http://localhost/items?offset=99999999999999999999'))
+    expect(get.status).toBe(400)
+    expect(((await get.json()) as { message: string }).message).toStartWith('query.offset:')
+    const post = await app.handle(
+      new Request('http://localhost/items', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"options":{"count":99999999999999999999}}' }),
+    )
+    expect(post.status).toBe(400)
+    expect(((await post.json()) as { message: string }).message).toStartWith('body.options.count:')
+    // Free-form values keep whatever JSON number they carry.
+    const free = await app.handle(
+      new Request('http://localhost/items', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"options":{"count":3},"metadata":{"big":1e300}}' }),
+    )
+    expect(free.status).toBe(200)
+    expect(seen).toEqual([3])
+  })
+})
