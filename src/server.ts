@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildApp, createServices } from './app'
-import { ConfigError } from './config'
+import { ConfigError, loadConfig } from './config'
 import { StartupError } from './core/startup'
 
 /** A fault that stops the server at start: one line on stderr, no stack trace, exit 1. */
@@ -10,7 +10,24 @@ function fail(message: string): never {
   process.exit(1)
 }
 
+function portTaken(config: { port: number; host: string }): void {
+  const code = (error: unknown) => (error as { code?: string }).code
+  if (config.port === 0) return
+  try {
+    // Probed before anything is created (data dir, first admin): a taken port stops the start untouched.
+    Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } }).stop(true)
+  } catch (error) {
+    if (code(error) === 'EADDRINUSE') fail(`Port ${config.port} on ${config.host} is already in use (another server is listening there): stop it or set PORT to a free port`)
+  }
+}
+
 function start() {
+  try {
+    portTaken(loadConfig())
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`Configuration error: ${error.message}`)
+    throw error
+  }
   let services
   try {
     services = createServices()

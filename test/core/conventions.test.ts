@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ADMIN, makeServer, tempDir } from '../helpers'
 
@@ -132,6 +132,8 @@ describe('a second server on a taken port', () => {
       expect(stderr).toContain(`Port ${holder.port}`)
       expect(stderr).toContain('already in use')
       expect(stderr).not.toContain('    at ')
+      // Nothing was set up for a server that could not start.
+      expect(readdirSync(dataDir)).toEqual([])
       // The first server still answers, alone.
       expect(await (await fetch(`http://127.0.0.1:${holder.port}/`)).text()).toBe('first')
     } finally {

@@ -129,6 +129,18 @@ describe('online backup and verified restore', () => {
     rmSync(result.previous!, { recursive: true, force: true })
   })
 
+  test('restore refuses a data dir whose server.pid names a running process', async () => {
+    const { app, login, services, dataDir } = fileServer()
+    const { accessToken: token } = await login()
+    const backup = await download(app, token)
+    services.db.close()
+    writeFileSync(join(dataDir, 'server.pid'), String(process.pid))
+    const archive = join(tempDir('backup-live'), 'b.tar.gz')
+    writeFileSync(archive, backup.bytes)
+    await expect(restoreBackup(archive, dataDir)).rejects.toThrow(`a server (pid ${process.pid}) is running on ${dataDir}: stop it first`)
+    expect(existsSync(join(dataDir, 'uagent.db'))).toBe(true)
+  })
+
   test('an archive from a newer schema is refused', async () => {
     const { dataDir, services } = fileServer()
     services.db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', '2030-01-01')")
