@@ -11,6 +11,8 @@ export class CliError extends Error {
     readonly code: string,
     message: string,
     readonly exitCode: number,
+    /** The HTTP status of an API error. */
+    readonly status?: number,
   ) {
     super(message)
   }
@@ -94,8 +96,8 @@ async function apiError(response: Response): Promise<CliError> {
   const text = await response.text().catch(() => '')
   try {
     const body = JSON.parse(text) as { code?: string; message?: string }
-    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError)
+    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError, response.status)
   } catch {
-    return new CliError(`HTTP_${response.status}`, text.slice(0, 200) || response.statusText, EXIT.apiError)
+    return new CliError(`HTTP_${response.status}`, text.slice(0, 200) || response.statusText, EXIT.apiError, response.status)
   }
 }

@@ -1,13 +1,18 @@
 import { Database } from 'bun:sqlite'
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
-import { join } from 'node:path'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
+import { assertWritableDir } from './core/startup'
+import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
+import { adminModule } from './modules/admin'
+import { BackupService } from './modules/admin/service'
 import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
@@ -57,6 +62,10 @@ export interface Services {
   plugins: PluginService
   /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
   tools: PluginToolbox
+  /** Online backups of the data dir; null for an in-memory server. */
+  backups: BackupService | null
+  /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
+  storage: StorageGuard
   log: (line: string) => void
 }
 
@@ -70,8 +79,12 @@ export function createServices(options: AppOptions = {}): Services {
   const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
   const inMemory = database === ':memory:'
-  const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
-  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
+  const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
+  if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
+  // Read before the database is opened (which creates it when missing).
+  const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
+  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
+  const db = database instanceof Database ? database : openDatabase(dbPath)
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
@@ -83,10 +96,13 @@ export function createServices(options: AppOptions = {}): Services {
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
     startedAt: Date.now(),
+    dataDir: inMemory ? null : config.dataDir,
+    minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
+  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const plugins = new PluginService({
     db,
     rag,
@@ -108,13 +124,21 @@ export function createServices(options: AppOptions = {}): Services {
     retentionMs: config.agentRetentionHours * 3600_000,
     log,
   })
+  // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
+  // not reached by the database's cascade); conversations and sessions follow by cascade.
+  auth.onUserDeleted((userId) => {
+    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+  })
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, log }
+  const backups = inMemory || database instanceof Database
+    ? null
+    : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, storage, backups, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
@@ -128,9 +152,18 @@ export function buildApp(services: Services) {
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
-    .use(healthModule(system))
-    .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
-    .use(docsModule())
+    .use(healthModule(system, config.corsOrigins))
+    .use(
+      httpCore({
+        maxRequestBytes: config.maxRequestBytes,
+        maxRequestSize: config.maxRequestSize,
+        limiter,
+        log,
+        corsOrigins: config.corsOrigins,
+        onStorageFull: () => system.storageFull(),
+      }),
+    )
+    .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
@@ -138,7 +171,8 @@ export function buildApp(services: Services) {
     .use(ragModule(rag, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(pluginsModule(plugins, auth, limiter))
-    .use(wsModule(sockets, auth, limiter, log))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull()))
 }
 
 /**

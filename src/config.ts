@@ -37,6 +37,14 @@ export interface Config {
   /** A plugin worker with nothing to do is stopped after this long (ms). */
   pluginIdleMs: number
   environment: string
+  /** Origins browsers may call from (UAGENT_CORS_ORIGINS, comma-separated; `*` for any); none by default. */
+  corsOrigins: string[]
+  /** Free space (MB) the data dir keeps: larger writes are refused before it runs out (UAGENT_MIN_FREE_MB). */
+  minFreeMb: number
+  /** Seconds between scheduled backups (UAGENT_BACKUP_INTERVAL: 3600, 90s, 30m, 6h, 1d; 0 or unset = none). */
+  backupIntervalSeconds: number
+  /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
+  backupKeep: number
 }
 
 export class ConfigError extends Error {
@@ -84,6 +92,36 @@ function url(env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '')
 }
 
+function origins(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      if (item === '*') return item
+      try {
+        const parsed = new URL(item)
+        if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.origin === item.replace(/\/+$/, '')) return parsed.origin
+      } catch {}
+      throw new ConfigError(name, `expected origins such as "https://app.example.com" (scheme, host, optional port; no path), or *, got "${item}"`)
+    })
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** "3600" (seconds), "90s", "30m", "6h", "1d" into seconds; 0 when unset. At least a minute, at most a year. */
+function duration(env: Env, name: string): number {
+  const raw = text(env, name)
+  if (raw === undefined || raw === '0') return 0
+  const match = /^(\d+)\s*([smhd]?)$/i.exec(raw)
+  if (!match) throw new ConfigError(name, `expected a duration such as 3600, 30m, 6h or 1d, got "${raw}"`)
+  const seconds = Number(match[1]) * DURATION_UNITS[(match[2] || 's').toLowerCase()]!
+  if (seconds < 60 || seconds > 365 * 86_400) throw new ConfigError(name, `must be between 1 minute and 1 year, got "${raw}"`)
+  return seconds
+}
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -129,5 +167,9 @@ export function loadConfig(env: Env = process.env): Config {
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
     pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
+    corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
+    minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
+    backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
+    backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
   }
 }

@@ -21,6 +21,11 @@ export interface UpstreamConfig {
   wholeReplyMs?: number
 }
 
+/** The server's base URL without a trailing slash or /v1 (both forms of UAGENT_LLM_URL are accepted). */
+export function upstreamBase(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/v1$/i, '')
+}
+
 /** Reachability as last observed, for /health. */
 export type UpstreamState = 'ready' | 'unreachable'
 
@@ -50,8 +55,44 @@ function unavailable(url: string, detail: string): AppError {
  */
 export class UpstreamClient {
   state: UpstreamState = 'ready'
+  /** Why the upstream is not usable, as last observed (for /health); null when it is. */
+  reason: string | null = null
+  private lastCheck: { at: number; done: Promise<void> } | null = null
 
-  constructor(readonly config: UpstreamConfig) {}
+  constructor(readonly config: UpstreamConfig) {
+    // The OpenAI-compatible paths are asked for with their /v1; a URL given with it is the same server.
+    this.config = { ...config, url: upstreamBase(config.url) }
+  }
+
+  /**
+   * Asks the server which models it serves (at most every `maxAgeMs`), so /health can say
+   * whether it can be reached and whether it has the configured model.
+   */
+  check(maxAgeMs = 10_000): Promise<void> {
+    if (this.lastCheck && Date.now() - this.lastCheck.at < maxAgeMs) return this.lastCheck.done
+    const done = this.json<{ data?: { id?: unknown }[] } | null>('/v1/models', undefined, { idleMs: 3000 }).then(
+      (listing) => {
+        const ids = (listing?.data ?? []).map((entry) => entry?.id).filter((id): id is string => typeof id === 'string')
+        const wanted = this.config.model
+        if (wanted && ids.length && !ids.includes(wanted)) {
+          this.state = 'unreachable'
+          this.reason = `the model server at ${shown(this.config.url)} does not serve model "${wanted}" (it serves: ${ids.slice(0, 10).join(', ')}); set UAGENT_LLM_MODEL`
+        } else if (!wanted && !ids.length) {
+          this.state = 'unreachable'
+          this.reason = `the model server at ${shown(this.config.url)} lists no models; set UAGENT_LLM_MODEL`
+        } else {
+          this.state = 'ready'
+          this.reason = null
+        }
+      },
+      (error) => {
+        this.state = 'unreachable'
+        this.reason = error instanceof AppError ? error.message : `the model server at ${shown(this.config.url)} cannot be reached`
+      },
+    )
+    this.lastCheck = { at: Date.now(), done }
+    return done
+  }
 
   private headers(): Record<string, string> {
     return { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) }
@@ -83,11 +124,15 @@ export class UpstreamClient {
       } catch (error) {
         if (signal?.aborted) throw error
         this.state = 'unreachable'
+        this.reason = `the model server at ${shown(this.config.url)} cannot be reached`
         throw unavailable(this.config.url, idle.fired ? `did not answer within ${idleMs / 1000} s` : 'cannot be reached')
       }
       if (!response.ok) {
         await response.body?.cancel().catch(() => {})
         this.state = response.status >= 500 ? 'unreachable' : this.state
+        if (response.status === 404 && path !== '/v1/models' && this.config.model) {
+          throw unavailable(this.config.url, `answered 404 to ${path} (is model "${this.config.model}" served there? set UAGENT_LLM_MODEL)`)
+        }
         throw unavailable(this.config.url, `answered ${response.status} to ${path}`)
       }
       idle.touch()

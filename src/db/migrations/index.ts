@@ -2,6 +2,7 @@ import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
 import { rag } from './003_rag'
 import { ragFtsPerCollection } from './004_rag_fts_per_collection'
+import { accountAdmin } from './005_account_admin'
 import { agentTasks } from './006_agent_tasks'
 import { plugins } from './011_plugins'
 
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, agentTasks, plugins]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, plugins]

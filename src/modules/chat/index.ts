@@ -8,7 +8,7 @@ import { ErrorResponse } from '../system/model'
 import { ChatRequest, ChatResponse as ChatResponseSchema, StreamQuery } from './model'
 import { type ChatResponse, type ChatService, describeFailure } from './service'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
 export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
   return new Elysia({ name: 'module:chat', tags: ['Chat'] })

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { AppError, notFound } from '../../core/errors'
 import { type ChatMessage, type Generator, replyBudget } from '../../ml'
 import { type ConversationStore, titleFrom } from '../conversations/service'
@@ -122,5 +123,6 @@ export class ChatService {
 /** An error's code and message as the stream and the WebSocket report them. */
 export function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof AppError) return { code: error.code, message: error.message }
+  if (storageFull(error)) return { code: 'INSUFFICIENT_STORAGE', message: STORAGE_FULL_MESSAGE }
   return { code: 'INTERNAL_ERROR', message: 'Generation failed' }
 }

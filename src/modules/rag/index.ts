@@ -19,7 +19,7 @@ import {
 } from './model'
 import type { RagService } from './service'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
 export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })

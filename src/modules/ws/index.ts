@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { AppError } from '../../core/errors'
+import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -50,7 +51,13 @@ function decode(raw: unknown): { message: Record<string, unknown> } | { error: s
  * goes back as `chat_response`. Every reply echoes the message's `id`; errors never close the socket;
  * closing the socket cancels whatever it started.
  */
-export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
+export function wsModule(
+  handlers: SocketHandlers,
+  auth: AuthService,
+  limiter: RateLimiter,
+  log: (line: string) => void = console.error,
+  onStorageFull?: () => void,
+) {
   const sockets = new Map<string, SocketState>()
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
     idleTimeout: WS_IDLE_TIMEOUT,
@@ -104,7 +111,10 @@ export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: R
         if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
       } catch (error) {
         if (error instanceof AppError) fail(error.code, error.message)
-        else {
+        else if (storageFull(error)) {
+          onStorageFull?.()
+          fail('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE)
+        } else {
           const requestId = crypto.randomUUID()
           log(`[${requestId}] WebSocket ${type} from user ${state.principal?.user.id ?? '-'} failed: ${(error as Error)?.stack ?? String(error)}`)
           fail('INTERNAL_ERROR', `The request failed (request id ${requestId})`)
