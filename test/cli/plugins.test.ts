@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN, makeServer } from '../helpers'
 import { gitRepo, pluginFiles, tgzOf } from '../modules/plugins/fixtures'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const root = mkdtempSync(join(tmpdir(), 'uagent-cli-plugins-'))
