@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN, makeServer } from '../../helpers'
-import { gitRepo, makeTgz, pluginFiles, tgzOf } from './fixtures'
+import { describeWithPluginTools, gitRepo, makeTgz, pluginFiles, tgzOf } from './fixtures'
 
 // Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
 setDefaultTimeout(30_000)
@@ -76,7 +76,7 @@ beforeAll(async () => {
 })
 afterAll(() => server.services.plugins.close())
 
-describe('POST /plugins/install', () => {
+describeWithPluginTools('POST /plugins/install', () => {
   test('git: a local repository at a tag, then executed', async () => {
     const repo = join(root, 'git-repo')
     gitRepo(repo, pluginFiles('git-hello', { greet: `async ({ name }) => ({ greeting: 'Hello, ' + name + ' from git' })` }, { version: '1.2.0' }), 'v1.2.0')
