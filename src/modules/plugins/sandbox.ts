@@ -192,7 +192,8 @@ export class PluginWorker {
       [
         node.path,
         node.permissionFlag,
-        `--allow-fs-read=${dir}`,
+        // The folder's contents, at any depth (the wildcard form reads the same on Node 20 and 22+).
+        `--allow-fs-read=${dir}/*`,
         `--max-old-space-size=${memoryMb}`,
         '--no-warnings',
         '--eval',

@@ -79,7 +79,8 @@ export class PluginService {
     if (plugin.problem) return plugin.problem
     const node = this.runtime()
     if (!node.ok) return node.reason
-    if (plugin.dir.includes(',')) return 'The plugins folder path holds a comma, which Node.js cannot confine a plugin to; choose another UAGENT_PLUGINS_DIR'
+    // Node.js reads "," as a list separator and "*" as a wildcard in --allow-fs-read.
+    if (/[,*]/.test(plugin.dir)) return 'The plugins folder path holds "," or "*", which Node.js cannot confine a plugin to; choose another UAGENT_PLUGINS_DIR'
     return null
   }
 
