@@ -1,5 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { Elysia } from 'elysia'
+import { randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
@@ -87,7 +89,9 @@ export function createServices(options: AppOptions = {}): Services {
   const plugins = new PluginService({
     db,
     rag,
-    pluginsDir: config.pluginsDir ?? join(config.dataDir, 'plugins'),
+    // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
+    pluginsDir: config.pluginsDir ?? (inMemory ? join(tmpdir(), `uagent-plugins-${randomUUID()}`) : join(config.dataDir, 'plugins')),
+    ephemeral: config.pluginsDir === undefined && inMemory,
     nodePath: config.nodePath,
     timeoutMs: config.pluginTimeoutMs,
     memoryMb: config.pluginMemoryMb,
