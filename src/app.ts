@@ -2,6 +2,8 @@ import { Database } from 'bun:sqlite'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
+import { randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
@@ -106,7 +108,9 @@ export function createServices(options: AppOptions = {}): Services {
   const plugins = new PluginService({
     db,
     rag,
-    pluginsDir: config.pluginsDir ?? join(config.dataDir, 'plugins'),
+    // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
+    pluginsDir: config.pluginsDir ?? (inMemory ? join(tmpdir(), `uagent-plugins-${randomUUID()}`) : join(config.dataDir, 'plugins')),
+    ephemeral: config.pluginsDir === undefined && inMemory,
     nodePath: config.nodePath,
     timeoutMs: config.pluginTimeoutMs,
     memoryMb: config.pluginMemoryMb,

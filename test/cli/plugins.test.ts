@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN, makeServer } from '../helpers'
-import { gitRepo, pluginFiles, tgzOf } from '../modules/plugins/fixtures'
+import { describeWithPluginTools, gitRepo, pluginFiles, tgzOf } from '../modules/plugins/fixtures'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const root = mkdtempSync(join(tmpdir(), 'uagent-cli-plugins-'))
@@ -21,7 +24,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${app.server!.port}`
   stop = () => app.stop(true)
   files = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(archive) })
-  gitRepo(join(root, 'repo'), pluginFiles('cli-git', { hi: `() => 'hi from git'` }), 'v2.0.0')
+  if (Bun.which('git')) gitRepo(join(root, 'repo'), pluginFiles('cli-git', { hi: `() => 'hi from git'` }), 'v2.0.0')
   const login = await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])
   if (login.code !== 0) throw new Error(login.stderr)
 })
@@ -55,7 +58,7 @@ async function api(method: string, path: string, body?: unknown) {
   return response.json() as Promise<any>
 }
 
-describe('uagent plugins', () => {
+describeWithPluginTools('uagent plugins', () => {
   test('list and show print the catalog; --json is the API body', async () => {
     const list = await run(['plugins', 'list'])
     expect(list.code).toBe(0)

@@ -11,7 +11,8 @@ export const MIN_NODE_MAJOR = 20
  * permission model on (`--experimental-permission` on 20 and 21, `--permission` from 22).
  */
 export function findNode(configured?: string): NodeRuntime {
-  const path = configured ?? Bun.which('node')
+  // Absolute, so the workers' minimal PATH never decides which node runs.
+  const path = configured ? (Bun.which(configured) ?? configured) : Bun.which('node')
   if (!path) return { ok: false, reason: `No Node.js found: installed plugins need Node.js >= ${MIN_NODE_MAJOR} on PATH or in UAGENT_NODE_PATH` }
   let output = ''
   try {
@@ -192,7 +193,8 @@ export class PluginWorker {
       [
         node.path,
         node.permissionFlag,
-        `--allow-fs-read=${dir}`,
+        // The folder's contents, at any depth (the wildcard form reads the same on Node 20 and 22+).
+        `--allow-fs-read=${dir}/*`,
         `--max-old-space-size=${memoryMb}`,
         '--no-warnings',
         '--eval',

@@ -18,6 +18,8 @@ export interface PluginServiceOptions {
   rag: RagService
   /** Where installed plugins live, one folder each. */
   pluginsDir: string
+  /** The folder is temporary (in-memory database): removed by close() and at process exit. */
+  ephemeral?: boolean
   nodePath?: string
   timeoutMs: number
   memoryMb: number
@@ -79,7 +81,8 @@ export class PluginService {
     if (plugin.problem) return plugin.problem
     const node = this.runtime()
     if (!node.ok) return node.reason
-    if (plugin.dir.includes(',')) return 'The plugins folder path holds a comma, which Node.js cannot confine a plugin to; choose another UAGENT_PLUGINS_DIR'
+    // Node.js reads "," as a list separator and "*" as a wildcard in --allow-fs-read.
+    if (/[,*]/.test(plugin.dir)) return 'The plugins folder path holds "," or "*", which Node.js cannot confine a plugin to; choose another UAGENT_PLUGINS_DIR'
     return null
   }
 
@@ -199,6 +202,7 @@ export class PluginService {
 
   /** Installs from npm, git or a .tgz URL; 409 when the name exists, 400 INSTALL_FAILED with the reason otherwise. */
   async install(request: InstallRequest) {
+    if (this.options.ephemeral) removeAtExit(this.options.pluginsDir)
     const { manifest, row } = await installPlugin(request, {
       pluginsDir: this.options.pluginsDir,
       log: this.options.log,
@@ -259,7 +263,16 @@ export class PluginService {
   /** Stops every worker (server shutdown, tests). */
   close(): void {
     for (const plugin of this.installed.values()) plugin.worker?.stop('the server is stopping')
+    if (this.options.ephemeral) rmSync(this.options.pluginsDir, { recursive: true, force: true })
   }
+}
+
+const temporaryFolders = new Set<string>()
+
+/** Temporary plugin folders go when the process exits (one listener for all of them). */
+function removeAtExit(dir: string): void {
+  if (temporaryFolders.size === 0) process.once('exit', () => temporaryFolders.forEach((path) => rmSync(path, { recursive: true, force: true })))
+  temporaryFolders.add(dir)
 }
 
 function realpathOrSelf(path: string): string {

@@ -1,6 +1,9 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { openAiTools } from '../../../src/modules/plugins/tools'
 import { makeServer } from '../../helpers'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const server = makeServer()
 const admin = await server.login()

@@ -1,5 +1,28 @@
+import { describe } from 'bun:test'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { findNode } from '../../../src/modules/plugins/sandbox'
+
+/**
+ * What running installed plugins needs here (Node.js >= 20, git, npm); tests that need it are
+ * skipped with the reason printed where it is missing.
+ */
+export function pluginToolsMissing(): string | null {
+  const node = findNode(process.env.UAGENT_NODE_PATH)
+  if (!node.ok) return node.reason
+  if (!Bun.which('git')) return 'git is not installed'
+  if (!Bun.which('npm')) return 'npm is not installed'
+  return null
+}
+
+/** `describe`, or `describe.skip` with the reason printed when Node.js >= 20, git or npm is missing. */
+export function describeWithPluginTools(name: string, body: () => void): void {
+  const missing = pluginToolsMissing()
+  if (missing) {
+    console.log(`skipping "${name}": ${missing}`)
+    describe.skip(name, body)
+  } else describe(name, body)
+}
 
 export interface TarEntry {
   path: string

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN, makeServer } from '../../helpers'
-import { gitRepo, makeTgz, pluginFiles, tgzOf } from './fixtures'
+import { describeWithPluginTools, gitRepo, makeTgz, pluginFiles, tgzOf } from './fixtures'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const root = mkdtempSync(join(tmpdir(), 'uagent-plugins-install-'))
 const pluginsDir = join(root, 'plugins')
@@ -73,7 +76,7 @@ beforeAll(async () => {
 })
 afterAll(() => server.services.plugins.close())
 
-describe('POST /plugins/install', () => {
+describeWithPluginTools('POST /plugins/install', () => {
   test('git: a local repository at a tag, then executed', async () => {
     const repo = join(root, 'git-repo')
     gitRepo(repo, pluginFiles('git-hello', { greet: `async ({ name }) => ({ greeting: 'Hello, ' + name + ' from git' })` }, { version: '1.2.0' }), 'v1.2.0')

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { makeServer } from '../../helpers'
-import { gitRepo, pluginFiles } from './fixtures'
+import { describeWithPluginTools, gitRepo, pluginFiles } from './fixtures'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const root = mkdtempSync(join(tmpdir(), 'uagent-plugins-sandbox-'))
 const dataDir = join(root, 'data')
@@ -13,7 +16,7 @@ const saved = process.env.UAGENT_JWT_SECRET
 process.env.UAGENT_JWT_SECRET = ENV_SECRET
 
 // No jwtSecret option: the key is generated into <dataDir>/jwt-secret, as on a real install.
-const server = makeServer({ dataDir, database: join(dataDir, 'uagent.db'), pluginsDir, pluginTimeoutMs: 1500, pluginMemoryMb: 32 })
+const server = makeServer({ dataDir, database: join(dataDir, 'uagent.db'), pluginsDir, pluginTimeoutMs: 3000, pluginMemoryMb: 32 })
 let token = ''
 const exec = (plugin: string, action: string, parameters: Record<string, unknown> = {}) =>
   server.call('POST', `/plugins/${plugin}/execute`, { token, body: { action, parameters } })
@@ -48,6 +51,7 @@ beforeAll(async () => {
   esm.files['plugin.json'] = JSON.stringify(esm.manifest)
   esm.files['index.mjs'] = `import { readFileSync } from 'node:fs'\nexport const unused = async ({ word }) => ({ upper: String(word).toUpperCase(), own: JSON.parse(readFileSync(new URL('./plugin.json', import.meta.url))).name })\n`
   Object.assign(plugins, { esm })
+  if (!Bun.which('git')) return
   for (const [name, plugin] of Object.entries(plugins)) {
     const repo = join(root, 'repos', name)
     gitRepo(repo, plugin, 'v1')
@@ -63,7 +67,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true })
 })
 
-describe('installed plugins are isolated', () => {
+describeWithPluginTools('installed plugins are isolated', () => {
   test('no UAGENT_* variable, nor any other of the server environment', async () => {
     const res = await exec('spy', 'env')
     expect(res.status).toBe(200)
@@ -102,14 +106,14 @@ describe('installed plugins are isolated', () => {
   })
 })
 
-describe('module formats', () => {
+describeWithPluginTools('module formats', () => {
   test('an ES module entry works like a CommonJS one', async () => {
     const res = await exec('esm', 'unused', { word: 'esm' })
     expect(res.json).toMatchObject({ success: true, result: { upper: 'ESM', own: 'esm' } })
   })
 })
 
-describe('limits', () => {
+describeWithPluginTools('limits', () => {
   test('an endless loop is stopped at the time limit while the server keeps answering; the next call runs in a new worker', async () => {
     const before = (await exec('rogue', 'ok')).json.result.alive
     let settled = false
@@ -118,16 +122,20 @@ describe('limits', () => {
       return res
     })
     await Bun.sleep(100)
-    const health = await server.call('GET', '/health')
-    expect(health.status).toBe(200)
-    const calc = await exec('calculator', 'evaluate', { expression: '1+1' })
-    expect(calc.json.result).toEqual({ value: 2 })
-    expect((await exec('spy', 'own')).status).toBe(200)
+    // While the plugin spins, the server answers: these come back before the looping call does.
+    const [health, calc, other] = await Promise.all([
+      server.call('GET', '/health'),
+      exec('calculator', 'evaluate', { expression: '1+1' }),
+      exec('spy', 'own'),
+    ])
     expect(settled).toBe(false)
+    expect(health.status).toBe(200)
+    expect(calc.json.result).toEqual({ value: 2 })
+    expect(other.status).toBe(200)
     const res = await looping
     expect(res.status).toBe(400)
     expect(res.json.code).toBe('PLUGIN_ERROR')
-    expect(res.json.message).toContain('within 1500 ms')
+    expect(res.json.message).toContain('within 3000 ms')
     const after = await exec('rogue', 'ok')
     expect(after.status).toBe(200)
     expect(after.json.result.alive).not.toBe(before)
@@ -158,7 +166,7 @@ describe('limits', () => {
   })
 })
 
-describe('warm workers', () => {
+describeWithPluginTools('warm workers', () => {
   test('consecutive calls reuse one process; a worker idle for UAGENT_PLUGIN_IDLE_MS is stopped and the next call starts another', async () => {
     const idle = makeServer({ dataDir, database: join(dataDir, 'uagent.db'), pluginsDir, pluginIdleMs: 400 })
     const admin = (await idle.login()).accessToken
@@ -180,7 +188,8 @@ describe('warm workers', () => {
   })
 })
 
-describe('without Node.js >= 20', () => {
+// Needs git (to install), not Node.js.
+;(Bun.which('git') ? describe : describe.skip)('without Node.js >= 20', () => {
   test('installed plugins have status "error" with the reason and never run; built-ins still work', async () => {
     const fakeNode = join(root, 'old-node')
     await Bun.write(fakeNode, '#!/bin/sh\necho v18.19.0\n')

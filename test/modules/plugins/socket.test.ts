@@ -1,5 +1,8 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { makeServer } from '../../helpers'
+
+// Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
+setDefaultTimeout(30_000)
 
 const server = makeServer()
 const app = server.app.listen({ port: 0 })
