@@ -24,6 +24,7 @@ import { RagService } from './modules/rag/service'
 import { DocumentLibrary } from './modules/rag/documents'
 import { documentsModule } from './modules/rag/documents-module'
 import { UploadService } from './modules/rag/uploads'
+import { CollectionGrounding } from './modules/rag/grounding'
 import { join } from 'node:path'
 import { SocketHandlers } from './modules/ws/registry'
 
@@ -90,6 +91,7 @@ export function buildApp(services: Services) {
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag, services.db)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became

@@ -57,18 +57,22 @@ const FENCE_LINE = /^\s*(```|~~~)/
  * items and table rows are one sentence each; headings and code fences are left out (they say
  * what a section is about, not an answer).
  */
-function passageSentences(lines: string[]): string[] {
-  const out: string[] = []
+function passageSentences(lines: string[]): { text: string; heading: string }[] {
+  const out: { text: string; heading: string }[] = []
   let prose: string[] = []
+  let heading = ''
   const close = () => {
-    if (prose.length) out.push(...sentences(prose.join(' ')))
+    if (prose.length) out.push(...sentences(prose.join(' ')).map((text) => ({ text, heading })))
     prose = []
   }
   for (const line of lines) {
-    if (HEADING_LINE.test(line) || FENCE_LINE.test(line)) close()
+    if (HEADING_LINE.test(line)) {
+      close()
+      heading = line.replace(/^\s*#+\s*/, '')
+    } else if (FENCE_LINE.test(line)) close()
     else if (ITEM_LINE.test(line)) {
       close()
-      out.push(line.trim())
+      out.push({ text: line.trim(), heading })
     } else prose.push(line.trim())
   }
   close()
@@ -97,6 +101,8 @@ function freeContext(messages: ChatMessage[]): string[] {
 
 interface Candidate {
   text: string
+  /** The heading of the section the sentence is in: what it is about, even when it does not say. */
+  heading: string
   citation: number | null
   /** Passage order, then sentence order: where the sentence stands in what was given. */
   order: number
@@ -106,7 +112,8 @@ interface Candidate {
 
 /** Sentences that lean on the one before them. */
 const LEANS_BACK = /^(it|its|this|that|these|those|they|their|them|such|he|she|then|there|however|but|also|so|thus|therefore|otherwise|instead)\b/i
-const DEFINITION = /\b(is|are|was|were|means|refers to|stands for|describes|denotes)\b/i
+/** "X is …", "An X means …": the subject, then a defining verb, at the start of a sentence. */
+const DEFINITION = /^(?:an?|the)?\s*([^,;:.]{1,60}?)\s+(?:is|are|was|were|means|refers to|stands for|denotes)\b/i
 const WHAT_IS = /^\s*(what|who)\s+(is|are|was|were)\b|^\s*(define|definition of|meaning of)\b/i
 
 const normalise = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').replace(/\s*\[\d+\]\s*/g, ' ').trim()
@@ -115,13 +122,16 @@ const normalise = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').repl
  * Scores sentences by how much of the question they cover: each question term a sentence holds
  * counts by its rarity among the sentences given (so the words that pick out the question weigh
  * most), divided by what all the question's terms are worth. For "what is X" questions, a
- * sentence that defines X (X, then "is", "means"…) gets a bonus.
+ * sentence that defines X (X, then "is", "means"…) gets a bonus. A sentence also covers the terms
+ * of the heading it stands under.
  */
 function rank(candidates: Omit<Candidate, 'score'>[], question: string): Candidate[] {
   const asked = [...new Set(keyTerms(question))]
-  const termSets = candidates.map((c) => new Set(keyTerms(c.text)))
+  const ownTerms = candidates.map((c) => new Set(keyTerms(c.text)))
   const documentFrequency = new Map<string, number>()
-  for (const terms of termSets) for (const term of terms) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+  for (const terms of ownTerms) for (const term of terms) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+  // A sentence covers its section heading's terms too ("To enable it…" under "Two-factor authentication").
+  const termSets = candidates.map((c, i) => (c.heading ? new Set([...ownTerms[i]!, ...keyTerms(c.heading)]) : ownTerms[i]!))
   const weight = (term: string) => Math.log(1 + (candidates.length + 1) / ((documentFrequency.get(term) ?? 0) + 1))
   const total = asked.reduce((sum, term) => sum + weight(term), 0) || 1
   const definitional = WHAT_IS.test(question)
@@ -130,9 +140,10 @@ function rank(candidates: Omit<Candidate, 'score'>[], question: string): Candida
     for (const term of asked) if (termSets[i]!.has(term)) covered += weight(term)
     let score = covered / total
     if (definitional && score > 0) {
-      const head = candidate.text.slice(0, 80)
-      const subject = asked.some((term) => keyTerms(head.split(DEFINITION)[0] ?? '').includes(term))
-      if (subject && DEFINITION.test(head)) score += 0.5
+      // A bonus only when the subject is what was asked about: all its words are the question's.
+      const subject = DEFINITION.exec(candidate.text)?.[1]
+      const terms = subject ? keyTerms(subject) : []
+      if (terms.length && terms.every((term) => asked.includes(term))) score += 0.5
     }
     return { ...candidate, score }
   })
@@ -173,12 +184,12 @@ function compose(messages: ChatMessage[]): string {
   const asked = question(messages)
   const passages = passageLines(messages)
   if (passages.length > 0) {
-    const candidates = passages.flatMap((p, order) => passageSentences(p.lines).map((text, position) => ({ text, citation: p.number, order, position })))
+    const candidates = passages.flatMap((p, order) => passageSentences(p.lines).map(({ text, heading }, position) => ({ text, heading, citation: p.number, order, position })))
     const best = pick(rank(candidates, asked), candidates as Candidate[])
     if (best.length === 0) return NO_ANSWER
     return best.map((c) => `${c.text} [${c.citation}]`).join(' ')
   }
-  const context = freeContext(messages).flatMap((chunk, order) => sentences(chunk).map((text, position) => ({ text, citation: null, order, position })))
+  const context = freeContext(messages).flatMap((chunk, order) => sentences(chunk).map((text, position) => ({ text, heading: '', citation: null, order, position })))
   const relevant = pick(rank(context, asked), context as Candidate[])
   if (relevant.length > 0) return `From the context provided: ${relevant.map((c) => c.text).join(' ')}\n\n${NO_MODEL_NOTICE}`
   return NO_MODEL_NOTICE

@@ -46,7 +46,7 @@ export function passageBlock(content: string): string {
  * The passages worth answering from: at least RELEVANCE_FLOOR and RELATIVE_FLOOR of the best, and
  * sharing a content word with the question unless their score alone is MEANING_ONLY_FLOOR.
  */
-export function relevantPassages(question: string, results: SearchResult[]): SearchResult[] {
+export function relevantPassages<T extends SearchResult>(question: string, results: T[]): T[] {
   const asked = new Set(keyTerms(question))
   const grounded = results.filter(
     (p) => p.score >= RELEVANCE_FLOOR && (p.score >= MEANING_ONLY_FLOOR || keyTerms(p.content).some((term) => asked.has(term))),

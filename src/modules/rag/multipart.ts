@@ -14,6 +14,15 @@ export interface ReceivedFile {
   fields: Record<string, string>
 }
 
+interface Part {
+  name: string
+  file: ReceivedFile | null
+  sink: ReturnType<ReturnType<typeof Bun.file>['writer']> | null
+  hash: ReturnType<typeof createHash> | null
+  text: Buffer[]
+  textBytes: number
+}
+
 const MAX_FIELD_BYTES = 64 * 1024
 const MAX_HEADER_BYTES = 16 * 1024
 const MAX_PARTS = 1000
@@ -58,7 +67,7 @@ export async function receiveMultipart(body: ReadableStream<Uint8Array>, boundar
   let buffer: Buffer = Buffer.from(CRLF)
   let received = 0
   let state: 'preamble' | 'headers' | 'body' | 'done' = 'preamble'
-  let part: { name: string; file: ReceivedFile | null; sink: ReturnType<ReturnType<typeof Bun.file>['writer']> | null; hash: ReturnType<typeof createHash> | null; text: Buffer[]; textBytes: number } | null = null
+  let part = null as Part | null
 
   const bad = (message: string) => new AppError('VALIDATION_ERROR', `body: malformed multipart/form-data (${message})`)
   const writeBody = (data: Buffer) => {

@@ -121,8 +121,6 @@ describe('uploads', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${server.token}`, 'content-type': encoded.headers.get('content-type')! },
         body: encoded.body,
-        // @ts-expect-error Bun streams request bodies with this
-        duplex: 'half',
       }),
     )
     expect(chunked.status).toBe(413)

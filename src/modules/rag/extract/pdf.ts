@@ -9,7 +9,7 @@ const PAGE_SEPARATOR = `\n\n${PAGE_BREAK}\n\n`
 export async function extractPdf(bytes: Uint8Array): Promise<{ text: string; title: string | null; pageStarts: number[] }> {
   let pdf
   try {
-    pdf = await getDocumentProxy(bytes, { verbosity: 0, isEvalSupported: false, useSystemFonts: false })
+    pdf = await getDocumentProxy(bytes, { verbosity: 0 })
   } catch (error) {
     const name = (error as Error)?.name
     if (name === 'PasswordException') throw new ExtractionError('encrypted PDF: it needs a password to open (remove the protection and upload it again)')
