@@ -4,7 +4,7 @@ import { readEventData } from '../../../src/core/sse-reader'
 import { makeServer, makeServerWith, ScriptedGenerator } from '../../helpers'
 
 const servers: { stop(): void }[] = []
-afterAll(() => servers.forEach((s) => s.stop(true)))
+afterAll(() => servers.forEach((s) => s.stop()))
 
 async function harbor(server = makeServer()) {
   const session = await server.login()
