@@ -47,7 +47,8 @@ export class ApiClient {
   async fetch(path: string, init: RequestInit = {}, retried = false): Promise<Response> {
     const headers = new Headers(init.headers)
     if (this.token && !headers.has('authorization')) headers.set('authorization', `Bearer ${this.token}`)
-    if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json')
+    // A FormData body sets its own multipart content type (with the boundary).
+    if (init.body !== undefined && !(init.body instanceof FormData) && !headers.has('content-type')) headers.set('content-type', 'application/json')
     let response: Response
     try {
       response = await fetch(`${this.baseUrl}${path}`, { ...init, headers })
