@@ -9,7 +9,8 @@ const PAGE_SEPARATOR = `\n\n${PAGE_BREAK}\n\n`
 export async function extractPdf(bytes: Uint8Array): Promise<{ text: string; title: string | null; pageStarts: number[] }> {
   let pdf
   try {
-    pdf = await getDocumentProxy(bytes, { verbosity: 0 })
+    // pdf.js takes (detaches) the buffer it is given: it gets its own copy.
+    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 })
   } catch (error) {
     const name = (error as Error)?.name
     if (name === 'PasswordException') throw new ExtractionError('encrypted PDF: it needs a password to open (remove the protection and upload it again)')
