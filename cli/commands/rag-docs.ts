@@ -3,6 +3,9 @@ import { ApiClient } from '../client'
 import { bold, dim, emit, example, globals, keyValues, table } from '../output'
 import { integer } from '../parse'
 
+/** The end of a long path is the part that tells files apart. */
+const tail = (text: string, max: number) => (text.length > max ? `…${text.slice(-(max - 1))}` : text)
+
 const collectionPath = (collection: string) => `/rag/collections/${encodeURIComponent(collection)}`
 
 /** A size in bytes, as people read it. */
@@ -29,7 +32,7 @@ export function registerRagDocuments(rag: Command): void {
           console.log(
             table(
               ['ID', 'TITLE', 'TYPE', 'CHUNKS', 'SIZE', 'INGESTED', 'SOURCE', 'HASH'],
-              body.documents.map((d: any) => [d.id, d.title, d.type, d.chunks, humanBytes(d.bytes), d.ingestedAt.slice(0, 16).replace('T', ' '), d.source ?? '-', d.contentHash.slice(0, 12)]),
+              body.documents.map((d: any) => [d.id, d.title, d.type, d.chunks, humanBytes(d.bytes), d.ingestedAt.slice(0, 16).replace('T', ' '), tail(d.source ?? '-', 40), d.contentHash.slice(0, 12)]),
               40,
             ),
           )

@@ -4,6 +4,7 @@ import { bold, dim, emit, example, globals, progressBar, table } from '../output
 import { decimal, integer } from '../parse'
 import { batches, collectDocuments, uploadFile } from './rag-files'
 import { registerRagDocuments } from './rag-docs'
+import { registerRagSync } from './rag-sync'
 
 /** The server's limit per document (larger ones are counted in failed). */
 const MAX_DOCUMENT_BYTES = 1024 * 1024
@@ -147,4 +148,5 @@ export function registerRag(program: Command): void {
     'uagent rag delete docs handbook/old.md',
   )
   registerRagDocuments(rag)
+  registerRagSync(rag)
 }
