@@ -29,9 +29,21 @@ export interface SyncSummary {
 const collect = (value: string, list: string[]) => [...list, value]
 const documentPath = (collection: string, id: string) => `/rag/collections/${encodeURIComponent(collection)}/documents/${encodeURIComponent(id)}`
 
+/** Runs a request again after the wait a 429 asks for (a large sync meets the per-user rate limit). */
+async function patiently<T>(request: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await request()
+    } catch (error) {
+      if (!(error instanceof CliError && error.code === 'RATE_LIMITED')) throw error
+      await Bun.sleep(Math.max(1, error.retryAfter ?? 1) * 1000)
+    }
+  }
+}
+
 /** Sends one file; where it lands in the summary. */
 async function send(client: ApiClient, collection: string, file: LocalFile, isNew: boolean, summary: SyncSummary): Promise<'added' | 'changed' | 'unchanged' | 'failed'> {
-  const outcome = await uploadFile(client, collection, { id: file.id, path: file.path }, file.path)
+  const outcome = await patiently(() => uploadFile(client, collection, { id: file.id, path: file.path }, file.path))
   if (outcome.status === 'failed') {
     summary.failed.push({ id: file.id, reason: outcome.reason ?? 'failed' })
     return 'failed'
@@ -46,7 +58,7 @@ async function send(client: ApiClient, collection: string, file: LocalFile, isNe
 
 async function remove(client: ApiClient, collection: string, id: string): Promise<void> {
   try {
-    await client.json('DELETE', documentPath(collection, id))
+    await patiently(() => client.json('DELETE', documentPath(collection, id)))
   } catch (error) {
     // Already gone (another sync, a delete by hand): what was asked for is true.
     if (!(error instanceof CliError && error.code === 'NOT_FOUND')) throw error

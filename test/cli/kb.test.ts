@@ -8,7 +8,7 @@ import { HTML_PAGE, MARKDOWN, makeDocx, makeEncryptedPdf, makeImageOnlyPdf, make
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const root = mkdtempSync(join(tmpdir(), 'uagent-cli-kb-'))
-const server = makeServer({ dataDir: join(root, 'data') })
+const server = makeServer({ dataDir: join(root, 'data'), rateLimitMax: 100_000 })
 let base = ''
 let stop = () => {}
 const config = join(root, 'config')

@@ -7,7 +7,7 @@ import { HTML_PAGE, makeDocx, makeImageOnlyPdf, makePdf } from '../modules/kb/fi
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const root = mkdtempSync(join(tmpdir(), 'uagent-sync-'))
-const server = makeServer({ dataDir: join(root, 'data') })
+const server = makeServer({ dataDir: join(root, 'data'), rateLimitMax: 100_000 })
 const config = join(root, 'config')
 let base = ''
 let stop = () => {}
