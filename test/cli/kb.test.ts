@@ -77,7 +77,7 @@ describe('uagent rag ingest, docs, doc; chat --collection', () => {
     const again = await run(['--json', 'rag', 'ingest', 'manuals', folder])
     expect(JSON.parse(again.stdout)).toMatchObject({ failed: 2 })
     expect(again.code).toBe(1)
-  })
+  }, 60_000)
 
   test('the CLI decodes every HTML entity of a page it ingests itself', async () => {
     const folder = join(root, 'html')
@@ -86,7 +86,7 @@ describe('uagent rag ingest, docs, doc; chat --collection', () => {
     expect((await run(['rag', 'ingest', 'entities', folder])).code).toBe(0)
     const doc = JSON.parse((await run(['--json', 'rag', 'doc', 'entities', 'page.htm'])).stdout)
     expect(doc.text).toBe('Use <tag> — not <b> & © …')
-  })
+  }, 60_000)
 
   test('chat --collection grounds the reply and prints its sources', async () => {
     const token = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8')).accessToken
@@ -98,5 +98,5 @@ describe('uagent rag ingest, docs, doc; chat --collection', () => {
     const json = JSON.parse((await run(['--json', 'chat', '--collection', 'harbor', 'What port does Harbor listen on by default?'])).stdout)
     expect(json.metadata.sources[0]).toMatchObject({ id: 'install.md', collection: 'harbor' })
     expect((await run(['chat', '--collection', 'nobody', 'hi'])).code).toBe(1)
-  })
+  }, 60_000)
 })

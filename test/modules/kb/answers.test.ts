@@ -30,7 +30,7 @@ describe('honest answers (labelled set in test/fixtures/kb-labelled.json)', () =
       })
       expect(res.json.context).toEqual([])
     }
-  })
+  }, 60_000)
 
   test('ten on-topic questions are answered from the right document, citing it', async () => {
     const server = await harbor()
@@ -43,14 +43,14 @@ describe('honest answers (labelled set in test/fixtures/kb-labelled.json)', () =
       const cited = [...res.json.answer.matchAll(/\[(\d+)\]/g)].map((m: RegExpMatchArray) => Number(m[1]))
       expect(cited).toContain(1)
     }
-  })
+  }, 60_000)
 
   test('answers pick the answering sentence', async () => {
     const server = await harbor()
     expect((await server.answer('How long are deleted files kept in the trash?')).json.answer).toContain('kept for 30 days')
     expect((await server.answer('What port does Harbor listen on by default?')).json.answer).toContain('port 8443 by default')
     expect((await server.answer('What is the default storage quota per user?')).json.answer).toContain('storage quota of 10 GB')
-  })
+  }, 60_000)
 })
 
 describe('extractive answers', () => {
@@ -65,7 +65,7 @@ describe('extractive answers', () => {
     expect(text).toContain(`${shared} [1]`)
     const said = answerSentences(text)
     expect(new Set(said).size).toBe(said.length)
-  })
+  }, 60_000)
 
   test('over a real collection with overlapping chunks, no answer ever repeats a sentence', async () => {
     const server = makeServer()
@@ -81,7 +81,7 @@ describe('extractive answers', () => {
       expect(said.length).toBeGreaterThan(0)
       expect(new Set(said).size).toBe(said.length)
     }
-  })
+  }, 60_000)
 
   test('"what is" questions get the defining sentence; a sentence that leans on the previous one brings it along', async () => {
     const definition = await ask(
@@ -91,5 +91,5 @@ describe('extractive answers', () => {
     expect(definition).toContain('A reverse proxy is a server that forwards client requests to backend servers. [1]')
     const leaning = await ask(['The vault seals itself after five failed unlock attempts. It then stays sealed until an operator unseals it with three key shares.'], 'Who unseals it, and with what?')
     expect(leaning).toContain('The vault seals itself after five failed unlock attempts. [1] It then stays sealed')
-  })
+  }, 60_000)
 })

@@ -53,7 +53,7 @@ describe('chat grounded in a collection', () => {
     })
     expect(disable.json.metadata.sources[0].id).toBe('sharing.md')
     expect(disable.json.response).toContain('disable public links')
-  })
+  }, 60_000)
 
   test('an off-topic question in a grounded chat says nothing relevant was found, with no sources', async () => {
     const server = await harbor()
@@ -61,7 +61,7 @@ describe('chat grounded in a collection', () => {
     expect(res.status).toBe(200)
     expect(res.json.response).toContain('could not find anything relevant')
     expect(res.json.metadata.sources).toEqual([])
-  })
+  }, 60_000)
 
   test('a real model is given the numbered passages and the instruction to cite them', async () => {
     const generator = new ScriptedGenerator('Open Settings, then Security [1].')
@@ -72,7 +72,7 @@ describe('chat grounded in a collection', () => {
     expect(system).toContain('Cite the sources you use as [1]')
     expect(system).toContain('[1] # Two-factor authentication')
     expect(res.json.metadata.sources[0].id).toBe('two-factor.md')
-  })
+  }, 60_000)
 
   test('GET /stream and POST /chat/stream accept a collection: sources in start and end, chunks make the cited reply', async () => {
     const server = await harbor()
@@ -96,7 +96,7 @@ describe('chat grounded in a collection', () => {
     const posted = await readEvents(post)
     expect(posted[0].sources[0].id).toBe('install.md')
     expect(posted.filter((e) => e.type === 'chunk').map((e) => e.content).join('')).toContain('8443')
-  })
+  }, 60_000)
 
   test('WebSocket stream_chat accepts a collection and returns the sources', async () => {
     const server = await harbor()
@@ -121,7 +121,7 @@ describe('chat grounded in a collection', () => {
     socket.send(JSON.stringify({ type: 'stream_chat', message: 'hello', collection: 'nobody-has-this', id: 2 }))
     expect(await next('chat_response')).toMatchObject({ type: 'error', code: 'NOT_FOUND', id: 2 })
     socket.close()
-  })
+  }, 60_000)
 
   test("another user's collection is 404 in chat, both streams and the documents routes", async () => {
     const server = await harbor()
@@ -143,5 +143,5 @@ describe('chat grounded in a collection', () => {
     const owners = await server.call('GET', '/rag/collections/harbor/documents', { token: server.token })
     expect(owners.json.total).toBe(set.documents.length)
     expect(owners.json.documents.map((d: { id: string }) => d.id)).not.toContain('boats.txt')
-  })
+  }, 60_000)
 })

@@ -50,7 +50,7 @@ describe('documents', () => {
     expect((await server.call('GET', '/rag/collections/lib/documents?limit=0', { token: server.token })).status).toBe(400)
     expect((await server.call('GET', '/rag/collections/lib/documents?limit=99999999999999999999', { token: server.token })).status).toBe(400)
     expect((await server.call('GET', '/rag/collections/nope/documents', { token: server.token })).status).toBe(404)
-  })
+  }, 60_000)
 
   test('one document shows its metadata and full extracted text; ids with slashes work encoded', async () => {
     const server = await library()
@@ -68,7 +68,7 @@ describe('documents', () => {
     // Deleting a document removes it from the listing too.
     await server.call('DELETE', '/rag/collections/lib/documents/notes.md', { token: server.token })
     expect((await server.call('GET', '/rag/collections/lib/documents', { token: server.token })).json.total).toBe(2)
-  })
+  }, 60_000)
 
   test('view=hashes lists only id, source and contentHash, up to 10,000 a page', async () => {
     const server = await library()
@@ -76,5 +76,5 @@ describe('documents', () => {
     expect(hashes.status).toBe(200)
     for (const document of hashes.json.documents) expect(Object.keys(document).sort()).toEqual(['contentHash', 'id', 'source'])
     expect(hashes.json.documents[0]).toEqual({ id: 'guides/vpn', source: 'guides/vpn.txt', contentHash: expect.stringMatching(/^[0-9a-f]{64}$/) })
-  })
+  }, 60_000)
 })

@@ -25,7 +25,7 @@ describe('re-ingest', () => {
     expect(after.contentHash).not.toBe(before.contentHash)
     expect(after.text).toContain('second edition')
     expect(after.source).toBe('docs/manual.md')
-  })
+  }, 60_000)
 
   test('searches running during re-ingests never see a document twice or missing', async () => {
     const server = makeServer()

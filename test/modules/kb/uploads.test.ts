@@ -70,7 +70,7 @@ describe('uploads', () => {
     const deploy = (await search('docker run image port published')).json.results[0]
     expect(deploy.id).toBe('deploy.md')
     expect(deploy.content).toContain('```sh\ndocker build -t uagent .\ndocker run -p 3000:3000 \\\n  -v data:/data uagent\n```')
-  })
+  }, 60_000)
 
   test('an encrypted PDF, an image-only PDF, a binary file and an unsupported type fail with reasons; the others are ingested', async () => {
     const server = await setup()
@@ -97,7 +97,7 @@ describe('uploads', () => {
     expect(reason('main.py')).toMatchObject({ status: 'ingested', type: 'code' })
     const listed = await server.call('GET', '/rag/collections/mixed/documents', { token: server.token })
     expect(listed.json.documents.map((d: any) => d.id)).toEqual(['main.py', 'notes.txt'])
-  })
+  }, 60_000)
 
   test('an id field names the next file; uploading the same bytes again is unchanged', async () => {
     const server = await setup()
@@ -107,7 +107,7 @@ describe('uploads', () => {
     const again = await server.upload('ids', form())
     expect(again.json).toMatchObject({ ingested: 0, unchanged: 1, failed: 0 })
     expect(again.json.files[0]).toMatchObject({ id: 'guides/start.md', status: 'unchanged', contentHash: first.json.files[0].contentHash })
-  })
+  }, 60_000)
 
   test('a body over the request size limit is 413; a body that is not multipart is 400', async () => {
     const server = await setup({ maxRequestSize: '64kb', maxRequestBytes: 64 * 1024 })
@@ -128,5 +128,5 @@ describe('uploads', () => {
     expect(json.status).toBe(400)
     expect(json.json.code).toBe('VALIDATION_ERROR')
     expect((await server.call('GET', '/rag/collections', { token: server.token })).json.collections).toEqual([])
-  })
+  }, 60_000)
 })
