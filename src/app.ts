@@ -111,7 +111,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
-    .use(documentsModule(library, uploads, auth, limiter))
+    .use(documentsModule(rag, library, uploads, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 
