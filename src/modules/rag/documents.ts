@@ -54,6 +54,12 @@ interface DocumentRow {
   chunks: number
 }
 
+/** Stored for paged documents (PDF): how many pages, and the page of each chunk. */
+interface PagedChunks {
+  pages: number
+  chunks: number[]
+}
+
 export const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 const BATCH = 500
@@ -164,7 +170,7 @@ export class DocumentLibrary {
           d.content,
           d.source ?? null,
           d.contentHash,
-          d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify(chunkPages(d.content, texts, d.pageStarts)) : null,
+          d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
         )
       }
     })()
@@ -218,8 +224,8 @@ export class DocumentLibrary {
   get(userId: string, name: string, id: string) {
     const collection = this.rag.collection(userId, name)
     const row = this.db
-      .query<DocumentRow & { text: string | null }, [number, string]>(
-        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text,
+      .query<DocumentRow & { text: string | null; chunk_pages: string | null }, [number, string]>(
+        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text, i.chunk_pages,
                 coalesce(i.content_hash, d.content_hash) AS content_hash,
                 (SELECT count(*) FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
          FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
@@ -235,12 +241,11 @@ export class DocumentLibrary {
         .all(row.row)
         .map((c) => c.content)
         .join('\n\n')
-    const pages = this.db.query<{ chunk_pages: string | null }, [number]>('SELECT chunk_pages FROM rag_document_info WHERE document_id = ?').get(row.row)
-    const chunkPageList = pages?.chunk_pages ? (JSON.parse(pages.chunk_pages) as number[]) : null
+    const paged = row.chunk_pages ? (JSON.parse(row.chunk_pages) as PagedChunks) : null
     return {
       ...this.summary(row),
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-      ...(chunkPageList ? { pages: Math.max(...chunkPageList) } : {}),
+      ...(paged ? { pages: paged.pages } : {}),
       text,
     }
   }
@@ -258,7 +263,7 @@ export class DocumentLibrary {
       )
       .all(collection.id, ...ids)
     if (!rows.length) return results
-    const pages = new Map(rows.map((row) => [row.doc_id, JSON.parse(row.chunk_pages) as number[]]))
+    const pages = new Map(rows.map((row) => [row.doc_id, (JSON.parse(row.chunk_pages) as PagedChunks).chunks]))
     return results.map((result) => {
       const page = pages.get(result.id)?.[result.metadata.chunk as number]
       return page === undefined ? result : { ...result, metadata: { ...result.metadata, page } }
