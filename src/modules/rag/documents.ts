@@ -89,34 +89,39 @@ export class DocumentLibrary {
     private readonly db: Database,
   ) {}
 
-  /** Stored hashes of some document ids of a collection. */
-  private hashes(collection: CollectionRow, ids: string[]): Map<string, string> {
-    const found = new Map<string, string>()
+  /** What some document ids of a collection hold now: hash and metadata as stored. */
+  private stored(collection: CollectionRow, ids: string[]): Map<string, { hash: string; metadata: string }> {
+    const found = new Map<string, { hash: string; metadata: string }>()
     for (let i = 0; i < ids.length; i += BATCH) {
       const part = ids.slice(i, i + BATCH)
       const rows = this.db
-        .query<{ doc_id: string; hash: string }, (number | string)[]>(
-          `SELECT d.doc_id, i.content_hash AS hash FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
+        .query<{ doc_id: string; hash: string; metadata: string }, (number | string)[]>(
+          `SELECT d.doc_id, i.content_hash AS hash, d.metadata FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
            WHERE d.collection_id = ? AND d.doc_id IN (${part.map(() => '?').join(',')})`,
         )
         .all(collection.id, ...part)
-      for (const row of rows) found.set(row.doc_id, row.hash)
+      for (const row of rows) found.set(row.doc_id, { hash: row.hash, metadata: row.metadata })
     }
     return found
   }
 
   /**
-   * Ingests documents: those whose id already holds the same source hash are `unchanged` and not
-   * touched; the others are chunked, embedded and written (replacing their earlier version in one
+   * Ingests documents: those whose id already holds the same source hash and metadata are
+   * `unchanged` and not touched; the others are chunked, embedded and written (replacing their earlier version in one
    * transaction), then described in rag_document_info.
    */
   async ingest(userId: string, name: string, documents: DocumentInput[]) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
     const existing = this.rag.store.findCollection(userId, name)
-    const stored = existing ? this.hashes(existing, withHash.map((d) => d.id)) : new Map<string, string>()
-    const unchanged = withHash.filter((d) => stored.get(d.id) === d.contentHash)
-    const changed = withHash.filter((d) => stored.get(d.id) !== d.contentHash)
+    const stored = existing ? this.stored(existing, withHash.map((d) => d.id)) : new Map<string, { hash: string; metadata: string }>()
+    // Unchanged: the same source bytes and the same metadata (a corrected title is an update).
+    const isUnchanged = (d: (typeof withHash)[number]) => {
+      const now = stored.get(d.id)
+      return now !== undefined && now.hash === d.contentHash && now.metadata === JSON.stringify(d.metadata ?? {})
+    }
+    const unchanged = withHash.filter(isUnchanged)
+    const changed = withHash.filter((d) => !isUnchanged(d))
     const outcomes = new Map<string, DocumentOutcome>()
     for (const d of unchanged) outcomes.set(d.id, { id: d.id, status: 'unchanged', contentHash: d.contentHash })
     let result = { success: true, ingested: 0, failed: 0, collection: name, processingTime: 0, errors: [] as { id: string; message: string }[] }
