@@ -5,6 +5,7 @@ import { ragFtsPerCollection } from './004_rag_fts_per_collection'
 import { accountAdmin } from './005_account_admin'
 import { agentTasks } from './006_agent_tasks'
 import { plugins } from './011_plugins'
+import { ragDocuments } from './008_rag_documents'
 
 export interface Migration {
   version: number
@@ -14,4 +15,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, plugins]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, ragDocuments, plugins]
