@@ -22,6 +22,11 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
+import { analyticsModule } from './modules/analytics'
+import { PrometheusMetrics } from './modules/analytics/prometheus'
+import { RequestRecorder } from './modules/analytics/recorder'
+import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
+import { AnalyticsService } from './modules/analytics/service'
 
 export type { Config }
 
@@ -45,6 +50,10 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  /** Request records: buffered, written in batches; close() flushes (see shutdown). */
+  recorder: RequestRecorder
+  analytics: AnalyticsService
+  prometheus: PrometheusMetrics
   log: (line: string) => void
 }
 
@@ -63,6 +72,7 @@ export function createServices(options: AppOptions = {}): Services {
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
+  const startedAt = Date.now()
   const system = new SystemService({
     db,
     engines: models,
@@ -70,18 +80,27 @@ export function createServices(options: AppOptions = {}): Services {
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
-    startedAt: Date.now(),
+    startedAt,
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  const recorder = new RequestRecorder(db, {
+    retentionDays: config.analyticsRetentionDays,
+    log,
+    onFlush: (records) => prometheus.observe(records),
+    onDrop: (count) => prometheus.dropped(count),
+  })
+  if (config.analyticsEnabled) recorder.start()
+  const analytics = new AnalyticsService(db, startedAt)
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, recorder, analytics, prometheus, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, recorder, analytics, prometheus } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -94,6 +113,8 @@ export function buildApp(services: Services) {
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
+    // First, so that every request is recorded, /health included.
+    .use(requestRecording(recorder, config.analyticsEnabled))
     .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
@@ -102,7 +123,8 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
-    .use(wsModule(sockets, auth, limiter, log))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(wsModule(sockets, auth, limiter, log, config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
 }
 
 /**

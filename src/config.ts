@@ -23,6 +23,12 @@ export interface Config {
   maxRequestBytes: number
   pluginTimeoutMs: number
   environment: string
+  /** Whether requests are recorded for analytics (UAGENT_ANALYTICS, default on). */
+  analyticsEnabled: boolean
+  /** Days request records are kept (UAGENT_ANALYTICS_RETENTION_DAYS). */
+  analyticsRetentionDays: number
+  /** Bearer token a Prometheus scraper may use on GET /metrics (UAGENT_METRICS_TOKEN). */
+  metricsToken?: string
 }
 
 export class ConfigError extends Error {
@@ -41,6 +47,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw.trim())
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
   return value
+}
+
+function toggle(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (!raw) return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false
+  throw new ConfigError(name, `expected on or off, got "${env[name]}"`)
 }
 
 function text(env: Env, name: string): string | undefined {
@@ -108,5 +122,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
+    analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
+    analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
+    metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
   }
 }

@@ -3,10 +3,11 @@ import { actingUserId, authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import { AppError } from '../../core/errors'
 import { sseResponse } from '../../core/sse'
+import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { ChatRequest, ChatResponse as ChatResponseSchema, StreamQuery } from './model'
-import { type ChatResponse, type ChatService, describeFailure } from './service'
+import { type ChatResponse, type ChatService, describeFailure, usageOfChat } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
@@ -15,8 +16,8 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
     .use(authPlugin(auth, limiter))
     .post(
       '/chat',
-      ({ body, principal, request }) =>
-        chat.chat(
+      async ({ body, principal, request }) => {
+        const response = await chat.chat(
           {
             userId: actingUserId(principal, body.userId),
             message: body.message,
@@ -25,7 +26,10 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
             conversationId: body.conversationId,
           },
           request.signal,
-        ),
+        )
+        recordUsage(request, usageOfChat(response))
+        return response
+      },
       {
         auth: true,
         body: ChatRequest,
@@ -65,6 +69,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
               // A failure to store (the conversation was deleted meanwhile) is told as an error event.
               try {
                 stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+                recordUsage(request, usageOfChat(stored))
               } catch (error) {
                 failure ??= describeFailure(error)
               }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
+import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type Generator, replyBudget } from '../../ml'
 import { type ConversationStore, titleFrom } from '../conversations/service'
 import { assemblePrompt, optimizePrompt } from './prompt'
@@ -117,6 +118,11 @@ export class ChatService {
     const result = await exchange.generator.generate(exchange.messages, { maxTokens: exchange.maxTokens }, signal)
     return exchange.finish(result.text, { cancelled: result.finishReason === 'cancelled' })
   }
+}
+
+/** A reply's model and token counts, as analytics records them (see recordUsage). */
+export function usageOfChat(response: ChatResponse): ModelUsage {
+  return { model: response.metadata.model, promptTokens: response.metadata.promptTokens, completionTokens: response.metadata.completionTokens }
 }
 
 /** An error's code and message as the stream and the WebSocket report them. */
