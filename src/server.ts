@@ -1,5 +1,6 @@
 import { buildApp, createServices } from './app'
 import { ConfigError } from './config'
+import { shutdownOnSignals } from './shutdown'
 
 function start() {
   let services
@@ -23,13 +24,7 @@ function start() {
     development: process.env.NODE_ENV === 'development',
   })
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
-  const shutdown = () => {
-    app.stop()
-    services.db.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', shutdown)
-  process.on('SIGTERM', shutdown)
+  shutdownOnSignals(app, services)
 }
 
 start()

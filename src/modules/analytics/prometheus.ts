@@ -2,6 +2,20 @@ import type { Database } from 'bun:sqlite'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { RequestRecord } from './recorder'
 
+let processRegistry: Registry | null = null
+
+/**
+ * Process-wide figures (prom-client's default metrics) in one registry for the whole process:
+ * they describe the process, not an app, and their event-loop monitor should run once.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
 const tableExists = (db: Database, name: string) =>
   db.query<{ found: number }, [string]>("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
 
@@ -17,12 +31,12 @@ export class PrometheusMetrics {
   private readonly tokens
   private readonly droppedRecords
   private readonly durationChildren = new Map<string, { observe(value: number): void }>()
-  private defaultsRegistered = false
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     pending: () => number,
   ) {
+    processMetrics()
     const registers = [this.registry]
     this.requests = new Counter({
       name: 'uagent_http_requests_total',
@@ -130,12 +144,13 @@ export class PrometheusMetrics {
     return this.registry.contentType
   }
 
-  /** The exposition text. Process metrics (CPU, memory, event loop) join at the first scrape. */
+  /** The exposition text: this app's metrics, then the process's (CPU, memory, event loop, heap). */
   async render(): Promise<string> {
-    if (!this.defaultsRegistered) {
-      this.defaultsRegistered = true
-      collectDefaultMetrics({ register: this.registry })
-    }
-    return this.registry.metrics()
+    const process = (await processMetrics().metrics())
+      .split('\n')
+      // A figure with no samples yet (the event-loop monitor's first moments) says NaN: left out.
+      .filter((line) => !/ (NaN|Nan)$/.test(line))
+      .join('\n')
+    return `${await this.registry.metrics()}\n${process}`
   }
 }
