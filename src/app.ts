@@ -25,6 +25,7 @@ import { SocketHandlers } from './modules/ws/registry'
 import { analyticsModule } from './modules/analytics'
 import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
+import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
 
@@ -107,14 +108,16 @@ export function buildApp(services: Services) {
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
   // so a wrong type is a 400 and stored data is what the caller sent.
-  return new Elysia({
+  // Request records name routes by pattern, looked up in the app's own route list.
+  const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
     // First, so that every request is recorded, /health included.
-    .use(requestRecording(recorder, config.analyticsEnabled))
+    .use(requestRecording(recorder, routes, config.analyticsEnabled))
     .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
     .use(docsModule())
@@ -125,6 +128,7 @@ export function buildApp(services: Services) {
     .use(ragModule(rag, auth, limiter))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(wsModule(sockets, auth, limiter, log, config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
+  return app
 }
 
 /**
