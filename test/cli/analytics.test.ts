@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseCsv } from '../modules/analytics/helpers'
 import { makeServerWith, ScriptedGenerator } from '../helpers'
+
+// Password hashing on a busy machine makes logins slow: room for them beyond the 5 s default.
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const server = makeServerWith(new ScriptedGenerator('Analytics from the command line.'))

@@ -1,6 +1,51 @@
 import type { Database } from 'bun:sqlite'
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
 import type { RequestRecord } from './recorder'
+
+/**
+ * A Prometheus histogram fed a batch at a time. prom-client's Histogram validates and hashes the
+ * labels of every observation (microseconds each, for every request); this one looks a series up
+ * by a key the caller already has. The registry formats it like any metric, from get().
+ */
+class BatchHistogram {
+  readonly type = 'histogram'
+  readonly aggregator = 'sum'
+  private readonly series = new Map<string, { labels: Record<string, string>; buckets: number[]; sum: number; count: number }>()
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: number[],
+  ) {}
+
+  observe(key: string, labels: Record<string, string>, value: number): void {
+    let series = this.series.get(key)
+    if (!series) this.series.set(key, (series = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }))
+    const bucket = this.bounds.findIndex((bound) => value <= bound)
+    if (bucket >= 0) series.buckets[bucket]!++
+    series.sum += value
+    series.count++
+  }
+
+  get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = []
+    for (const { labels, buckets, sum, count } of this.series.values()) {
+      let cumulative = 0
+      for (const [i, bound] of this.bounds.entries()) {
+        cumulative += buckets[i]!
+        values.push({ labels: { le: bound, ...labels }, value: cumulative, metricName: `${this.name}_bucket` })
+      }
+      values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${this.name}_bucket` })
+      values.push({ labels, value: sum, metricName: `${this.name}_sum` })
+      values.push({ labels, value: count, metricName: `${this.name}_count` })
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
+  }
+
+  reset(): void {
+    this.series.clear()
+  }
+}
 
 let processRegistry: Registry | null = null
 
@@ -30,7 +75,6 @@ export class PrometheusMetrics {
   private readonly durations
   private readonly tokens
   private readonly droppedRecords
-  private readonly durationChildren = new Map<string, { observe(value: number): void }>()
 
   constructor(
     db: Database,
@@ -44,13 +88,12 @@ export class PrometheusMetrics {
       labelNames: ['method', 'route', 'status'] as const,
       registers,
     })
-    this.durations = new Histogram({
-      name: 'uagent_http_request_duration_seconds',
-      help: 'Time from arrival to the end of the response, by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    })
+    this.durations = new BatchHistogram(
+      'uagent_http_request_duration_seconds',
+      'Time from arrival to the end of the response, by method, route pattern and status',
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    )
+    this.registry.registerMetric(this.durations as unknown as Metric)
     this.tokens = new Counter({
       name: 'uagent_model_tokens_total',
       help: 'Tokens processed by model calls, by model and type (prompt or completion)',
@@ -120,14 +163,11 @@ export class PrometheusMetrics {
   observe(records: RequestRecord[]): void {
     const counts = new Map<string, { labels: { method: string; route: string; status: string }; n: number }>()
     for (const record of records) {
-      const labels = { method: record.method, route: record.route, status: String(record.status) }
-      const key = `${labels.method} ${labels.route} ${labels.status}`
-      const count = counts.get(key)
+      const key = `${record.method} ${record.route} ${record.status}`
+      let count = counts.get(key)
       if (count) count.n++
-      else counts.set(key, { labels, n: 1 })
-      let child = this.durationChildren.get(key)
-      if (!child) this.durationChildren.set(key, (child = this.durations.labels(labels)))
-      child.observe(record.durationMs / 1000)
+      else counts.set(key, (count = { labels: { method: record.method, route: record.route, status: String(record.status) }, n: 1 }))
+      this.durations.observe(key, count.labels, record.durationMs / 1000)
       if (record.model) {
         if (record.promptTokens) this.tokens.inc({ model: record.model, type: 'prompt' }, record.promptTokens)
         if (record.completionTokens) this.tokens.inc({ model: record.model, type: 'completion' }, record.completionTokens)

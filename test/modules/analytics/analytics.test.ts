@@ -1,8 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Generator } from '../../../src/ml'
 import { DAY, HOUR, MINUTE } from '../../../src/modules/analytics/recorder'
 import { ADMIN, makeServer, makeServerWith, ScriptedGenerator } from '../../helpers'
 import { parseCsv, parsePrometheus, record, sample } from './helpers'
+
+// Password hashing on a busy machine makes logins slow: room for them beyond the 5 s default.
+setDefaultTimeout(30_000)
 
 const REPLY = 'Counting tokens is what analytics does best.'
 
