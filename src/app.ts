@@ -104,19 +104,19 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag, recorder, analytics, prometheus } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
+  // Request records name routes by pattern, looked up in the app's own route list.
+  const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
   // so a wrong type is a 400 and stored data is what the caller sent.
-  // Request records name routes by pattern, looked up in the app's own route list.
-  const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
-    // First, so that every request is recorded, /health included.
+    // Wraps the whole app: every request is recorded, /health and unknown paths included.
     .use(requestRecording(recorder, routes, config.analyticsEnabled))
     .use(healthModule(system))
     .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
