@@ -33,7 +33,7 @@ async function server(recording: boolean) {
     services,
     async close() {
       app.stop(true)
-      services.recorder.close()
+      await services.recorder.close()
       services.db.close()
       rmSync(dataDir, { recursive: true, force: true })
     },
@@ -123,7 +123,7 @@ async function dashboardOverMillion() {
     const bytes = (await exported.arrayBuffer()).byteLength
     console.log(`${'GET /analytics/export?format=csv&timeRange=1h'.padEnd(40)} ${(performance.now() - t).toFixed(1).padStart(8)} ms     (${(bytes / 1024 / 1024).toFixed(1)} MB)`)
   } finally {
-    services.recorder.close()
+    await services.recorder.close()
     services.db.close()
     rmSync(dataDir, { recursive: true, force: true })
   }

@@ -34,7 +34,7 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
   }
   // The last responses' records are queued by hooks that run on the next turn of the event loop.
   await new Promise((resolve) => setImmediate(resolve))
-  services.recorder.close()
+  await services.recorder.close()
   services.db.close()
 }
 

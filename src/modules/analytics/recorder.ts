@@ -1,24 +1,9 @@
 import type { Database } from 'bun:sqlite'
+import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
+import { RecordStore } from './record-store'
+import { WriterThread } from './writer-thread'
 
-export const MINUTE = 60_000
-export const HOUR = 60 * MINUTE
-export const DAY = 24 * HOUR
-
-/** One recorded request (or WebSocket message). */
-export interface RequestRecord {
-  /** Epoch milliseconds at which the request arrived. */
-  ts: number
-  /** HTTP method, or `WS` for a WebSocket message. */
-  method: string
-  /** Route pattern (`/agents/task/:taskId`), `(unmatched)`, or the WebSocket message type. */
-  route: string
-  status: number
-  durationMs: number
-  userId: string | null
-  promptTokens: number
-  completionTokens: number
-  model: string | null
-}
+export { DAY, HOUR, MINUTE, type RequestRecord } from './record'
 
 export interface RecorderOptions {
   /** Days records are kept; older ones are pruned in the background. */
@@ -36,12 +21,9 @@ export interface RecorderOptions {
   onFlush?: (records: RequestRecord[]) => void
   /** Told how many records were dropped (database full or failing). */
   onDrop?: (count: number) => void
+  /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
+  writer?: 'thread' | 'inline'
 }
-
-/** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
-const ROWS_PER_INSERT = 64
-
-type Binding = string | number | null
 
 /** The route of a request that matched no route: a fixed label, never the path itself. */
 export const UNMATCHED = '(unmatched)'
@@ -61,30 +43,21 @@ export class RequestRecorder {
   private closed = false
   private droppedTotal = 0
   private lastFailureLog = 0
-  private readonly insertRecord
-  private readonly insertRecords
-  private readonly upsertHour
+  private readonly store: RecordStore
+  private readonly writer: WriterThread | null = null
   private readonly options: Required<Omit<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>
 
   constructor(
     private readonly db: Database,
     options: RecorderOptions,
   ) {
-    this.options = { flushIntervalMs: 1000, maxBatch: 500, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, ...options }
-    const insert = 'INSERT INTO analytics_requests (ts, method, route, status, duration_ms, user_id, prompt_tokens, completion_tokens, model) VALUES '
-    const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)'
-    this.insertRecord = db.prepare(insert + row)
-    this.insertRecords = db.prepare(insert + Array(ROWS_PER_INSERT).fill(row).join(', '))
-    this.upsertHour = db.prepare(
-      `INSERT INTO analytics_hourly (hour, method, route, user_id, model, requests, failures, duration_sum, prompt_tokens, completion_tokens)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (hour, method, route, user_id, model) DO UPDATE SET
-         requests = requests + excluded.requests,
-         failures = failures + excluded.failures,
-         duration_sum = duration_sum + excluded.duration_sum,
-         prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-         completion_tokens = completion_tokens + excluded.completion_tokens`,
-    )
+    this.options = { flushIntervalMs: 1000, maxBatch: 500, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
+    this.store = new RecordStore(db)
+    const file = db.filename
+    // A database file gets its writes done by a worker thread with a connection of its own, so
+    // that SQLite's work stays off the thread that answers requests. (An in-memory database
+    // cannot be shared with another thread: its writes stay here.)
+    if (this.options.writer === 'thread' && file && file !== ':memory:') this.writer = new WriterThread(file, (count, reason) => this.drop(count, reason))
   }
 
   /** Starts the flush and prune timers (they never keep the process alive). */
@@ -156,6 +129,7 @@ export class RequestRecorder {
     } catch (error) {
       this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
     }
+    if (this.writer) return this.writer.write(batch)
     try {
       this.write(batch)
     } catch (error) {
@@ -170,48 +144,19 @@ export class RequestRecorder {
     }
   }
 
-  /** Waits for records of responses already sent, then writes everything pending. */
+  /** Waits for records of responses already sent, then writes everything pending, and waits for that. */
   async settle(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve))
     this.flush()
+    await this.writer?.drained()
   }
 
   /**
-   * Writes records in one transaction, and adds them to the hourly rollup. Used by flush(), and
-   * directly to load records in bulk (benchmarks).
+   * Writes records now, in one transaction on the server's connection (benchmarks load records
+   * in bulk with it). Throws what SQLite throws.
    */
   write(records: RequestRecord[]): void {
-    const hours = new Map<string, { hour: number; r: RequestRecord; requests: number; failures: number; duration: number; prompt: number; completion: number }>()
-    const values: Binding[] = []
-    this.db.transaction(() => {
-      let i = 0
-      for (; i + ROWS_PER_INSERT <= records.length; i += ROWS_PER_INSERT) {
-        values.length = 0
-        for (let j = i; j < i + ROWS_PER_INSERT; j++) {
-          const r = records[j]!
-          values.push(r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)
-        }
-        this.insertRecords.run(...values)
-      }
-      for (; i < records.length; i++) {
-        const r = records[i]!
-        this.insertRecord.run(r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)
-      }
-      for (const r of records) {
-        const hour = Math.floor(r.ts / HOUR)
-        const key = `${hour}\u0000${r.method}\u0000${r.route}\u0000${r.userId ?? ''}\u0000${r.model ?? ''}`
-        let sum = hours.get(key)
-        if (!sum) hours.set(key, (sum = { hour, r, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
-        sum.requests++
-        if (r.status >= 400) sum.failures++
-        sum.duration += r.durationMs
-        sum.prompt += r.promptTokens
-        sum.completion += r.completionTokens
-      }
-      for (const s of hours.values()) {
-        this.upsertHour.run(s.hour, s.r.method, s.r.route, s.r.userId ?? '', s.r.model ?? '', s.requests, s.failures, s.duration, s.prompt, s.completion)
-      }
-    })()
+    this.store.write(records)
   }
 
   private drop(count: number, reason: string): void {
@@ -260,8 +205,11 @@ export class RequestRecorder {
     this.pruneTimer.unref?.()
   }
 
-  /** Records still-streaming responses as far as they got, writes everything, stops the timers. */
-  close(): void {
+  /**
+   * Records still-streaming responses as far as they got, writes everything and waits until it is
+   * written, stops the timers and the writer thread.
+   */
+  async close(): Promise<void> {
     if (this.closed) return
     for (const end of [...this.open]) end()
     this.flush()
@@ -270,5 +218,6 @@ export class RequestRecorder {
     if (this.pruneTimer) clearTimeout(this.pruneTimer)
     this.flushTimer = null
     this.pruneTimer = null
+    await this.writer?.close()
   }
 }

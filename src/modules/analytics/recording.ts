@@ -66,7 +66,8 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
       recorder.record(recordOf(request, arrived, performance.now(), request.headers.get('upgrade') ? 101 : 200))
       return response
     }
-    if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    // The header first: reading `body` makes Bun build a stream object for any response.
+    if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
       const end = recorder.begin(() => recordOf(request, arrived, performance.now(), response.status)())
       return new Response(watchEnd(response.body, end), { status: response.status, statusText: response.statusText, headers: response.headers })
     }

@@ -57,7 +57,7 @@ describe('records on disk', () => {
     const dashboard = (await res.json()) as any
     expect(dashboard.requests).toMatchObject({ total: 8, failed: 1 })
     expect(dashboard.requests.topEndpoints.find((e: any) => e.endpoint === 'GET /auth/me').requests).toBe(6)
-    second.recorder.close()
+    await second.recorder.close()
     second.db.close()
   })
 })
