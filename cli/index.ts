@@ -4,6 +4,7 @@ import pkg from '../package.json'
 import { CliError, DEFAULT_URL, EXIT } from './client'
 import { registerAgents } from './commands/agents'
 import { registerAdmin } from './commands/admin'
+import { registerAnalytics } from './commands/analytics'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
 import { registerModels } from './commands/models'
@@ -27,7 +28,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics]) register(program)
   // The command being run, so that an API error can be told in its terms (its flags, not API fields).
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand

@@ -40,6 +40,12 @@ import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
+import { analyticsModule } from './modules/analytics'
+import { PrometheusMetrics } from './modules/analytics/prometheus'
+import { RequestRecorder } from './modules/analytics/recorder'
+import { RouteTable } from './modules/analytics/route-table'
+import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
+import { AnalyticsService } from './modules/analytics/service'
 
 export type { Config }
 
@@ -72,6 +78,10 @@ export interface Services {
   backups: BackupService | null
   /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
   storage: StorageGuard
+  /** Request records: buffered, written in batches; close() flushes (see shutdown). */
+  recorder: RequestRecorder
+  analytics: AnalyticsService
+  prometheus: PrometheusMetrics
   log: (line: string) => void
 }
 
@@ -94,6 +104,7 @@ export function createServices(options: AppOptions = {}): Services {
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
+  const startedAt = Date.now()
   const system = new SystemService({
     db,
     engines: models,
@@ -101,7 +112,7 @@ export function createServices(options: AppOptions = {}): Services {
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
-    startedAt: Date.now(),
+    startedAt,
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
@@ -109,6 +120,15 @@ export function createServices(options: AppOptions = {}): Services {
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  const recorder = new RequestRecorder(db, {
+    retentionDays: config.analyticsRetentionDays,
+    log,
+    onFlush: (records) => prometheus.observe(records),
+    onDrop: (count) => prometheus.dropped(count),
+  })
+  if (config.analyticsEnabled) recorder.start()
+  const analytics = new AnalyticsService(db, startedAt)
   const plugins = new PluginService({
     db,
     rag,
@@ -141,12 +161,12 @@ export function createServices(options: AppOptions = {}): Services {
   const backups = inMemory || database instanceof Database
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, storage, backups, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, storage, backups, recorder, analytics, prometheus, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag, services.db)
@@ -154,16 +174,20 @@ export function buildApp(services: Services) {
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
+  // Request records name routes by pattern, looked up in the app's own route list.
+  const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
   // so a wrong type is a 400 and stored data is what the caller sent.
-  return new Elysia({
+  const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
+    // Wraps the whole app: every request is recorded, /health and unknown paths included.
+    .use(requestRecording(recorder, routes, config.analyticsEnabled))
     .use(healthModule(system, config.corsOrigins))
     .use(
       httpCore({
@@ -185,7 +209,9 @@ export function buildApp(services: Services) {
     .use(agentsModule(agents, auth, limiter))
     .use(pluginsModule(plugins, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
-    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull()))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
+  return app
 }
 
 /**

@@ -45,6 +45,12 @@ export interface Config {
   backupIntervalSeconds: number
   /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
   backupKeep: number
+  /** Whether requests are recorded for analytics (UAGENT_ANALYTICS, default on). */
+  analyticsEnabled: boolean
+  /** Days request records are kept (UAGENT_ANALYTICS_RETENTION_DAYS). */
+  analyticsRetentionDays: number
+  /** Bearer token a Prometheus scraper may use on GET /metrics (UAGENT_METRICS_TOKEN). */
+  metricsToken?: string
 }
 
 export class ConfigError extends Error {
@@ -63,6 +69,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw.trim())
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
   return value
+}
+
+function toggle(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (!raw) return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false
+  throw new ConfigError(name, `expected on or off, got "${env[name]}"`)
 }
 
 function text(env: Env, name: string): string | undefined {
@@ -171,5 +185,8 @@ export function loadConfig(env: Env = process.env): Config {
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
     backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
+    analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
+    analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
+    metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
   }
 }

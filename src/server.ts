@@ -20,6 +20,7 @@ function portTaken(config: { port: number; host: string }): void {
     if (code(error) === 'EADDRINUSE') fail(`Port ${config.port} on ${config.host} is already in use (another server is listening there): stop it or set PORT to a free port`)
   }
 }
+import { shutdownOnSignals } from './shutdown'
 
 function start() {
   try {
@@ -66,16 +67,9 @@ function start() {
   } catch {}
   services.backups?.start()
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
-  const shutdown = () => {
-    services.backups?.stop()
-    rmSync(pidFile, { force: true })
-    app.stop()
-    services.plugins.close()
-    services.db.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', shutdown)
-  process.on('SIGTERM', shutdown)
+  // The pid file goes with the process, however it ends.
+  process.on('exit', () => rmSync(pidFile, { force: true }))
+  shutdownOnSignals(app, services)
 }
 
 start()

@@ -227,6 +227,8 @@ export function httpCore(options: HttpOptions) {
         log(`[${requestId}] ${request.method} ${pathname} failed: ${(error as Error)?.stack ?? String(error)}`)
         body = errorBody('INTERNAL_ERROR', 'Internal server error', requestId)
       }
+      // Kept on the context too: hooks that run after the response (request recording) read it there.
+      set.status = status
       return new Response(JSON.stringify(body), { status, headers: set.headers as Record<string, string> })
     })
 }

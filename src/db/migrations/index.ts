@@ -6,6 +6,7 @@ import { accountAdmin } from './005_account_admin'
 import { agentTasks } from './006_agent_tasks'
 import { plugins } from './011_plugins'
 import { ragDocuments } from './008_rag_documents'
+import { analytics } from './007_analytics'
 
 export interface Migration {
   version: number
@@ -15,4 +16,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, ragDocuments, plugins]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, plugins]

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { AppError, notFound } from '../../core/errors'
+import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
 import { countTextTokens, streamText } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/grounding'
@@ -174,6 +175,11 @@ class FixedReply implements Generator {
   stream(_messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
     return streamText(this.text, options.maxTokens, signal)
   }
+}
+
+/** A reply's model and token counts, as analytics records them (see recordUsage). */
+export function usageOfChat(response: ChatResponse): ModelUsage {
+  return { model: response.metadata.model, promptTokens: response.metadata.promptTokens, completionTokens: response.metadata.completionTokens }
 }
 
 /** An error's code and message as the stream and the WebSocket report them. */

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
+import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { answerQuestion } from './answer'
@@ -46,13 +47,18 @@ export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimit
     )
     .post(
       '/answer',
-      ({ body, principal }) =>
-        answerQuestion(rag, principal.user.id, {
-          question: body.question,
-          collection: body.collection,
-          maxContext: body.maxContext ?? 3,
-          includeContext: body.includeContext ?? true,
-        }),
+      ({ body, principal, request }) =>
+        answerQuestion(
+          rag,
+          principal.user.id,
+          {
+            question: body.question,
+            collection: body.collection,
+            maxContext: body.maxContext ?? 3,
+            includeContext: body.includeContext ?? true,
+          },
+          (usage) => recordUsage(request, usage),
+        ),
       {
         auth: true,
         body: AnswerRequest,
