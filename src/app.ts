@@ -22,6 +22,11 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
+import { voiceModule } from './modules/voice'
+import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
+import { SpeechService } from './modules/voice/service'
+import { registerVoiceSocket } from './modules/voice/socket'
+import { answerQuestion } from './modules/rag/answer'
 
 export type { Config }
 
@@ -45,6 +50,8 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  speech: SpeechService
+  voice: VoiceCommands
   log: (line: string) => void
 }
 
@@ -55,7 +62,10 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
   const { database, env, log: logOption, ...overrides } = options
-  const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
+  const loaded = loadConfig(env ?? process.env)
+  // A data dir given in code takes its audio folder with it, unless that is given too.
+  if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
+  const config: Config = { ...loaded, ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
   const inMemory = database === ':memory:'
   const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
@@ -66,7 +76,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: false, multiAgent: false },
+    features: { rag: true, voice: true, plugins: false, multiAgent: false },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -75,15 +85,31 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const speech = new SpeechService({
+    db,
+    audioDir: config.audioDir,
+    audioRetentionMs: config.audioRetentionMs,
+    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+  })
+  const actions: VoiceActions = {
+    collectionNames,
+    search: (userId, collection, query, limit) => rag.search(userId, collection, query, limit),
+    answer: (userId, collection, question) => answerQuestion(rag, userId, { question, collection, maxContext: 3, includeContext: false }),
+    systemStatus: () => system.health(),
+    chat: async (userId, message) => (await chat.chat({ userId, message })).response,
+  }
+  const voice = new VoiceCommands(db, speech, actions)
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  return { config, db, auth, limiter, system, models, conversations, chat, rag, speech, voice, log }
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, speech, voice } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
+  registerVoiceSocket(sockets, voice)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -102,6 +128,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(voiceModule(speech, voice, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 

@@ -23,6 +23,10 @@ export interface Config {
   maxRequestBytes: number
   pluginTimeoutMs: number
   environment: string
+  /** Where synthesized audio is kept (default `<dataDir>/audio`). */
+  audioDir: string
+  /** How long synthesized audio is kept, in milliseconds. */
+  audioRetentionMs: number
 }
 
 export class ConfigError extends Error {
@@ -108,5 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
+    audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
+    audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
   }
 }
