@@ -5,6 +5,7 @@ import { CliError, DEFAULT_URL, EXIT } from './client'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
 import { registerModels } from './commands/models'
+import { installVersionArgs, registerPlugins } from './commands/plugins'
 import { registerRag } from './commands/rag'
 import { registerServe } from './commands/serve'
 import { registerSystem } from './commands/system'
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels, registerPlugins]) register(program)
   // Commander's own failures (unknown command or option, missing argument) exit 2.
   const override = (command: Command) => {
     command.exitOverride()
@@ -32,7 +33,7 @@ export function buildProgram(): Command {
 
 export async function main(argv = process.argv): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv)
+    await buildProgram().parseAsync(installVersionArgs(argv))
     return EXIT.ok
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { Elysia } from 'elysia'
+import { join } from 'node:path'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
@@ -27,6 +28,10 @@ import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
 import { registerVoiceSocket } from './modules/voice/socket'
 import { answerQuestion } from './modules/rag/answer'
+import { pluginsModule } from './modules/plugins'
+import { PluginService } from './modules/plugins/service'
+import { registerPluginSocket } from './modules/plugins/socket'
+import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 
 export type { Config }
 
@@ -52,6 +57,10 @@ export interface Services {
   rag: RagService
   speech: SpeechService
   voice: VoiceCommands
+  /** Built-in and installed plugins: catalog, isolated execution, install. */
+  plugins: PluginService
+  /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
+  tools: PluginToolbox
   log: (line: string) => void
 }
 
@@ -76,7 +85,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: true, plugins: false, multiAgent: false },
+    features: { rag: true, voice: true, plugins: true, multiAgent: false },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -85,6 +94,17 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const plugins = new PluginService({
+    db,
+    rag,
+    pluginsDir: config.pluginsDir ?? join(config.dataDir, 'plugins'),
+    nodePath: config.nodePath,
+    timeoutMs: config.pluginTimeoutMs,
+    memoryMb: config.pluginMemoryMb,
+    idleMs: config.pluginIdleMs,
+    log,
+  })
+  const tools = createToolbox(plugins)
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   const speech = new SpeechService({
     db,
@@ -97,18 +117,23 @@ export function createServices(options: AppOptions = {}): Services {
     search: (userId, collection, query, limit) => rag.search(userId, collection, query, limit),
     answer: (userId, collection, question) => answerQuestion(rag, userId, { question, collection, maxContext: 3, includeContext: false }),
     systemStatus: () => system.health(),
-    chat: async (userId, message) => (await chat.chat({ userId, message })).response,
+    chat: async (userId, message) => (await services.chat.chat({ userId, message })).response,
+    runTool: (caller, name, args) => services.tools.call(name, args, caller),
+    listToolNames: () => services.tools.list().map((tool) => tool.name),
   }
   const voice = new VoiceCommands(db, speech, actions)
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, speech, voice, log }
+  // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
+  const services: Services = { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, speech, voice, log }
+  return services
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, speech, voice } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, speech, voice } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
+  registerPluginSocket(sockets, plugins)
   registerVoiceSocket(sockets, voice)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
@@ -128,6 +153,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter))
     .use(voiceModule(speech, voice, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }

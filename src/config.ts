@@ -22,6 +22,14 @@ export interface Config {
   maxRequestSize: string
   maxRequestBytes: number
   pluginTimeoutMs: number
+  /** Installed plugins live in `<pluginsDir>/<name>/`; undefined means `<dataDir>/plugins`. */
+  pluginsDir?: string
+  /** Node.js that runs installed plugins (default: `node` on PATH). */
+  nodePath?: string
+  /** Heap bound of each plugin worker (MB). */
+  pluginMemoryMb: number
+  /** A plugin worker with nothing to do is stopped after this long (ms). */
+  pluginIdleMs: number
   environment: string
   /** Where synthesized audio is kept (default `<dataDir>/audio`). */
   audioDir: string
@@ -111,6 +119,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
+    nodePath: text(env, 'UAGENT_NODE_PATH'),
+    pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
+    pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,

@@ -25,6 +25,7 @@ function start() {
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   const shutdown = () => {
     app.stop()
+    services.plugins.close()
     services.db.close()
     process.exit(0)
   }

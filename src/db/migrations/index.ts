@@ -3,6 +3,7 @@ import { conversations } from './002_conversations'
 import { rag } from './003_rag'
 import { ragFtsPerCollection } from './004_rag_fts_per_collection'
 import { voice } from './010_voice'
+import { plugins } from './011_plugins'
 
 export interface Migration {
   version: number
@@ -12,4 +13,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, voice]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, voice, plugins]
