@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from 'commander'
 import pkg from '../package.json'
 import { CliError, DEFAULT_URL, EXIT } from './client'
+import { registerAgents } from './commands/agents'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
 import { registerModels } from './commands/models'
@@ -21,7 +22,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels, registerPlugins]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerAgents, registerModels, registerPlugins]) register(program)
   // Commander's own failures (unknown command or option, missing argument) exit 2.
   const override = (command: Command) => {
     command.exitOverride()

@@ -23,6 +23,8 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
 import { SocketHandlers } from './modules/ws/registry'
+import { agentsModule } from './modules/agents'
+import { AgentService } from './modules/agents/service'
 import { voiceModule } from './modules/voice'
 import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
@@ -55,6 +57,7 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  agents: AgentService
   speech: SpeechService
   voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
@@ -85,7 +88,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: true, plugins: true, multiAgent: false },
+    features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -105,6 +108,16 @@ export function createServices(options: AppOptions = {}): Services {
     log,
   })
   const tools = createToolbox(plugins)
+  const agents = new AgentService({
+    db,
+    rag,
+    generator: models.generator,
+    tools,
+    concurrency: config.agentConcurrency,
+    queueLimit: config.agentQueueLimit,
+    retentionMs: config.agentRetentionHours * 3600_000,
+    log,
+  })
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   const speech = new SpeechService({
     db,
@@ -120,17 +133,19 @@ export function createServices(options: AppOptions = {}): Services {
     chat: async (userId, message) => (await services.chat.chat({ userId, message })).response,
     runTool: (caller, name, args) => services.tools.call(name, args, caller),
     listToolNames: () => services.tools.list().map((tool) => tool.name),
+    startAgentTask: async (caller, task, names) => services.agents.submit(caller, { task, agents: names.length ? names : ['researcher', 'writer'] }),
+    listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
   }
   const voice = new VoiceCommands(db, speech, actions)
   ensureFirstAdmin(auth, config, log)
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, speech, voice, log }
+  const services: Services = { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, log }
   return services
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, speech, voice } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, speech, voice } = services
   const sockets = new SocketHandlers()
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
@@ -153,6 +168,7 @@ export function buildApp(services: Services) {
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter))
+    .use(agentsModule(agents, auth, limiter))
     .use(pluginsModule(plugins, auth, limiter))
     .use(voiceModule(speech, voice, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))

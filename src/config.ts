@@ -22,6 +22,12 @@ export interface Config {
   maxRequestSize: string
   maxRequestBytes: number
   pluginTimeoutMs: number
+  /** Agent tasks run at once; more wait as queued. */
+  agentConcurrency: number
+  /** Queued agent tasks beyond which a new one is 429 QUEUE_FULL. */
+  agentQueueLimit: number
+  /** Hours a finished agent task is kept. */
+  agentRetentionHours: number
   /** Installed plugins live in `<pluginsDir>/<name>/`; undefined means `<dataDir>/plugins`. */
   pluginsDir?: string
   /** Node.js that runs installed plugins (default: `node` on PATH). */
@@ -119,6 +125,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
+    agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
+    agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
     pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),

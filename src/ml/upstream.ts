@@ -4,6 +4,7 @@ import type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator 
 import { IdleTimer } from './idle-timer'
 import { PieceQueue } from './piece-queue'
 import { countTextTokens } from './stream-text'
+import type { ToolCallingGenerator, ToolCallRequest, ToolSpec, ToolTurnMessage, ToolTurnOptions, ToolTurnResult } from './tool-calls'
 
 /** Longest silence from the model server: before its headers, and between two pieces of a stream. */
 const IDLE_MS = 120_000
@@ -120,7 +121,7 @@ export class UpstreamClient {
   }
 }
 
-export class UpstreamGenerator implements Generator {
+export class UpstreamGenerator implements Generator, ToolCallingGenerator {
   readonly contextLength = 8192
 
   constructor(
@@ -156,6 +157,58 @@ export class UpstreamGenerator implements Generator {
       promptTokens: data?.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
       completionTokens: data?.usage?.completion_tokens ?? countTextTokens(text),
       finishReason: choice?.finish_reason === 'length' ? 'length' : 'stop',
+    }
+  }
+
+  /**
+   * One turn with tools offered (OpenAI `tools`), not streamed: the reply text and the calls the
+   * model asks for (`choices[0].message.tool_calls`). A reply with neither is 503 like any other
+   * unusable answer.
+   */
+  async generateWithTools(messages: ToolTurnMessage[], tools: ToolSpec[], options: ToolTurnOptions = {}, signal?: AbortSignal): Promise<ToolTurnResult> {
+    const wire = messages.map((message) => {
+      if ('toolCalls' in message) {
+        return {
+          role: 'assistant',
+          content: message.content,
+          tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+        }
+      }
+      if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content }
+      return message
+    })
+    const body = {
+      ...this.body([], options, false),
+      messages: wire,
+      ...(tools.length ? { tools: tools.map((tool) => ({ type: 'function', function: tool })), tool_choice: options.toolChoice ?? 'auto' } : {}),
+    }
+    const data = await this.client.json<{
+      choices?: { message?: { content?: unknown; tool_calls?: unknown } }[]
+      usage?: { prompt_tokens?: number; completion_tokens?: number }
+    } | null>('/v1/chat/completions', body, { signal, idleMs: this.client.config.wholeReplyMs ?? WHOLE_REPLY_MS })
+    const message = data?.choices?.[0]?.message
+    const text = typeof message?.content === 'string' ? message.content : ''
+    const toolCalls: ToolCallRequest[] = []
+    for (const [index, call] of (Array.isArray(message?.tool_calls) ? message.tool_calls : []).entries()) {
+      const fn = (call as { function?: { name?: unknown; arguments?: unknown } })?.function
+      if (typeof fn?.name !== 'string') continue
+      const id = (call as { id?: unknown }).id
+      const args = fn.arguments
+      toolCalls.push({
+        id: typeof id === 'string' && id ? id : `call_${index}`,
+        name: fn.name,
+        // Some servers send the arguments as an object rather than JSON text.
+        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      })
+    }
+    if (!message || (typeof message.content !== 'string' && toolCalls.length === 0)) {
+      throw unavailable(this.client.config.url, 'answered without a reply or a tool call (no choices[0].message)')
+    }
+    return {
+      text,
+      toolCalls,
+      promptTokens: data?.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content ?? '').join('\n')),
+      completionTokens: data?.usage?.completion_tokens ?? countTextTokens(text),
     }
   }
 

@@ -3,6 +3,7 @@ import { conversations } from './002_conversations'
 import { rag } from './003_rag'
 import { ragFtsPerCollection } from './004_rag_fts_per_collection'
 import { voice } from './010_voice'
+import { agentTasks } from './006_agent_tasks'
 import { plugins } from './011_plugins'
 
 export interface Migration {
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, voice, plugins]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, agentTasks, voice, plugins]
