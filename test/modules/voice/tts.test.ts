@@ -1,7 +1,8 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { MPEGDecoder } from 'mpg123-decoder'
 import { fetchAudio, makeVoiceServer } from './helpers'
 
+setDefaultTimeout(60_000)
 const server = makeVoiceServer()
 afterAll(() => server.cleanup())
 const TEXT = 'The backup finished at noon. Every file was copied to the second disk.'
