@@ -123,6 +123,7 @@ export function createServices(options: AppOptions = {}): Services {
     db,
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
+    speechModelDir: config.speechModelDir,
     grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
   })
   const actions: VoiceActions = {

@@ -41,6 +41,8 @@ export interface Config {
   audioDir: string
   /** How long synthesized audio is kept, in milliseconds. */
   audioRetentionMs: number
+  /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
+  speechModelDir: string
 }
 
 export class ConfigError extends Error {
@@ -135,5 +137,6 @@ export function loadConfig(env: Env = process.env): Config {
     environment: text(env, 'NODE_ENV') ?? 'production',
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
+    speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
   }
 }

@@ -22,10 +22,13 @@ function start() {
     // Bun's development mode (error pages, extra checks) costs throughput; opt in with NODE_ENV=development.
     development: process.env.NODE_ENV === 'development',
   })
+  // Voice: train the intent classifier and load the command recognizer now, off the request path.
+  services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   const shutdown = () => {
     app.stop()
     services.plugins.close()
+    services.speech.close()
     services.db.close()
     process.exit(0)
   }

@@ -18,6 +18,7 @@ interface DecodeRequest {
   id: number
   samples: Int16Array
   mode: 'commands' | 'dictation'
+  modelDir: string
   grammar?: CommandGrammar
 }
 
@@ -36,7 +37,6 @@ function toJsgf(grammar: CommandGrammar, known: (word: string) => boolean): stri
 }
 
 const { ptr: P, i32, cstring, u64, f64, void: VOID } = FFIType
-const modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || '/usr/share/pocketsphinx/model/en-us'
 
 function load() {
   const base = dlopen('libsphinxbase.so.3', {
@@ -72,8 +72,9 @@ const decoders = new Map<string, Pointer>()
 const grammars = new Set<string>()
 const cstr = (text: string) => Buffer.from(`${text}\0`)
 
-function decoder(mode: 'commands' | 'dictation'): Pointer {
-  const existing = decoders.get(mode)
+function decoder(mode: 'commands' | 'dictation', modelDir: string): Pointer {
+  const key = `${mode}:${modelDir}`
+  const existing = decoders.get(key)
   if (existing) return existing
   lib ??= load()
   const args = ['-hmm', `${modelDir}/en-us`, '-dict', `${modelDir}/cmudict-en-us.dict`, '-logfn', '/dev/null']
@@ -87,19 +88,20 @@ function decoder(mode: 'commands' | 'dictation'): Pointer {
   if (!config) throw new Error('pocketsphinx rejected its configuration')
   const made = lib.ps.ps_init(config) as Pointer | null
   if (!made) throw new Error(`pocketsphinx could not load its model from ${modelDir}`)
-  decoders.set(mode, made)
+  decoders.set(key, made)
   return made
 }
 
 function decode(request: DecodeRequest) {
-  const handle = decoder(request.mode)
+  const handle = decoder(request.mode, request.modelDir)
   const ps = lib!.ps
   if (request.mode === 'commands') {
     const grammar = request.grammar!
-    if (!grammars.has(grammar.name)) {
+    const grammarKey = `${request.modelDir}:${grammar.name}`
+    if (!grammars.has(grammarKey)) {
       const known = (word: string) => ps.ps_lookup_word(handle, cstr(word)) !== null
       if (ps.ps_set_jsgf_string(handle, cstr(grammar.name), cstr(toJsgf(grammar, known))) < 0) throw new Error('pocketsphinx rejected the command grammar')
-      grammars.add(grammar.name)
+      grammars.add(grammarKey)
     }
     ps.ps_set_search(handle, cstr(grammar.name))
   }
@@ -135,11 +137,11 @@ function decode(request: DecodeRequest) {
   return { text, words, score: score[0]!, speechFrames, posterior }
 }
 
-self.onmessage = (event: MessageEvent<DecodeRequest | { id: number; type: 'probe' }>) => {
+self.onmessage = (event: MessageEvent<DecodeRequest | { id: number; type: 'probe'; modelDir: string }>) => {
   const message = event.data
   try {
     if ('type' in message) {
-      decoder('commands')
+      decoder('commands', message.modelDir)
       self.postMessage({ id: message.id, ok: true })
       return
     }

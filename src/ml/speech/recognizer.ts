@@ -27,7 +27,9 @@ interface WorkerResult {
 }
 
 /** Whether libpocketsphinx and its English model are installed. */
-export function recognizerInstalled(modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || '/usr/share/pocketsphinx/model/en-us'): boolean {
+export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
+
+export function recognizerInstalled(modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || DEFAULT_MODEL_DIR): boolean {
   return LIBRARY_DIRS.some((dir) => existsSync(`${dir}/libpocketsphinx.so.3`)) && existsSync(`${modelDir}/en-us/mdef`)
 }
 
@@ -36,6 +38,8 @@ export function recognizerInstalled(modelDir = process.env.UAGENT_SPEECH_MODEL_D
  * decodes one utterance at a time, off the server's event loop.
  */
 export class Recognizer {
+  constructor(readonly modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || DEFAULT_MODEL_DIR) {}
+
   private worker: Worker | null = null
   private next = 1
   private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>()
@@ -71,12 +75,12 @@ export class Recognizer {
 
   /** Loads the command decoder now (start-up), so the first request does not wait for it. */
   async warm(): Promise<void> {
-    if (!recognizerInstalled()) return
-    await this.send({ type: 'probe' })
+    if (!recognizerInstalled(this.modelDir)) return
+    await this.send({ type: 'probe', modelDir: this.modelDir })
   }
 
   async transcribe(pcm: Pcm, mode: TranscribeMode, grammar?: CommandGrammar): Promise<Transcript> {
-    if (!recognizerInstalled()) {
+    if (!recognizerInstalled(this.modelDir)) {
       throw new AppError('MODEL_UNAVAILABLE', `Speech recognition is not installed on the server: ${INSTALL_LINE}`)
     }
     const duration = pcm.samples.length / pcm.sampleRate
@@ -85,7 +89,7 @@ export class Recognizer {
     const padded = new Float32Array(speech.length + RATE / 2)
     padded.set(speech, RATE / 4)
     const samples = floatToInt16(padded)
-    const result = await this.send<WorkerResult>({ samples, mode, grammar: mode === 'commands' ? grammar : undefined }, [samples.buffer])
+    const result = await this.send<WorkerResult>({ samples, mode, modelDir: this.modelDir, grammar: mode === 'commands' ? grammar : undefined }, [samples.buffer])
     const shift = 0.25
     const words = result.words.map((w) => ({ word: w.word, start: round(Math.max(0, w.start - shift)), end: round(Math.max(0, w.end - shift)) }))
     return { text: result.text, confidence: round(confidenceOf(result, mode)), duration: round(duration), mode, words }

@@ -7,7 +7,7 @@ import { listVoices } from '../../ml/speech/espeak'
 import { AudioFormatError } from '../../ml/speech/pcm'
 import { Recognizer, type Transcript, type TranscribeMode } from '../../ml/speech/recognizer'
 import { resolveVoice, synthesizeToFile } from '../../ml/speech/synthesizer'
-import { TRAINING_FILE } from '../../ml/intent/classifier'
+import { intentClassifier, TRAINING_FILE } from '../../ml/intent/classifier'
 import { AudioStore } from './audio-store'
 
 /** Audio longer than this is refused before it is decoded further. */
@@ -33,6 +33,7 @@ export interface SpeechDeps {
   db: Database
   audioDir: string
   audioRetentionMs: number
+  speechModelDir: string
   /** The names `commands` mode adds to its grammar for this user. */
   grammarNames: (userId: string) => { collections: string[]; plugins: string[]; agents: string[] }
   recognizer?: Recognizer
@@ -45,7 +46,12 @@ export class SpeechService {
 
   constructor(private readonly deps: SpeechDeps) {
     this.audio = new AudioStore(deps.db, deps.audioDir, deps.audioRetentionMs)
-    this.recognizer = deps.recognizer ?? new Recognizer()
+    this.recognizer = deps.recognizer ?? new Recognizer(deps.speechModelDir)
+  }
+
+  /** Trains the intent classifier and loads the command recognizer (at start-up, off the request path). */
+  async warm(): Promise<void> {
+    await Promise.all([intentClassifier(), this.recognizer.warm()])
   }
 
   voices() {
