@@ -10,6 +10,7 @@ import { installVersionArgs, registerPlugins } from './commands/plugins'
 import { registerRag } from './commands/rag'
 import { registerServe } from './commands/serve'
 import { registerSystem } from './commands/system'
+import { registerVoice } from './commands/voice'
 import { red } from './output'
 
 /** The `uagent` program. Each area registers its commands; adding an area is one file and one line here. */
@@ -22,7 +23,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerAgents, registerModels, registerPlugins]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerVoice]) register(program)
   // Commander's own failures (unknown command or option, missing argument) exit 2.
   const override = (command: Command) => {
     command.exitOverride()
