@@ -5,7 +5,7 @@ import { DEFAULT_WPM, ESPEAK_RATE, espeak, listVariants, listVoices, MAX_WPM, MI
 import { timeStretch } from './stretch'
 
 /** Pieces of at most this many characters are synthesized one at a time, so memory stays flat. */
-const PIECE_CHARS = 400
+const PIECE_CHARS = 1000
 
 /** Splits text at sentence ends (then commas, then spaces) into pieces of at most `max` characters. */
 export function splitForSpeech(text: string, max = PIECE_CHARS): string[] {
