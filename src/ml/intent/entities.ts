@@ -64,6 +64,7 @@ const OPERATORS: [RegExp, string][] = [
 export function arithmeticExpression(text: string): string | null {
   let t = ` ${wordsToDigits(text.toLowerCase().replace(/[?!,]/g, ' '))} `
   t = t
+    .replace(/(\d)\s*%\s*of\b/g, '$1 percent of')
     .replace(/\bsquare root of (\d+(?:\.\d+)?)/g, 'sqrt($1)')
     .replace(/(\d+(?:\.\d+)?) percent of (\d+(?:\.\d+)?)/g, '$1 / 100 * $2')
     .replace(/\b(?:add|sum)\s+(\d+(?:\.\d+)?)\s+(?:and|to)\s+(\d+(?:\.\d+)?)((?:\s+and\s+\d+(?:\.\d+)?)*)/g, (_m, a, b, rest: string) => [a, b, ...rest.split(/\s+and\s+/).filter(Boolean)].join(' + '))

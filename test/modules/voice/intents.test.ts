@@ -48,6 +48,7 @@ describe('entities', () => {
     expect(arithmeticExpression('subtract 9 from 30')).toBe('30 - 9')
     expect(arithmeticExpression('divide one hundred by four')).toBe('100 / 4')
     expect(arithmeticExpression('what is 15 percent of 80')).toBe('15 / 100 * 80')
+    expect(arithmeticExpression('What is 15% of 200?')).toBe('15 / 100 * 200')
     expect(arithmeticExpression('tell me a joke')).toBeNull()
     expect(wordsToDigits('two hundred and six people and five cats')).toBe('206 people and 5 cats')
   })
