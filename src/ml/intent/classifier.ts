@@ -16,7 +16,7 @@ export const INTENTS = [
 ] as const
 export type Intent = (typeof INTENTS)[number]
 
-export const TRAINING_FILE = new URL('./data/intents.train.txt', import.meta.url).pathname
+export const TRAINING_FILE = new URL('./training/intents.train.txt', import.meta.url).pathname
 
 /** Below this probability the classifier's best guess is reported as `unknown`. */
 export const MIN_CONFIDENCE = 0.3
