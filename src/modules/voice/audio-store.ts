@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { mkdirSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AudioFormat } from '../../ml/speech/encoders'
 
@@ -74,8 +74,21 @@ export class AudioStore {
       rmSync(this.pathOf(row.id, row.format), { force: true })
       this.db.run('DELETE FROM voice_audio WHERE id = ?', [row.id])
     }
+    // Files whose record went with its user (or a crash between writing and recording) go by age.
+    let orphans = 0
+    try {
+      for (const name of readdirSync(this.dir)) {
+        const path = join(this.dir, name)
+        if (AUDIO_FILE.test(name) && statSync(path).mtimeMs < now - this.retentionMs) {
+          rmSync(path, { force: true })
+          orphans++
+        }
+      }
+    } catch {
+      // No folder yet: nothing was ever written.
+    }
     this.lastSweep = now
-    return old.length
+    return old.length + orphans
   }
 
   private sweepSometimes(): void {

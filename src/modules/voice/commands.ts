@@ -59,6 +59,7 @@ export interface VoiceCommandResult {
   transcript?: { text: string; confidence: number; duration: number; mode: TranscribeMode }
 }
 
+const MAX_SPOKEN = 2000
 const pluginOf = (tool: string) => tool.split('__')[0]!
 
 /** Voice commands: understood by the trained classifier, acted on by the autopilot. */
@@ -135,7 +136,9 @@ export class VoiceCommands {
         outcome = { response: `I could not do that: ${error.message}`, success: false }
       }
     } else outcome = { response: this.propose(plan) }
-    const audio = await this.speech.tts(caller.userId, { text: outcome.response, voice: prefs.voice, language: 'en-US', speed: prefs.speed, format: 'mp3' })
+    // The spoken reply stops after MAX_SPOKEN characters (a long answer is still in `response`).
+    const spoken = outcome.response.length > MAX_SPOKEN ? `${outcome.response.slice(0, MAX_SPOKEN).replace(/\s+\S*$/, '')}…` : outcome.response
+    const audio = await this.speech.tts(caller.userId, { text: spoken, voice: prefs.voice, language: 'en-US', speed: prefs.speed, format: 'mp3' })
     return {
       success: outcome.success ?? true,
       command,

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { MPEGDecoder } from 'mpg123-decoder'
+import { existsSync, utimesSync, writeFileSync } from 'node:fs'
 import { fetchAudio, makeVoiceServer } from './helpers'
 
 setDefaultTimeout(60_000)
@@ -150,7 +151,15 @@ describe('POST /voice/tts', () => {
   test('audio past the retention is removed: file and record', async () => {
     const { accessToken } = await server.login()
     const { audioUrl } = (await tts(accessToken, {})).json
+    // A file left without its record (its user was deleted) goes by age too.
+    const orphan = `${server.audioDir}/${crypto.randomUUID()}.mp3`
+    writeFileSync(orphan, 'old audio')
+    utimesSync(orphan, new Date(Date.now() - 48 * 3600_000), new Date(Date.now() - 48 * 3600_000))
+    const kept = `${server.audioDir}/notes.txt`
+    writeFileSync(kept, 'not audio')
     const removed = server.services.speech.audio.sweep(Date.now() + 25 * 3600_000)
+    expect(existsSync(orphan)).toBe(false)
+    expect(existsSync(kept)).toBe(true)
     expect(removed).toBeGreaterThan(0)
     expect((await fetchAudio(server.app, audioUrl, accessToken)).response.status).toBe(404)
     const file = audioUrl.split('/').pop()!
