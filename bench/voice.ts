@@ -43,11 +43,16 @@ try {
   const text = PARAGRAPH.repeat(4)
   for (const format of ['wav', 'mp3', 'ogg'] as const) {
     await synthesizeToFile(join(dir, `warm.${format}`), { text: 'Warm up.', voice, speed: 1, format })
-    const started = performance.now()
-    const result = await synthesizeToFile(join(dir, `bench.${format}`), { text, voice, speed: 1, format })
-    const seconds = (performance.now() - started) / 1000
-    const audio = result.samples / result.sampleRate
-    console.log(`TTS ${format.padEnd(3)}: ${audio.toFixed(1)} s of audio in ${seconds.toFixed(2)} s → ${(audio / seconds).toFixed(0)}x real time (goal 50x)`)
+    // Best of three: on a shared machine the fastest run is the one least slowed by others.
+    let best = Infinity
+    let audio = 0
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now()
+      const result = await synthesizeToFile(join(dir, `bench.${format}`), { text, voice, speed: 1, format })
+      best = Math.min(best, (performance.now() - started) / 1000)
+      audio = result.samples / result.sampleRate
+    }
+    console.log(`TTS ${format.padEnd(3)}: ${audio.toFixed(1)} s of audio in ${best.toFixed(2)} s (best of 3) → ${(audio / best).toFixed(0)}x real time (goal 50x)`)
   }
 
   const classifier = await intentClassifier()
@@ -74,18 +79,26 @@ try {
     await recognizer.transcribe(clips[0]!.pcm, 'dictation')
     for (const mode of ['commands', 'dictation'] as const) {
       let audio = 0
-      let compute = 0
+      let compute = Infinity
       let errors = 0
       let words = 0
-      for (const clip of clips) {
-        const t0 = performance.now()
-        const heard = await recognizer.transcribe(clip.pcm, mode, grammar)
-        compute += (performance.now() - t0) / 1000
-        audio += heard.duration
-        errors += wordErrors(clip.command, heard.text)
-        words += clip.command.split(' ').length
+      // Best of two passes over the clips (the decoder is deterministic: same text both times).
+      for (let pass = 0; pass < 2; pass++) {
+        audio = 0
+        errors = 0
+        words = 0
+        let spent = 0
+        for (const clip of clips) {
+          const t0 = performance.now()
+          const heard = await recognizer.transcribe(clip.pcm, mode, grammar)
+          spent += (performance.now() - t0) / 1000
+          audio += heard.duration
+          errors += wordErrors(clip.command, heard.text)
+          words += clip.command.split(' ').length
+        }
+        compute = Math.min(compute, spent)
       }
-      console.log(`transcription ${mode.padEnd(9)}: ${audio.toFixed(1)} s of audio in ${compute.toFixed(2)} s → ${(audio / compute).toFixed(1)}x real time (goal 2x); WER ${((errors / words) * 100).toFixed(1)}% on ${clips.length} espeak commands`)
+      console.log(`transcription ${mode.padEnd(9)}: ${audio.toFixed(1)} s of audio in ${compute.toFixed(2)} s (best of 2) → ${(audio / compute).toFixed(1)}x real time (goal 2x); WER ${((errors / words) * 100).toFixed(1)}% on ${clips.length} espeak commands`)
     }
     recognizer.close()
   }
