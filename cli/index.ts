@@ -14,6 +14,7 @@ import { registerServe } from './commands/serve'
 import { registerSystem } from './commands/system'
 import { registerUsers } from './commands/users'
 import { humanMessage } from './messages'
+import { registerVoice } from './commands/voice'
 import { red } from './output'
 
 let running: Command | null = null
@@ -28,7 +29,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice]) register(program)
   // The command being run, so that an API error can be told in its terms (its flags, not API fields).
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand

@@ -36,6 +36,11 @@ import { CollectionGrounding } from './modules/rag/grounding'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
 import { AgentService } from './modules/agents/service'
+import { voiceModule } from './modules/voice'
+import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
+import { SpeechService } from './modules/voice/service'
+import { registerVoiceSocket } from './modules/voice/socket'
+import { answerQuestion } from './modules/rag/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
 import { registerPluginSocket } from './modules/plugins/socket'
@@ -70,6 +75,8 @@ export interface Services {
   chat: ChatService
   rag: RagService
   agents: AgentService
+  speech: SpeechService
+  voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
   plugins: PluginService
   /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
@@ -92,7 +99,10 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
   const { database, env, log: logOption, ...overrides } = options
-  const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
+  const loaded = loadConfig(env ?? process.env)
+  // A data dir given in code takes its audio folder with it, unless that is given too.
+  if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
+  const config: Config = { ...loaded, ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
@@ -108,7 +118,7 @@ export function createServices(options: AppOptions = {}): Services {
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: true, multiAgent: true },
+    features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
@@ -157,16 +167,38 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
+  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const speech = new SpeechService({
+    db,
+    audioDir: config.audioDir,
+    audioRetentionMs: config.audioRetentionMs,
+    speechModelDir: config.speechModelDir,
+    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+  })
+  const actions: VoiceActions = {
+    collectionNames,
+    search: (userId, collection, query, limit) => rag.search(userId, collection, query, limit),
+    answer: (userId, collection, question) => answerQuestion(rag, userId, { question, collection, maxContext: 3, includeContext: false }),
+    systemStatus: () => system.health(),
+    chat: async (userId, message) => (await services.chat.chat({ userId, message })).response,
+    runTool: (caller, name, args) => services.tools.call(name, args, caller),
+    listToolNames: () => services.tools.list().map((tool) => tool.name),
+    startAgentTask: async (caller, task, names) => services.agents.submit(caller, { task, agents: names.length ? names : ['researcher', 'writer'] }),
+    listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
+  }
+  const voice = new VoiceCommands(db, speech, actions)
   ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, storage, backups, recorder, analytics, prometheus, log }
+  // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
+  const services: Services = { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, log }
+  return services
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag, services.db)
@@ -176,6 +208,7 @@ export function buildApp(services: Services) {
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  registerVoiceSocket(sockets, voice)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -208,6 +241,7 @@ export function buildApp(services: Services) {
     .use(documentsModule(rag, library, uploads, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(pluginsModule(plugins, auth, limiter))
+    .use(voiceModule(speech, voice, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))

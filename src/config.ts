@@ -51,6 +51,12 @@ export interface Config {
   analyticsRetentionDays: number
   /** Bearer token a Prometheus scraper may use on GET /metrics (UAGENT_METRICS_TOKEN). */
   metricsToken?: string
+  /** Where synthesized audio is kept (default `<dataDir>/audio`). */
+  audioDir: string
+  /** How long synthesized audio is kept, in milliseconds. */
+  audioRetentionMs: number
+  /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
+  speechModelDir: string
 }
 
 export class ConfigError extends Error {
@@ -188,5 +194,8 @@ export function loadConfig(env: Env = process.env): Config {
     analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
     analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
     metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
+    audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
+    audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
+    speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
   }
 }

@@ -66,6 +66,8 @@ function start() {
     writeFileSync(pidFile, String(process.pid), { mode: 0o600 })
   } catch {}
   services.backups?.start()
+  // Voice: train the intent classifier and load the command recognizer now, off the request path.
+  services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))

@@ -14,7 +14,7 @@ interface Stoppable {
  * to `graceMs` to finish, after which they are cut off; then the request records still pending
  * are written and the database is closed.
  */
-export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   services.backups?.stop()
   const server = app.server
   if (server) {
@@ -36,12 +36,13 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
   // The last responses' records are queued by hooks that run on the next turn of the event loop.
   await new Promise((resolve) => setImmediate(resolve))
   services.plugins?.close()
+  services.speech?.close()
   await services.recorder.close()
   services.db.close()
 }
 
 /** SIGINT and SIGTERM shut the server down (see shutdown) and end the process; a second signal ends it at once. */
-export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins'>>, exit: (code: number) => void = (code) => process.exit(code)) {
+export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech'>>, exit: (code: number) => void = (code) => process.exit(code)) {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
