@@ -6,6 +6,7 @@ import { integer } from '../parse'
 
 interface ChatOptions {
   stream: boolean
+  collection: string[]
   conversation?: string
   optimize?: boolean
   context?: string
@@ -13,6 +14,38 @@ interface ChatOptions {
 
 const conversationPath = (id: string, userId?: string) =>
   `/conversations/${encodeURIComponent(id)}${userId ? `?userId=${encodeURIComponent(userId)}` : ''}`
+
+/**
+ * A conversation named by its id or by a unique prefix of it (as `conversations list` shows them,
+ * cut to the terminal's width). Another user's conversation is looked up in their list (admin).
+ */
+async function resolveConversation(client: ApiClient, ref: string, userId?: string): Promise<string> {
+  try {
+    await client.json('GET', conversationPath(ref, userId))
+    return ref
+  } catch (error) {
+    if (!(error instanceof CliError) || error.code !== 'NOT_FOUND') throw error
+  }
+  const prefix = ref.replace(/…$/, '')
+  const matches: string[] = []
+  for (let offset = 0; prefix.length > 0; offset += 100) {
+    const query = new URLSearchParams({ limit: '100', offset: String(offset) })
+    if (userId) query.set('userId', userId)
+    const page = await client.json<{ conversations: { id: string }[]; hasMore: boolean }>('GET', `/conversations?${query}`)
+    matches.push(...page.conversations.map((c) => c.id).filter((id) => id.startsWith(prefix)))
+    if (!page.hasMore) break
+  }
+  if (matches.length === 1) return matches[0]!
+  if (matches.length > 1) throw new CliError('AMBIGUOUS', `"${ref}" is the start of ${matches.length} conversations (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id`, EXIT.usage)
+  throw new CliError('NOT_FOUND', `no conversation with an id starting "${ref}" (see uagent conversations list)`, EXIT.apiError)
+}
+
+/** The passages a grounded reply cites, as `[n] title (document, page)`. */
+function printSources(sources: { id: string; title: string; page?: number; collection: string }[] | undefined) {
+  if (!sources) return
+  if (!sources.length) return console.error(dim('(no relevant passages found)'))
+  sources.forEach((s, i) => console.error(dim(`[${i + 1}] ${s.title} (${s.collection}/${s.id}${s.page ? `, page ${s.page}` : ''})`)))
+}
 
 export function registerChat(program: Command): void {
   example(
@@ -23,6 +56,7 @@ export function registerChat(program: Command): void {
       .option('-c, --conversation <id>', 'continue a conversation')
       .option('--optimize', 'rewrite the message into a clearer prompt first')
       .option('--context <text>', 'extra context for the model')
+      .option('--collection <name>', 'ground the reply in this collection of yours (repeat for several)', (value: string, list: string[]) => [...list, value], [] as string[])
       .action(async (words: string[], options: ChatOptions, command: Command) => {
         const client = new ApiClient(globals(command))
         const message = words.join(' ')
@@ -32,9 +66,11 @@ export function registerChat(program: Command): void {
             optimizePrompt: options.optimize === true,
             ...(options.conversation ? { conversationId: options.conversation } : {}),
             ...(options.context ? { context: options.context } : {}),
+            ...(options.collection.length ? { collections: options.collection } : {}),
           })
           emit(command, body, () => {
             console.log(body.response)
+            printSources(body.metadata.sources)
             console.error(dim(`\n[${body.metadata.model} · ${body.metadata.tokens} tokens · ${body.metadata.responseTime} ms · conversation ${body.metadata.conversationId}]`))
           })
           return
@@ -43,6 +79,7 @@ export function registerChat(program: Command): void {
         if (options.conversation) query.set('conversationId', options.conversation)
         if (options.optimize) query.set('optimizePrompt', 'true')
         if (options.context) query.set('context', options.context)
+        if (options.collection.length) query.set('collections', options.collection.join(','))
         const response = await client.fetch(`/stream?${query}`, { headers: { accept: 'text/event-stream' } })
         let failure: CliError | null = null
         for await (const data of readEventData(response.body!)) {
@@ -50,6 +87,7 @@ export function registerChat(program: Command): void {
           if (event.type === 'chunk') process.stdout.write(event.content)
           else if (event.type === 'end') {
             process.stdout.write('\n')
+            printSources(event.sources)
             console.error(dim(`[${event.tokens} tokens · ${event.responseTime} ms · conversation ${event.conversationId}]`))
           } else if (event.type === 'error') failure = new CliError(event.code, event.message, EXIT.apiError)
         }
@@ -57,6 +95,7 @@ export function registerChat(program: Command): void {
       }),
     'uagent chat "What can you do?"',
     'uagent chat --conversation 4f1c… "And then?"',
+    'uagent chat --collection docs "How do I enable two-factor authentication?"',
   )
 
   const conversations = program.command('conversations').description('Your stored conversations')
@@ -89,24 +128,28 @@ export function registerChat(program: Command): void {
   example(
     conversations
       .command('show <id>')
-      .description('Show a conversation with its messages')
+      .description('Show a conversation with its messages (the id, or a unique start of it)')
       .option('--user, --user-id <id>', "another user's (admin)")
-      .action(async (id: string, options: { userId?: string }, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('GET', conversationPath(id, options.userId))
+      .action(async (ref: string, options: { userId?: string }, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref, options.userId)
+        const body = await client.json('GET', conversationPath(id, options.userId))
         emit(command, body, () => {
           console.log(keyValues([['id', body.id], ['title', body.title], ['created', body.createdAt], ['updated', body.updatedAt]]))
           for (const m of body.messages) console.log(`\n${dim(`${m.role} · ${m.timestamp}`)}\n${m.content}`)
         })
       }),
-    'uagent conversations show 4f1c…',
+    'uagent conversations show 4f1c',
   )
   example(
     conversations
       .command('delete <id>')
-      .description('Delete a conversation')
+      .description('Delete a conversation (the id, or a unique start of it)')
       .option('--user, --user-id <id>', "another user's (admin)")
-      .action(async (id: string, options: { userId?: string }, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('DELETE', conversationPath(id, options.userId))
+      .action(async (ref: string, options: { userId?: string }, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref, options.userId)
+        const body = await client.json('DELETE', conversationPath(id, options.userId))
         emit(command, body, () => console.log(`Deleted conversation ${id}.`))
       }),
     'uagent conversations delete 4f1c…',

@@ -75,7 +75,9 @@ export class ApiKeyService implements ApiKeyResolver {
     private readonly users: { getUser(id: string): User | null },
   ) {
     this.byHash = db.query<KeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?')
-    this.liveById = db.query<{ expires_at: string | null }, [string]>('SELECT expires_at FROM api_keys WHERE id = ?')
+    this.liveById = db.query<{ expires_at: string | null; disabled_at: string | null }, [string]>(
+      'SELECT k.expires_at, u.disabled_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?',
+    )
     this.touch = db.query<unknown, [string, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
   }
 
@@ -122,7 +124,9 @@ export class ApiKeyService implements ApiKeyResolver {
 
   /**
    * Deletes every key of a user. Called whenever the user's password changes (their own change,
-   * and an admin's reset), so that keys made under the old password stop working at once.
+   * an admin's reset, the host's `uagent admin reset-password`), so that keys made under the old
+   * password stop working at once. A disabled account's keys are refused while it stays disabled;
+   * a deleted account's keys go with it (foreign key cascade).
    */
   revokeAllForUser(userId: string): number {
     return this.db.run('DELETE FROM api_keys WHERE user_id = ?', [userId]).changes
@@ -138,6 +142,7 @@ export class ApiKeyService implements ApiKeyResolver {
     }
     const user = this.users.getUser(row.user_id)
     if (!user) throw new AppError('UNAUTHORIZED', 'The owner of this API key no longer exists')
+    if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
     if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
       this.touch.run(new Date(now).toISOString(), row.id)
     }
@@ -147,6 +152,6 @@ export class ApiKeyService implements ApiKeyResolver {
   /** Whether the key behind an `apikey:<id>` session still works (WebSocket messages check this). */
   isLive(sessionId: string): boolean {
     const row = this.liveById.get(sessionId.slice(KEY_SESSION_PREFIX.length))
-    return row !== null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now())
+    return row !== null && row.disabled_at === null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now())
   }
 }

@@ -140,6 +140,29 @@ describe('personal API keys', () => {
     expect((await server.call('GET', '/auth/api-keys', { token: user.accessToken })).json.total).toBe(0)
   })
 
+  test("an admin's password reset, disabling and deleting the owner all stop the owner's keys", async () => {
+    const server = makeServer()
+    const admin = await server.login()
+    const user = await server.userSession('managed@example.com')
+    const first = await createKey(server, user.accessToken)
+    const reset = await server.call('POST', `/auth/users/${user.user.id}/password`, { token: admin.accessToken, body: { newPassword: 'reset-password-9' } })
+    expect(reset.status).toBe(200)
+    expect((await server.call('GET', '/auth/me', { token: first.key })).status).toBe(401)
+
+    const again = await server.login('managed@example.com', 'reset-password-9')
+    const second = await createKey(server, again.accessToken)
+    expect((await server.call('POST', `/auth/users/${user.user.id}/disable`, { token: admin.accessToken })).status).toBe(200)
+    const disabled = await server.call('GET', '/auth/me', { token: second.key })
+    expect(disabled.status).toBe(401)
+    expect(disabled.json.message).toContain('disabled')
+    expect((await server.call('POST', `/auth/users/${user.user.id}/enable`, { token: admin.accessToken })).status).toBe(200)
+    expect((await server.call('GET', '/auth/me', { token: second.key })).status).toBe(200)
+
+    expect((await server.call('DELETE', `/auth/users/${user.user.id}`, { token: admin.accessToken })).status).toBe(200)
+    expect((await server.call('GET', '/auth/me', { token: second.key })).status).toBe(401)
+    expect(server.services.db.query('SELECT * FROM api_keys').all()).toEqual([])
+  })
+
   test('requests with a key count towards the same per-user rate limit as tokens', async () => {
     const server = makeServer({ rateLimitMax: 4 })
     const { accessToken } = await server.login()
