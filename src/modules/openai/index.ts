@@ -2,9 +2,10 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import { sseResponse } from '../../core/sse'
+import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ChatCompletion, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, Model, ModelList, ModelParams, OwnedModelParams, OpenAiError, v1Errors } from './model'
-import type { OpenAiService, StreamEvent } from './service'
+import type { OpenAiService, StreamEvent, Usage } from './service'
 
 /** The streamed variant, documented only: a stream is not checked against a schema at run time. */
 const streamedOrWhole = {
@@ -47,11 +48,18 @@ export function openAiModule(v1: OpenAiService, auth: AuthService, limiter: Rate
       async ({ body, principal, request, set }) => {
         const plan = await v1.plan(principal.user.id, body)
         // Sent as it is: a relayed reply is the model server's own object, not reshaped to the schema.
-        if (!body.stream) return Response.json(await v1.complete(plan, request.signal), { headers: set.headers as Record<string, string> })
+        // Tokens per model, for analytics.
+        const record = (usage: Partial<Usage> | null | undefined) =>
+          usage && recordUsage(request, { model: body.model, promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0 })
+        if (!body.stream) {
+          const completion = await v1.complete(plan, request.signal)
+          record(completion.usage as Partial<Usage> | undefined)
+          return Response.json(completion, { headers: set.headers as Record<string, string> })
+        }
         const controller = new AbortController()
         const stop = () => controller.abort()
         request.signal.addEventListener('abort', stop, { once: true })
-        const events = v1.stream(plan, controller.signal)
+        const events = v1.stream(plan, controller.signal, record)
         // The first event waits for the first piece: a failure to start is still an HTTP error.
         const first = await events.next().catch((error: unknown) => {
           request.signal.removeEventListener('abort', stop)
@@ -75,10 +83,18 @@ export function openAiModule(v1: OpenAiService, auth: AuthService, limiter: Rate
         detail: { summary: 'Chat completion, whole or streamed (stream: true); rag:<collection> answers from that collection', responses: streamedOrWhole },
       },
     )
-    .post('/embeddings', ({ body }) => v1.embeddings(body), {
-      auth: true,
-      body: EmbeddingsRequest,
-      response: { 200: EmbeddingsResponse, ...v1Errors },
-      detail: { summary: 'Embeddings of a string or an array of strings (encoding_format float or base64)' },
-    })
+    .post(
+      '/embeddings',
+      async ({ body, request }) => {
+        const result = await v1.embeddings(body)
+        recordUsage(request, { model: result.model, promptTokens: result.usage.prompt_tokens, completionTokens: 0 })
+        return result
+      },
+      {
+        auth: true,
+        body: EmbeddingsRequest,
+        response: { 200: EmbeddingsResponse, ...v1Errors },
+        detail: { summary: 'Embeddings of a string or an array of strings (encoding_format float or base64)' },
+      },
+    )
 }

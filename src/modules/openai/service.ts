@@ -157,9 +157,9 @@ export class OpenAiService {
    * piece (so a failure to start is an HTTP error, not an event); a failure later becomes an
    * `error` event. Aborting `signal` stops the generation.
    */
-  async *stream(plan: CompletionPlan, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  async *stream(plan: CompletionPlan, signal: AbortSignal, onUsage?: (usage: Usage) => void): AsyncGenerator<StreamEvent> {
     if (plan.kind === 'relay') {
-      yield* this.relayEvents(plan, signal)
+      yield* this.relayEvents(plan, signal, onUsage)
       return
     }
     const id = completionId()
@@ -211,16 +211,19 @@ export class OpenAiService {
     } else {
       ;({ finishReason, usage: counted } = ragResult!)
     }
+    onUsage?.(counted)
     yield chunk({}, finishReason)
     if (plan.includeUsage) yield { id, object: 'chat.completion.chunk', created, model: plan.model, system_fingerprint: null, choices: [], usage: counted }
     yield '[DONE]'
   }
 
-  private async *relayEvents(plan: Extract<CompletionPlan, { kind: 'relay' }>, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+  private async *relayEvents(plan: Extract<CompletionPlan, { kind: 'relay' }>, signal: AbortSignal, onUsage?: (usage: Usage) => void): AsyncGenerator<StreamEvent> {
     const events = plan.generator.relay.stream(plan.body, signal)[Symbol.asyncIterator]()
     let next = await events.next()
     try {
       while (!next.done) {
+        const usage = next.value.usage as Usage | null | undefined
+        if (usage && typeof usage === 'object') onUsage?.(usage)
         yield next.value
         next = await events.next()
       }

@@ -246,6 +246,25 @@ describe('/v1 with the official openai client', () => {
   })
 })
 
+describe('/v1 in analytics', () => {
+  test('tokens are recorded per model: completions whole and streamed, and embeddings', async () => {
+    const server = serve()
+    const { accessToken } = await server.login()
+    const openai = client(server, (await keyFor(server, accessToken)).key)
+    const whole = await openai.chat.completions.create({ model: 'builtin/extractive', messages: MESSAGES })
+    let streamed = 0
+    for await (const chunk of await openai.chat.completions.create({ model: 'builtin/extractive', messages: MESSAGES, stream: true, stream_options: { include_usage: true } })) {
+      streamed += chunk.usage?.total_tokens ?? 0
+    }
+    const embedded = await openai.embeddings.create({ model: 'builtin/hash-embed-384', input: ['one text', 'another text'] })
+    await server.services.recorder.settle()
+    const dashboard = await server.call('GET', '/analytics/dashboard', { token: accessToken })
+    const models = Object.fromEntries(dashboard.json.ai.topModels.map((m: any) => [m.model, m]))
+    expect(models['builtin/extractive']).toMatchObject({ requests: 2, tokens: whole.usage!.total_tokens + streamed })
+    expect(models['builtin/hash-embed-384']).toMatchObject({ requests: 1, tokens: embedded.usage.total_tokens })
+  })
+})
+
 describe('/v1 limits and cancellation', () => {
   test('past the per-user rate limit: RateLimitError with Retry-After', async () => {
     const server = serve({ rateLimitMax: 2 })
