@@ -22,6 +22,9 @@ function operations(doc: Awaited<ReturnType<typeof document>>): Operation[] {
 
 const isErrorResponse = (schema: any) =>
   schema?.type === 'object' && ['error', 'message', 'code', 'timestamp', 'requestId'].every((key) => schema.required?.includes(key))
+/** The OpenAI-compatible routes (/v1) answer errors in OpenAI's shape, which its client libraries read. */
+const isOpenAiError = (schema: any) =>
+  schema?.type === 'object' && ['message', 'type', 'param', 'code'].every((key) => schema.properties?.error?.required?.includes(key))
 
 /** Every schema node under `value`, with where it is. */
 function* schemas(value: unknown, where: string): Generator<[string, Record<string, any>]> {
@@ -75,7 +78,9 @@ describe('/openapi/json', () => {
         if (status === '101' || status === '204') continue
         const media = Object.values<any>(response.content ?? {})
         if (!media.length || !media[0].schema) problems.push(`${name}: response ${status} has no schema`)
-        else if (/^[45]/.test(status) && !isErrorResponse(media[0].schema)) problems.push(`${name}: response ${status} is not an ErrorResponse`)
+        else if (/^[45]/.test(status) && !(path.startsWith('/v1/') ? isOpenAiError(media[0].schema) : isErrorResponse(media[0].schema))) {
+          problems.push(`${name}: response ${status} is not an ErrorResponse`)
+        }
       }
       const secured = op.security === undefined || op.security.length > 0
       const takesInput = secured || op.requestBody || op.parameters?.length
@@ -176,8 +181,8 @@ describe('every numeric field of every route', () => {
           if (res.status >= 500) problems.push(`${name}: ${res.status}`)
           else if (outOfRange(target.schema, raw)) {
             if (res.status !== 400) problems.push(`${name}: ${res.status} instead of 400`)
-            else if (res.json?.code !== 'VALIDATION_ERROR' || !String(res.json?.message).startsWith(target.name)) {
-              problems.push(`${name}: the message does not name the field: ${res.json?.message}`)
+            else if (path.startsWith('/v1/') ? !String(res.json?.error?.message).startsWith(target.name) : res.json?.code !== 'VALIDATION_ERROR' || !String(res.json?.message).startsWith(target.name)) {
+              problems.push(`${name}: the message does not name the field: ${res.json?.message ?? res.json?.error?.message}`)
             }
           }
         }
@@ -199,7 +204,8 @@ describe('HTTP methods', () => {
       const unused = ['PUT', 'PATCH', 'DELETE', 'POST'].find((m) => !methods.includes(m))!
       const res = await server.call(unused, concrete, { token })
       expect(`${unused} ${path} ${res.status}`).toBe(`${unused} ${path} 405`)
-      expect(res.json).toMatchObject({ error: true, code: 'METHOD_NOT_ALLOWED' })
+      if (path.startsWith('/v1/')) expect(res.json.error).toMatchObject({ code: 'method_not_allowed', type: 'invalid_request_error' })
+      else expect(res.json).toMatchObject({ error: true, code: 'METHOD_NOT_ALLOWED' })
       const allow = res.headers.get('allow')!.split(', ')
       for (const method of methods) expect(allow).toContain(method)
       expect(allow).not.toContain(unused)

@@ -124,10 +124,10 @@ export const ChatCompletion = t.Object({
 
 export const EmbeddingsRequest = t.Object({
   model: t.String({ minLength: 1, maxLength: 300 }),
-  input: t.Union([
-    t.String({ maxLength: 200_000 }),
-    t.Array(t.Union([t.String({ maxLength: 200_000 }), t.Number(), t.Array(t.Number())]), { minItems: 1, maxItems: 2048 }),
-  ]),
+  input: t.Union([t.String({ maxLength: 200_000 }), t.Array(t.String({ maxLength: 200_000 }), { minItems: 1, maxItems: 2048 })], {
+    error:
+      'body.input: must be a string or an array of 1 to 2048 strings (each up to 200000 characters); token arrays are not supported: send the text itself',
+  }),
   encoding_format: t.Optional(t.Union([t.Literal('float'), t.Literal('base64')])),
   dimensions: t.Optional(t.Integer({ minimum: 1, maximum: 65_536 })),
   user: t.Optional(t.String({ maxLength: 256 })),

@@ -162,7 +162,7 @@ describe('/v1 with the official openai client', () => {
 
     const tokens = openai.embeddings.create({ model: 'builtin/hash-embed-384', input: [[101, 2023, 102]] })
     expect(await failure(tokens)).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((await failure(tokens))?.message).toContain('Token arrays are not supported')
+    expect((await failure(tokens))?.message).toContain('token arrays are not supported')
     expect(await failure(openai.embeddings.create({ model: 'builtin/extractive', input: 'x' }))).toBeInstanceOf(OpenAI.NotFoundError)
   })
 
