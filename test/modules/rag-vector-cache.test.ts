@@ -60,7 +60,7 @@ describe('in-memory vector copy of large collections', () => {
     expect(kernel).not.toBeNull()
     for (let i = 0; i < rows * dims; i++) kernel.vectors[i] = ((i * 7919) % 101) / 50 - 1
     const query = Float32Array.from({ length: dims }, (_, d) => ((d * 31) % 17) / 8 - 1)
-    const scores = Array.from(kernel.scores(query))
+    const scores = Array.from(kernel.scores(query, rows))
     expect(scores).toHaveLength(rows)
     scores.forEach((score, row) => {
       let expected = 0

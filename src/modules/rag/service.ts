@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { cosineDistance, ftsQuery, fuse } from './scoring'
+import { cosineDistance, fuse } from './scoring'
 import { type CollectionRow, RagStore } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
@@ -10,7 +10,10 @@ export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export const MAX_DOCUMENTS = 1000
 export const MAX_DOCUMENT_BYTES = 1024 * 1024
 export const MAX_METADATA_BYTES = 64 * 1024
-const EMBED_BATCH = 64
+/** Chunks per call to the embedder (other requests get a turn after each). */
+export const EMBED_BATCH = 64
+/** Chunks per write transaction (whole documents: a batch closes after the document that fills it). */
+export const WRITE_BATCH = 256
 
 export interface IngestDocument {
   id: string
@@ -101,7 +104,13 @@ export class RagService {
     let pending: { document: IngestDocument; chunks: string[] }[] = []
     let pendingChunks = 0
     const write = async () => {
-      const vectors = await embedder.embed(pending.flatMap((p) => p.chunks))
+      const texts = pending.flatMap((p) => p.chunks)
+      const vectors: Float32Array[] = []
+      for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+        vectors.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH))))
+        // A built-in embedder never waits: let other requests in between slices all the same.
+        await yieldToEventLoop()
+      }
       if (!collection) {
         // A new collection is made once its first batch is embedded, so a failed embedding leaves
         // nothing behind (another ingest may have made it meanwhile).
@@ -117,12 +126,13 @@ export class RagService {
         )
       }
       let offset = 0
-      for (const { document, chunks } of pending) {
+      const stored = pending.map(({ document, chunks }) => {
         const own = vectors.slice(offset, offset + chunks.length)
         offset += chunks.length
-        this.store.writeDocument(collection, { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own })
-        ingested++
-      }
+        return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
+      })
+      this.store.writeDocuments(collection, stored)
+      ingested += stored.length
       pending = []
       pendingChunks = 0
       // Let other requests in between batches: a large ingest never stalls the server.
@@ -132,7 +142,7 @@ export class RagService {
       const chunks = chunkDocument(document.content, options)
       pending.push({ document, chunks })
       pendingChunks += chunks.length
-      if (pendingChunks >= EMBED_BATCH) await write()
+      if (pendingChunks >= WRITE_BATCH) await write()
     }
     if (pending.length) await write()
     return {
@@ -164,8 +174,7 @@ export class RagService {
     const vectorRanking = hasDirection
       ? this.store.nearest(collection, vector!, pool)
       : this.store.firstChunks(collection, pool).map((chunkId) => ({ chunkId, distance: null }))
-    const fts = ftsQuery(query)
-    const keywordRanking = fts ? this.store.keywordMatches(collection, fts, pool) : []
+    const keywordRanking = this.store.keywordCandidates(collection, query, pool)
     const keywordOnly = keywordRanking.map((hit) => hit.chunkId).filter((id) => !vectorRanking.some((hit) => hit.chunkId === id))
     const stored = this.store.vectors(collection, keywordOnly)
     const scored = fuse(vectorRanking, keywordRanking, (chunkId) => {

@@ -104,35 +104,55 @@ function dotModule(): WebAssembly.Module | null {
   return compiled
 }
 
-/** A matrix in WebAssembly memory and the kernel that scores a query against all its rows. */
+/** A growable matrix in WebAssembly memory and the kernel that scores a query against its rows. */
 export interface DotKernel {
-  /** rows × dims floats, to be filled by the caller. */
+  /** capacity × dims floats, filled by the caller (a new view after `grow`). */
   vectors: Float32Array
-  /** Every row's dot product with `query` (a view, overwritten by the next call). */
-  scores(query: Float32Array): Float32Array
+  capacity: number
+  /** The dot product of `query` with each of the first `rows` rows (a view, overwritten by the next call). */
+  scores(query: Float32Array, rows: number): Float32Array
+  /** Room for `capacity` rows, keeping the rows there are; false when memory cannot grow that far. */
+  grow(capacity: number): boolean
 }
 
-/** A kernel for a rows × dims matrix, or null when SIMD is unavailable or dims is not a multiple of 16. */
-export function createDotKernel(rows: number, dims: number): DotKernel | null {
+const PAGE = 65536
+const MAX_BYTES = 2 ** 31
+
+/**
+ * A kernel for up to `capacity` rows of `dims` floats, or null when SIMD is unavailable or dims
+ * is not a multiple of 16. Memory: [query][capacity rows][one score per row]; rows stay where
+ * they are when it grows (only the scores move, and they are scratch).
+ */
+export function createDotKernel(capacity: number, dims: number): DotKernel | null {
   const module = dotModule()
-  if (!module || dims % 16 !== 0 || rows === 0) return null
-  const matrixBytes = rows * dims * 4
-  const queryOffset = matrixBytes
-  const outOffset = queryOffset + dims * 4
-  const total = outOffset + rows * 4
-  if (total > 2 ** 31) return null
-  const memory = new WebAssembly.Memory({ initial: Math.ceil(total / 65536) })
+  if (!module || dims % 16 !== 0 || capacity <= 0) return null
+  const bytesFor = (rows: number) => dims * 4 + rows * dims * 4 + rows * 4
+  if (bytesFor(capacity) > MAX_BYTES) return null
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(bytesFor(capacity) / PAGE) })
   const { scan } = new WebAssembly.Instance(module, { env: { memory } }).exports as { scan: (v: number, q: number, rows: number, dims: number, out: number) => void }
-  // The memory never grows, so these views stay valid.
-  const vectors = new Float32Array(memory.buffer, 0, rows * dims)
-  const query = new Float32Array(memory.buffer, queryOffset, dims)
-  const out = new Float32Array(memory.buffer, outOffset, rows)
-  return {
-    vectors,
-    scores(input) {
-      query.set(input.subarray(0, dims))
-      scan(0, queryOffset, rows, dims, outOffset)
-      return out
+  const vectorsOffset = dims * 4
+  const kernel: DotKernel = {
+    vectors: new Float32Array(memory.buffer, vectorsOffset, capacity * dims),
+    capacity,
+    scores(input, rows) {
+      const outOffset = vectorsOffset + kernel.capacity * dims * 4
+      new Float32Array(memory.buffer, 0, dims).set(input.subarray(0, dims))
+      scan(vectorsOffset, 0, rows, dims, outOffset)
+      return new Float32Array(memory.buffer, outOffset, rows)
+    },
+    grow(next) {
+      if (next <= kernel.capacity) return true
+      const needed = Math.ceil(bytesFor(next) / PAGE) - memory.buffer.byteLength / PAGE
+      if (bytesFor(next) > MAX_BYTES) return false
+      try {
+        if (needed > 0) memory.grow(needed)
+      } catch {
+        return false
+      }
+      kernel.capacity = next
+      kernel.vectors = new Float32Array(memory.buffer, vectorsOffset, next * dims)
+      return true
     },
   }
+  return kernel
 }

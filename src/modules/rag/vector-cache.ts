@@ -5,9 +5,10 @@ import { createDotKernel, type DotKernel } from './simd-dot'
  * 384-dimension vector here (about 55 ms at 100,000 chunks); a contiguous matrix scored by a
  * WebAssembly SIMD kernel (./simd-dot.ts) is about three times faster, and just as exact
  * (a plain-TypeScript loop with four accumulators, when dimensions are not a multiple of 16,
- * about 1.7 times). Collections below
- * `minRows` chunks are left to sqlite-vec; the copies are built lazily from the vec0 table,
- * dropped when their collection changes, and evicted least-recently-used past `budgetBytes`.
+ * about 1.7 times). Collections below `minRows` chunks are left to sqlite-vec; the copies are
+ * built lazily from the vec0 table on a collection's first search, then follow every committed
+ * write row by row (nothing reloads a collection after a write), and are evicted
+ * least-recently-used past `budgetBytes`.
  */
 export interface VectorCacheOptions {
   minRows: number
@@ -16,24 +17,82 @@ export interface VectorCacheOptions {
 
 export const DEFAULT_VECTOR_CACHE: VectorCacheOptions = { minRows: 10_000, budgetBytes: 512 * 1024 * 1024 }
 
-interface Matrix {
+const ROW_OVERHEAD = 12 // id (8 bytes) + inverse norm (4)
+const GROWTH = 1.5
+
+export interface Matrix {
   dimensions: number
+  /** Rows in use; the arrays have room for `capacity`. */
+  rows: number
+  capacity: number
   ids: Float64Array
   vectors: Float32Array
   /** 1 / norm of each row (0 for a zero vector). */
   inverseNorms: Float32Array
-  /** chunk id → row, built on first use. */
-  rowOf?: Map<number, number>
-  bytes: number
+  /** chunk id → row. */
+  rowOf: Map<number, number>
   /** The SIMD kernel that owns `vectors`, when there is one. */
   kernel: DotKernel | null
 }
 
+const matrixBytes = (matrix: Matrix) => matrix.capacity * (matrix.dimensions * 4 + ROW_OVERHEAD)
+
 /** A row of a cached matrix as its own vector, or undefined when the chunk is not in it. */
 export function cachedVector(matrix: Matrix, chunkId: number): Float32Array | undefined {
-  matrix.rowOf ??= new Map(Array.from(matrix.ids, (id, row) => [id, row]))
   const row = matrix.rowOf.get(chunkId)
   return row === undefined ? undefined : matrix.vectors.subarray(row * matrix.dimensions, (row + 1) * matrix.dimensions)
+}
+
+/** Every (chunk id, vector) of a matrix, in no particular order. */
+export function matrixEntries(matrix: Matrix): Map<number, Float32Array> {
+  return new Map([...matrix.rowOf.keys()].map((id) => [id, cachedVector(matrix, id)!]))
+}
+
+function emptyMatrix(capacity: number, dimensions: number): Matrix {
+  const kernel = createDotKernel(capacity, dimensions)
+  return {
+    dimensions,
+    rows: 0,
+    capacity,
+    ids: new Float64Array(capacity),
+    vectors: kernel?.vectors ?? new Float32Array(capacity * dimensions),
+    inverseNorms: new Float32Array(capacity),
+    rowOf: new Map(),
+    kernel,
+  }
+}
+
+/** Room for `capacity` rows; false when there is no memory for it. */
+function growMatrix(matrix: Matrix, capacity: number): boolean {
+  if (matrix.kernel) {
+    if (!matrix.kernel.grow(capacity)) return false
+    matrix.vectors = matrix.kernel.vectors
+  } else {
+    const vectors = new Float32Array(capacity * matrix.dimensions)
+    vectors.set(matrix.vectors.subarray(0, matrix.rows * matrix.dimensions))
+    matrix.vectors = vectors
+  }
+  const ids = new Float64Array(capacity)
+  ids.set(matrix.ids.subarray(0, matrix.rows))
+  const inverseNorms = new Float32Array(capacity)
+  inverseNorms.set(matrix.inverseNorms.subarray(0, matrix.rows))
+  matrix.ids = ids
+  matrix.inverseNorms = inverseNorms
+  matrix.capacity = capacity
+  return true
+}
+
+/** Sets a row (already in range) from raw float32 bytes or a vector. */
+function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
+  const { dimensions } = matrix
+  // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
+  if (vector instanceof Float32Array) matrix.vectors.set(vector.subarray(0, dimensions), row * dimensions)
+  else new Uint8Array(matrix.vectors.buffer, matrix.vectors.byteOffset + row * dimensions * 4, dimensions * 4).set(vector.subarray(0, dimensions * 4))
+  let norm = 0
+  for (let d = row * dimensions; d < (row + 1) * dimensions; d++) norm += matrix.vectors[d]! * matrix.vectors[d]!
+  matrix.inverseNorms[row] = norm > 0 ? 1 / Math.sqrt(norm) : 0
+  matrix.ids[row] = id
+  matrix.rowOf.set(id, row)
 }
 
 export class VectorCache {
@@ -50,8 +109,48 @@ export class VectorCache {
   invalidate(collectionId: number): void {
     const matrix = this.matrices.get(collectionId)
     if (!matrix) return
-    this.bytes -= matrix.bytes
+    this.bytes -= matrixBytes(matrix)
     this.matrices.delete(collectionId)
+  }
+
+  /**
+   * Follows a committed write: the chunks `removed` leave the collection's matrix (the last row
+   * fills each hole) and `added` ones are appended, growing it by half when full. A collection
+   * without a matrix is left alone (its first search loads one); one that no longer fits the
+   * budget is dropped.
+   */
+  update(collectionId: number, removed: number[], added: { id: number; vector: Float32Array }[]): void {
+    const matrix = this.matrices.get(collectionId)
+    if (!matrix) return
+    const { dimensions } = matrix
+    for (const id of removed) {
+      const row = matrix.rowOf.get(id)
+      if (row === undefined) continue
+      const last = matrix.rows - 1
+      matrix.rowOf.delete(id)
+      if (row !== last) {
+        matrix.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
+        matrix.ids[row] = matrix.ids[last]!
+        matrix.inverseNorms[row] = matrix.inverseNorms[last]!
+        matrix.rowOf.set(matrix.ids[row]!, row)
+      }
+      matrix.rows = last
+    }
+    const needed = matrix.rows + added.length
+    if (needed > matrix.capacity) {
+      const before = matrixBytes(matrix)
+      const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
+      const grownBytes = capacity * (dimensions * 4 + ROW_OVERHEAD)
+      if (this.bytes - before + grownBytes > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
+        this.invalidate(collectionId)
+        return
+      }
+      this.bytes += matrixBytes(matrix) - before
+    }
+    for (const { id, vector } of added) {
+      const existing = matrix.rowOf.get(id)
+      setRow(matrix, existing ?? matrix.rows++, id, vector)
+    }
   }
 
   /**
@@ -67,44 +166,28 @@ export class VectorCache {
       return cached
     }
     const rows = countRows()
-    const bytes = rows * (dimensions * 4 + 12)
+    // Room to grow by a quarter before the first reallocation.
+    const capacity = Math.ceil(rows * 1.25)
+    const bytes = capacity * (dimensions * 4 + ROW_OVERHEAD)
     if (rows < this.options.minRows || bytes > this.options.budgetBytes) return null
     for (const [id, matrix] of this.matrices) {
       if (this.bytes + bytes <= this.options.budgetBytes) break
-      this.bytes -= matrix.bytes
-      this.matrices.delete(id)
+      this.invalidate(id)
     }
     const loaded = load()
-    const kernel = createDotKernel(loaded.length, dimensions)
-    const matrix: Matrix = {
-      dimensions,
-      ids: new Float64Array(loaded.length),
-      vectors: kernel?.vectors ?? new Float32Array(loaded.length * dimensions),
-      inverseNorms: new Float32Array(loaded.length),
-      bytes,
-      kernel,
-    }
-    // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
-    const raw = new Uint8Array(matrix.vectors.buffer)
-    loaded.forEach((row, i) => {
-      matrix.ids[i] = row.id
-      raw.set(row.bytes, i * dimensions * 4)
-      let norm = 0
-      for (let d = i * dimensions; d < (i + 1) * dimensions; d++) norm += matrix.vectors[d]! * matrix.vectors[d]!
-      matrix.inverseNorms[i] = norm > 0 ? 1 / Math.sqrt(norm) : 0
-    })
+    const matrix = emptyMatrix(Math.max(capacity, loaded.length), dimensions)
+    for (const row of loaded) setRow(matrix, matrix.rows++, row.id, row.bytes)
     this.matrices.set(collectionId, matrix)
-    this.bytes += bytes
+    this.bytes += matrixBytes(matrix)
     return matrix
   }
 }
 
 /** Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. */
 export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
-  const { dimensions, vectors, inverseNorms, ids } = matrix
+  const { dimensions, vectors, inverseNorms, ids, rows } = matrix
   let queryNorm = 0
   for (let d = 0; d < dimensions; d++) queryNorm += query[d]! * query[d]!
-  const rows = ids.length
   const size = Math.min(k, rows)
   const best = new Float64Array(size).fill(Number.NEGATIVE_INFINITY)
   const bestRows = new Int32Array(size).fill(-1)
@@ -123,7 +206,7 @@ export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { c
     floor = best[size - 1]!
   }
   if (matrix.kernel) {
-    const dots = matrix.kernel.scores(query)
+    const dots = matrix.kernel.scores(query, rows)
     for (let row = 0; row < rows; row++) {
       const similarity = dots[row]! * inverseNorms[row]! * inverseQuery
       if (similarity > floor) keep(row, similarity)
