@@ -62,7 +62,7 @@ export interface KeywordPlan {
  * fit KEYWORD_POSTINGS. The rarest word is always used, so a query of common words alone still
  * finds chunks.
  */
-export function keywordPlan(terms: { word: string; df: number }[], chunks: number): KeywordPlan {
+export function keywordPlan(terms: { word: string; df: number }[], chunks: number, budget = KEYWORD_POSTINGS): KeywordPlan {
   // Function words ("how", "is", "the") go first when the query has others, whatever their count in
   // this collection (in documentation "how" is rare enough to look informative); the rest is by frequency.
   const found = terms.filter((term) => term.df > 0)
@@ -71,13 +71,13 @@ export function keywordPlan(terms: { word: string; df: number }[], chunks: numbe
   const kept: string[] = []
   let postings = 0
   for (const term of present) {
-    if (kept.length && (term.df > chunks * COMMON_SHARE || postings + term.df > KEYWORD_POSTINGS)) break
+    if (kept.length && (term.df > chunks * COMMON_SHARE || postings + term.df > budget)) break
     kept.push(term.word)
     postings += term.df
   }
   // Every word found scores, as it did in one OR query: BM25 gives a word in most chunks next to nothing.
   const scored = found.map((term) => term.word)
-  return { query: ftsQueryOf(kept), words: kept, scored, capped: postings > KEYWORD_POSTINGS }
+  return { query: ftsQueryOf(kept), words: kept, scored, capped: postings > budget }
 }
 
 /**

@@ -31,6 +31,8 @@ export interface SearchResult {
 export interface RagDeps {
   db: Database
   vectorCache?: VectorCacheOptions
+  /** See RagStore: postings ranked to find keyword candidates. */
+  keywordPostings?: number
   embedder: () => Promise<Embedder>
   generator: () => Promise<Generator>
 }
@@ -48,7 +50,7 @@ export class RagService {
   readonly store: RagStore
 
   constructor(private readonly deps: RagDeps) {
-    this.store = new RagStore(deps.db, deps.vectorCache)
+    this.store = new RagStore(deps.db, deps.vectorCache, deps.keywordPostings)
   }
 
   /** The caller's collection, 404 when it does not exist or is someone else's. */

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, keywordPlan, queryWords, RESCORE_POOL } from './scoring'
+import { bm25, CAPPED_CANDIDATES, KEYWORD_POSTINGS, keywordPlan, queryWords, RESCORE_POOL } from './scoring'
 import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
 
 export interface CollectionRow {
@@ -62,11 +62,13 @@ export class RagStore {
    */
   private readonly frequencies = new Map<number, Map<string, number>>()
   private queryTokenizer = false
-  private readonly cache: VectorCache
+  readonly cache: VectorCache
 
   constructor(
     private readonly db: Database,
     cacheOptions?: VectorCacheOptions,
+    /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
+    private readonly keywordPostings = KEYWORD_POSTINGS,
   ) {
     this.cache = new VectorCache(cacheOptions)
   }
@@ -150,7 +152,7 @@ export class RagStore {
     }
     const tokens = this.tokensOf(words)
     const terms = tokens.map((own, i) => ({ word: words[i]!, df: own.length ? Math.min(...own.map(frequency)) : 0 }))
-    const plan = keywordPlan(terms, this.chunkCount(collection.id))
+    const plan = keywordPlan(terms, this.chunkCount(collection.id), this.keywordPostings)
     if (!plan.query) return []
     const pool = Math.max(k, RESCORE_POOL)
     const hits = plan.capped
