@@ -3,9 +3,9 @@ import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
-import { createDotKernel } from '../../src/modules/rag/simd-dot'
+import { createDotKernel, createInt8Kernel } from '../../src/modules/rag/simd-dot'
 import { RagStore } from '../../src/modules/rag/store'
-import { matrixEntries, scanNearest, VectorCache } from '../../src/modules/rag/vector-cache'
+import { matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vector-cache'
 import corpus from '../fixtures/rag-corpus.json'
 
 function service(minRows: number) {
@@ -131,6 +131,45 @@ describe('in-memory vector copy of large collections', () => {
     })
   }
 
+  test('past QUANTIZED_MIN_ROWS the int8 scan with its exact re-rank returns exactly the float top-k, also after rows come and go', () => {
+    const dims = 64
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    let seed = 7
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1
+    // Sparse, uneven vectors like the built-in embedder's, a zero vector, and exact duplicates (ties).
+    const make = () => Float32Array.from({ length: dims }, () => (random() > 0.6 ? random() * (random() > 0.9 ? 4 : 1) : 0))
+    const rows = new Map<number, Float32Array>()
+    for (let id = 1; id <= QUANTIZED_MIN_ROWS + 2000; id++) rows.set(id, id % 997 === 0 ? rows.get(id - 1)! : make())
+    rows.set(5, new Float32Array(dims))
+    const matrix = cache.matrix(1, () => rows.size, dims, () => [...rows].map(([id, v]) => ({ id, bytes: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) })))!
+    expect(matrix.quantized).not.toBeNull()
+    const exactTop = (query: Float32Array, k: number) => {
+      const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+      const order = [...matrix.rowOf].map(([id, row]) => {
+        const v = rows.get(id)!
+        const n = norm(v)
+        return { id, row, similarity: n ? v.reduce((s, x, d) => s + x * query[d]!, 0) / (n * norm(query)) : 0 }
+      })
+      return order.sort((a, b) => b.similarity - a.similarity || a.row - b.row).slice(0, k)
+    }
+    const check = () => {
+      for (let i = 0; i < 15; i++) {
+        const query = i % 3 === 0 ? rows.get(100 + i)! : make()
+        const hits = scanNearest(matrix, query, 10)
+        const expected = exactTop(query, 10)
+        expect(hits.map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
+        hits.forEach((hit, j) => expect(1 - (hit.distance ?? 1)).toBeCloseTo(expected[j]!.similarity, 5))
+      }
+    }
+    check()
+    const removed = [1, 2, 3, 500, 4000, QUANTIZED_MIN_ROWS + 1999]
+    for (const id of removed) rows.delete(id)
+    const added = Array.from({ length: 3000 }, (_, i) => ({ id: 100_000 + i, vector: make() }))
+    for (const { id, vector } of added) rows.set(id, vector)
+    cache.update(1, removed, added)
+    check()
+  })
+
   test('the SIMD kernel computes every row\'s dot product', () => {
     const rows = 37
     const dims = 64
@@ -146,6 +185,15 @@ describe('in-memory vector copy of large collections', () => {
       expect(score).toBeCloseTo(expected, 4)
     })
     expect(createDotKernel(10, 7)).toBeNull()
+    // The int8 kernel: exact integer sums.
+    const bytes = createInt8Kernel(rows, dims)!
+    for (let i = 0; i < rows * dims; i++) bytes.vectors[i] = ((i * 7919) % 255) - 127
+    const small = Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127)
+    Array.from(bytes.scores(small, rows)).forEach((score, row) => {
+      let expected = 0
+      for (let d = 0; d < dims; d++) expected += bytes.vectors[row * dims + d]! * small[d]!
+      expect(score).toBe(expected)
+    })
   })
 
   test('collections below the size floor, or over the budget, stay with sqlite-vec', () => {
