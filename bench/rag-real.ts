@@ -7,7 +7,7 @@
 // Self-contained on purpose (it only spawns the server and talks HTTP), so the same file can be run
 // against an older checkout to compare: `bun bench/rag-real.ts` from that checkout's root.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 
 const root = join(import.meta.dir, '..')
@@ -203,6 +203,7 @@ export async function benchRagReal() {
     }
     const afterSearch = await rss(proc.pid)
     const mb = bytes / 1024 / 1024
+    console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${navigator.hardwareConcurrency} cores (timings scale with it)`)
     console.log(`corpus: ${pages.length} pages, ${(pageBytes / 1024 / 1024).toFixed(1)} MB of text, ${copies} copies → ${documents} documents, ${chunks} chunks`)
     console.log(`${'ingest over HTTP'.padEnd(34)} ${(mb / seconds).toFixed(2).padStart(7)} MB/s  ${(documents / seconds).toFixed(0).padStart(6)} docs/s  (${mb.toFixed(0)} MB in ${seconds.toFixed(1)} s)   goal >= 5 MB/s  ${mb / seconds >= 5 ? 'ok' : 'MISSED'}`)
     console.log(`${`search over HTTP, ${asked.length} questions`.padEnd(34)} p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   goal p95 <= 50 ms  ${percentile(latencies, 95) <= 50 ? 'ok' : 'MISSED'}`)
