@@ -11,6 +11,8 @@ export class CliError extends Error {
     readonly code: string,
     message: string,
     readonly exitCode: number,
+    /** Seconds the server asked to wait (429 Retry-After). */
+    readonly retryAfter?: number,
   ) {
     super(message)
   }
@@ -47,7 +49,8 @@ export class ApiClient {
   async fetch(path: string, init: RequestInit = {}, retried = false): Promise<Response> {
     const headers = new Headers(init.headers)
     if (this.token && !headers.has('authorization')) headers.set('authorization', `Bearer ${this.token}`)
-    if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json')
+    // A FormData body sets its own multipart content type (with the boundary).
+    if (init.body !== undefined && !(init.body instanceof FormData) && !headers.has('content-type')) headers.set('content-type', 'application/json')
     let response: Response
     try {
       response = await fetch(`${this.baseUrl}${path}`, { ...init, headers })
@@ -94,7 +97,8 @@ async function apiError(response: Response): Promise<CliError> {
   const text = await response.text().catch(() => '')
   try {
     const body = JSON.parse(text) as { code?: string; message?: string }
-    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError)
+    const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN)
+    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError, Number.isFinite(retryAfter) ? retryAfter : undefined)
   } catch {
     return new CliError(`HTTP_${response.status}`, text.slice(0, 200) || response.statusText, EXIT.apiError)
   }

@@ -21,6 +21,11 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
+import { DocumentLibrary } from './modules/rag/documents'
+import { documentsModule } from './modules/rag/documents-module'
+import { UploadService } from './modules/rag/uploads'
+import { CollectionGrounding } from './modules/rag/grounding'
+import { join } from 'node:path'
 import { SocketHandlers } from './modules/ws/registry'
 
 export type { Config }
@@ -83,6 +88,10 @@ export function createServices(options: AppOptions = {}): Services {
 export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag } = services
   const sockets = new SocketHandlers()
+  // Built from the services as they are now (tests may have swapped the RAG service in).
+  const library = new DocumentLibrary(rag, services.db)
+  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
@@ -101,7 +110,8 @@ export function buildApp(services: Services) {
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
-    .use(ragModule(rag, auth, limiter))
+    .use(ragModule(rag, auth, limiter, library))
+    .use(documentsModule(library, uploads, auth, limiter))
     .use(wsModule(sockets, auth, limiter, log))
 }
 

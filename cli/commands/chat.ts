@@ -6,6 +6,7 @@ import { integer } from '../parse'
 
 interface ChatOptions {
   stream: boolean
+  collection: string[]
   conversation?: string
   optimize?: boolean
   context?: string
@@ -13,6 +14,13 @@ interface ChatOptions {
 
 const conversationPath = (id: string, userId?: string) =>
   `/conversations/${encodeURIComponent(id)}${userId ? `?userId=${encodeURIComponent(userId)}` : ''}`
+
+/** The passages a grounded reply cites, as `[n] title (document, page)`. */
+function printSources(sources: { id: string; title: string; page?: number; collection: string }[] | undefined) {
+  if (!sources) return
+  if (!sources.length) return console.error(dim('(no relevant passages found)'))
+  sources.forEach((s, i) => console.error(dim(`[${i + 1}] ${s.title} (${s.collection}/${s.id}${s.page ? `, page ${s.page}` : ''})`)))
+}
 
 export function registerChat(program: Command): void {
   example(
@@ -23,6 +31,7 @@ export function registerChat(program: Command): void {
       .option('-c, --conversation <id>', 'continue a conversation')
       .option('--optimize', 'rewrite the message into a clearer prompt first')
       .option('--context <text>', 'extra context for the model')
+      .option('--collection <name>', 'ground the reply in this collection of yours (repeat for several)', (value: string, list: string[]) => [...list, value], [] as string[])
       .action(async (words: string[], options: ChatOptions, command: Command) => {
         const client = new ApiClient(globals(command))
         const message = words.join(' ')
@@ -32,9 +41,11 @@ export function registerChat(program: Command): void {
             optimizePrompt: options.optimize === true,
             ...(options.conversation ? { conversationId: options.conversation } : {}),
             ...(options.context ? { context: options.context } : {}),
+            ...(options.collection.length ? { collections: options.collection } : {}),
           })
           emit(command, body, () => {
             console.log(body.response)
+            printSources(body.metadata.sources)
             console.error(dim(`\n[${body.metadata.model} · ${body.metadata.tokens} tokens · ${body.metadata.responseTime} ms · conversation ${body.metadata.conversationId}]`))
           })
           return
@@ -43,6 +54,7 @@ export function registerChat(program: Command): void {
         if (options.conversation) query.set('conversationId', options.conversation)
         if (options.optimize) query.set('optimizePrompt', 'true')
         if (options.context) query.set('context', options.context)
+        if (options.collection.length) query.set('collections', options.collection.join(','))
         const response = await client.fetch(`/stream?${query}`, { headers: { accept: 'text/event-stream' } })
         let failure: CliError | null = null
         for await (const data of readEventData(response.body!)) {
@@ -50,6 +62,7 @@ export function registerChat(program: Command): void {
           if (event.type === 'chunk') process.stdout.write(event.content)
           else if (event.type === 'end') {
             process.stdout.write('\n')
+            printSources(event.sources)
             console.error(dim(`[${event.tokens} tokens · ${event.responseTime} ms · conversation ${event.conversationId}]`))
           } else if (event.type === 'error') failure = new CliError(event.code, event.message, EXIT.apiError)
         }
@@ -57,6 +70,7 @@ export function registerChat(program: Command): void {
       }),
     'uagent chat "What can you do?"',
     'uagent chat --conversation 4f1c… "And then?"',
+    'uagent chat --collection docs "How do I enable two-factor authentication?"',
   )
 
   const conversations = program.command('conversations').description('Your stored conversations')

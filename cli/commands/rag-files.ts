@@ -1,8 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, extname, join, relative } from 'node:path'
+import { htmlToStructuredText } from '../../src/modules/rag/extract/html'
+import type { ApiClient } from '../client'
 import { CliError, EXIT } from '../client'
 
 export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.csv', '.html', '.htm'])
+/** Files whose text the server extracts (sent through the upload route). */
+export const EXTRACTED_EXTENSIONS = new Set(['.pdf', '.docx'])
 
 export interface FileDocument {
   id: string
@@ -10,38 +14,45 @@ export interface FileDocument {
   metadata: { title: string; path: string }
 }
 
-/** Visible text of an HTML page: scripts, styles and tags removed, entities decoded, paragraphs kept. */
+/** Visible text of an HTML page: scripts and styles dropped, every entity decoded, structure kept (a real HTML parser). */
 export function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style|noscript)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<\/(p|div|h[1-6]|li|tr|section|article|br)\s*>|<br\s*\/?>/gi, '\n\n')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&nbsp;/g, ' ')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&')
-    .replace(/[ \t]+/g, ' ')
-    .replace(/\n\s*\n(\s*\n)+/g, '\n\n')
-    .trim()
+  return htmlToStructuredText(html).text
 }
 
-function readDocument(path: string, id: string): FileDocument {
-  const raw = readFileSync(path, 'utf8')
-  // A NUL byte never occurs in text: this is a PDF, an image or an archive, which would be stored as garbage.
-  if (raw.includes('\u0000')) throw new CliError('USAGE', `${path} is not a text file (ingest .txt .md .json .csv .html, or other plain text)`, EXIT.usage)
+/** A file to upload for the server to extract (PDF, Word, or anything that is not plain text). */
+export interface UploadFile {
+  id: string
+  path: string
+}
+
+/** A plain-text file as a document; null when it is not text (a NUL byte or invalid UTF-8), for the server to extract or refuse. */
+function readDocument(path: string, id: string): FileDocument | null {
   const ext = extname(path).toLowerCase()
+  if (EXTRACTED_EXTENSIONS.has(ext)) return null
+  let raw: string
+  try {
+    raw = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path))
+  } catch {
+    return null
+  }
+  if (raw.includes('\u0000')) return null
   return { id, content: ext === '.html' || ext === '.htm' ? htmlToText(raw) : raw, metadata: { title: basename(path), path } }
 }
 
 /**
- * Documents from files and folders. Folders are walked recursively for .txt .md .json .csv .html;
- * a file named directly may be any plain text. A file's id is its path relative to the folder it
- * was found in, or its name when given directly.
+ * Documents from files and folders. Folders are walked recursively for .txt .md .json .csv .html
+ * (read here, sent as JSON) and .pdf .docx (uploaded for the server to extract); a file named
+ * directly may be anything: plain text is read here, the rest is uploaded. A file's id is its path
+ * relative to the folder it was found in, or its name when given directly.
  */
-export function collectDocuments(inputs: string[]): FileDocument[] {
+export function collectDocuments(inputs: string[]): { documents: FileDocument[]; uploads: UploadFile[] } {
   const documents: FileDocument[] = []
+  const uploads: UploadFile[] = []
+  const add = (path: string, id: string) => {
+    const document = readDocument(path, id)
+    if (document) documents.push(document)
+    else uploads.push({ id, path })
+  }
   for (const input of inputs) {
     let stats
     try {
@@ -50,7 +61,7 @@ export function collectDocuments(inputs: string[]): FileDocument[] {
       throw new CliError('USAGE', `no such file or folder: ${input}`, EXIT.usage)
     }
     if (stats.isFile()) {
-      documents.push(readDocument(input, basename(input)))
+      add(input, basename(input))
       continue
     }
     const walk = (dir: string) => {
@@ -58,12 +69,43 @@ export function collectDocuments(inputs: string[]): FileDocument[] {
         if (entry.name.startsWith('.')) continue
         const path = join(dir, entry.name)
         if (entry.isDirectory()) walk(path)
-        else if (entry.isFile() && TEXT_EXTENSIONS.has(extname(entry.name).toLowerCase())) documents.push(readDocument(path, relative(input, path)))
+        else if (entry.isFile() && (TEXT_EXTENSIONS.has(extname(entry.name).toLowerCase()) || EXTRACTED_EXTENSIONS.has(extname(entry.name).toLowerCase()))) {
+          add(path, relative(input, path))
+        }
       }
     }
     walk(input)
   }
-  return documents
+  return { documents, uploads }
+}
+
+export interface UploadOutcome {
+  id: string
+  status: 'ingested' | 'unchanged' | 'failed'
+  chunks?: number
+  contentHash?: string
+  reason?: string
+}
+
+/**
+ * Uploads one file through POST /rag/collections/{name}/files (the server extracts its text),
+ * with its id and source path. A file over the server's request size limit is a failure of that
+ * file, not of the run.
+ */
+export async function uploadFile(client: ApiClient, collection: string, file: UploadFile, source?: string): Promise<UploadOutcome> {
+  const form = new FormData()
+  form.append('id', file.id)
+  if (source !== undefined) form.append('source', source)
+  form.append('files', Bun.file(file.path), basename(file.path))
+  try {
+    const response = await client.fetch(`/rag/collections/${encodeURIComponent(collection)}/files`, { method: 'POST', body: form })
+    const body = (await response.json()) as { files: { status: UploadOutcome['status']; chunks?: number; contentHash: string; reason?: string }[] }
+    const outcome = body.files[0]!
+    return { id: file.id, status: outcome.status, chunks: outcome.chunks, contentHash: outcome.contentHash, ...(outcome.reason ? { reason: outcome.reason } : {}) }
+  } catch (error) {
+    if (error instanceof CliError && error.code === 'PAYLOAD_TOO_LARGE') return { id: file.id, status: 'failed', reason: `larger than the server's request size limit (${error.message})` }
+    throw error
+  }
 }
 
 /** Groups documents into requests of at most `maxDocs` documents and about `maxBytes` of content. */

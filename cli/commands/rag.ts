@@ -2,7 +2,9 @@ import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { bold, dim, emit, example, globals, progressBar, table } from '../output'
 import { decimal, integer } from '../parse'
-import { batches, collectDocuments } from './rag-files'
+import { batches, collectDocuments, uploadFile } from './rag-files'
+import { registerRagDocuments } from './rag-docs'
+import { registerRagSync } from './rag-sync'
 
 /** The server's limit per document (larger ones are counted in failed). */
 const MAX_DOCUMENT_BYTES = 1024 * 1024
@@ -12,13 +14,14 @@ export function registerRag(program: Command): void {
   example(
     rag
       .command('ingest <collection> <paths...>')
-      .description('Ingest files and folders (.txt .md .json .csv .html) into a collection')
+      .description('Ingest files and folders (.txt .md .json .csv .html, and .pdf .docx extracted by the server) into a collection; exits 1 when any file failed')
       .action(async (collection: string, paths: string[], _options, command: Command) => {
-        const documents = collectDocuments(paths)
-        if (!documents.length) throw new CliError('USAGE', 'no .txt, .md, .json, .csv or .html files found', EXIT.usage)
+        const { documents, uploads } = collectDocuments(paths)
+        const files = documents.length + uploads.length
+        if (!files) throw new CliError('USAGE', 'no .txt, .md, .json, .csv, .html, .pdf or .docx files found', EXIT.usage)
         const client = new ApiClient(globals(command))
-        const total = { success: true, ingested: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
-        const bar = progressBar(documents.length, `Ingesting into ${collection}`)
+        const total = { success: true, ingested: 0, unchanged: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
+        const bar = progressBar(files, `Ingesting into ${collection}`)
         let done = 0
         const fail = (id: string, message: string) => {
           total.failed++
@@ -44,6 +47,7 @@ export function registerRag(program: Command): void {
             return send(batch.slice(half))
           }
           total.ingested += body.ingested
+          total.unchanged += body.unchanged ?? 0
           total.failed += body.failed
           total.processingTime += body.processingTime
           total.errors.push(...(body.errors ?? []))
@@ -51,13 +55,31 @@ export function registerRag(program: Command): void {
           bar.update(done)
         }
         for (const batch of batches(sendable)) await send(batch)
+        // Files that are not plain text (PDF, Word…) go one by one through the upload route, where the server extracts them.
+        for (const file of uploads) {
+          const started = performance.now()
+          const outcome = await uploadFile(client, collection, file)
+          total.processingTime += Math.round(performance.now() - started)
+          if (outcome.status === 'failed') fail(file.id, outcome.reason ?? 'failed')
+          else {
+            if (outcome.status === 'ingested') total.ingested++
+            else total.unchanged++
+            bar.update(++done)
+          }
+        }
         bar.done()
+        total.success = total.failed === 0
         emit(command, total, () => {
-          console.log(`${total.ingested} of ${documents.length} documents ingested into ${collection} in ${total.processingTime} ms.`)
-          for (const error of total.errors) console.log(`  ${dim('skipped')} ${error.id}: ${error.message}`)
+          const unchanged = total.unchanged ? ` (${total.unchanged} unchanged)` : ''
+          console.log(`${total.ingested + total.unchanged} of ${files} documents ingested into ${collection}${unchanged} in ${total.processingTime} ms.`)
+          for (const error of total.errors) console.log(`  ${dim('failed')} ${error.id}: ${error.message}`)
         })
+        if (total.failed) {
+          throw new CliError('INGEST_FAILED', `${total.failed} of ${files} files failed: ${total.errors.map((e) => `${e.id} (${e.message})`).join('; ')}`, EXIT.apiError)
+        }
       }),
     'uagent rag ingest docs ./handbook',
+    'uagent rag ingest manuals ./pdfs',
   )
   example(
     rag
@@ -125,4 +147,6 @@ export function registerRag(program: Command): void {
       }),
     'uagent rag delete docs handbook/old.md',
   )
+  registerRagDocuments(rag)
+  registerRagSync(rag)
 }

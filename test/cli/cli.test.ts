@@ -132,7 +132,7 @@ describe('uagent CLI', () => {
     expect(answer.stdout).toContain('[1] printing.txt')
   })
 
-  test('rag ingest counts files over 1 MB, and any the server cannot take in one request, as failed and goes on; binary files are refused', async () => {
+  test('rag ingest counts files over 1 MB, and any the server cannot take in one request, as failed, goes on, and exits 1; a broken PDF fails with its reason', async () => {
     const small = makeServerWith(new ScriptedGenerator('ok'), { jwtSecret: SECRET, maxRequestSize: '64kb', maxRequestBytes: 64 * 1024 })
     const listener = small.app.listen({ port: 0 })
     try {
@@ -145,7 +145,8 @@ describe('uagent CLI', () => {
       writeFileSync(join(folder, 'd-over-request-limit.txt'), text(70, 'wide'))
       writeFileSync(join(folder, 'e-over-1mb.txt'), text(1536, 'huge'))
       const ingest = await run(['--url', url, '--json', 'rag', 'ingest', 'bulk', folder], own)
-      expect(ingest.code).toBe(0)
+      expect(ingest.code).toBe(1)
+      expect(ingest.stderr).toContain('2 of 5 files failed')
       const body = JSON.parse(ingest.stdout)
       expect(body).toMatchObject({ ingested: 3, failed: 2 })
       expect(body.errors.map((e: { id: string }) => e.id).sort()).toEqual(['d-over-request-limit.txt', 'e-over-1mb.txt'])
@@ -153,8 +154,8 @@ describe('uagent CLI', () => {
 
       writeFileSync(join(folder, 'scan.pdf'), Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0x01, 0x02]))
       const binary = await run(['--url', url, 'rag', 'ingest', 'bulk', join(folder, 'scan.pdf')], own)
-      expect(binary.code).toBe(2)
-      expect(binary.stderr).toContain('is not a text file')
+      expect(binary.code).toBe(1)
+      expect(binary.stdout).toContain('failed scan.pdf: not a readable PDF')
     } finally {
       listener.stop(true)
     }

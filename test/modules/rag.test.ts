@@ -304,7 +304,7 @@ describe('ingest', () => {
     await server.call('POST', '/rag/ingest', { token: accessToken, body: { collection: 'long', documents: [{ id: 'long', content }] } })
     const chunks = server.services.db.query('SELECT content FROM rag_chunks ORDER BY position').all() as { content: string }[]
     expect(chunks.length).toBeGreaterThan(2)
-    for (const chunk of chunks) expect(chunk.content).toMatch(/^Sentence number \d+ .*detail\.$/)
+    for (const chunk of chunks) expect(chunk.content).toMatch(/^Sentence number \d+ [\s\S]*detail\.$/)
     // Overlap: each chunk starts with the sentence(s) that ended the previous one.
     const lastOfFirst = chunks[0]!.content.split('. ').at(-1)!
     expect(chunks[1]!.content).toContain(lastOfFirst)

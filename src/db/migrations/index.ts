@@ -2,6 +2,7 @@ import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
 import { rag } from './003_rag'
 import { ragFtsPerCollection } from './004_rag_fts_per_collection'
+import { ragDocuments } from './008_rag_documents'
 
 export interface Migration {
   version: number
@@ -11,4 +12,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, ragDocuments]

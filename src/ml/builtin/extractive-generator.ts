@@ -12,30 +12,71 @@ interface Passage {
   text: string
 }
 
+interface PassageLines {
+  number: number
+  lines: string[]
+}
+
 const PASSAGE = /^\[(\d{1,3})\]\s+(.+)$/
 
 export const NO_ANSWER = 'The provided sources do not contain an answer to that question.'
 
 /**
- * Numbered passages (`[1] text`) in the messages; a passage runs until the next number or a blank
- * line. Passages come before the question: from a "Question:" line on, nothing is a passage.
+ * Numbered passages (`[1] text`) in the messages, line by line; a passage runs until the next
+ * number or a blank line. Passages come before the question: from a "Question:" line on, nothing is a passage.
  */
-export function findPassages(messages: ChatMessage[]): Passage[] {
-  const passages: Passage[] = []
+function passageLines(messages: ChatMessage[]): PassageLines[] {
+  const passages: PassageLines[] = []
   for (const message of messages) {
     if (message.role === 'assistant') continue
-    let current: Passage | null = null
+    let current: PassageLines | null = null
     for (const line of message.content.split('\n')) {
       if (/^question:/i.test(line.trim())) break
       const match = PASSAGE.exec(line.trim())
       if (match) {
-        current = { number: Number(match[1]), text: match[2]! }
+        current = { number: Number(match[1]), lines: [match[2]!] }
         passages.push(current)
-      } else if (current && line.trim() && !/^question:/i.test(line.trim())) current.text += ` ${line.trim()}`
+      } else if (current && line.trim()) current.lines.push(line)
       else current = null
     }
   }
   return passages
+}
+
+/** Numbered passages in the messages, each as one line of text. */
+export function findPassages(messages: ChatMessage[]): Passage[] {
+  return passageLines(messages).map((p) => ({ number: p.number, text: p.lines.map((line) => line.trim()).join(' ') }))
+}
+
+const HEADING_LINE = /^\s{0,3}#{1,6}\s/
+const ITEM_LINE = /^\s*([-*+•]|\d{1,3}[.)])\s|^\s*\|/
+const FENCE_LINE = /^\s*(```|~~~)/
+
+/**
+ * The sentences of a passage, in order: prose lines are joined and split into sentences; list
+ * items and table rows are one sentence each; headings and code fences are left out (they say
+ * what a section is about, not an answer).
+ */
+function passageSentences(lines: string[]): { text: string; heading: string }[] {
+  const out: { text: string; heading: string }[] = []
+  let prose: string[] = []
+  let heading = ''
+  const close = () => {
+    if (prose.length) out.push(...sentences(prose.join(' ')).map((text) => ({ text, heading })))
+    prose = []
+  }
+  for (const line of lines) {
+    if (HEADING_LINE.test(line)) {
+      close()
+      heading = line.replace(/^\s*#+\s*/, '')
+    } else if (FENCE_LINE.test(line)) close()
+    else if (ITEM_LINE.test(line)) {
+      close()
+      out.push({ text: line.trim(), heading })
+    } else prose.push(line.trim())
+  }
+  close()
+  return out
 }
 
 /** The question: the last user message without its passage lines or a leading "Question:". */
@@ -60,43 +101,96 @@ function freeContext(messages: ChatMessage[]): string[] {
 
 interface Candidate {
   text: string
+  /** The heading of the section the sentence is in: what it is about, even when it does not say. */
+  heading: string
   citation: number | null
+  /** Passage order, then sentence order: where the sentence stands in what was given. */
   order: number
+  position: number
   score: number
 }
 
-/** Scores sentences by the question terms they share, rarer terms counting more. */
-function rank(candidates: Omit<Candidate, 'score'>[], asked: string[]): Candidate[] {
-  const wanted = new Set(asked)
-  const termSets = candidates.map((c) => new Set(keyTerms(c.text)))
+/** Sentences that lean on the one before them. */
+const LEANS_BACK = /^(it|its|this|that|these|those|they|their|them|such|he|she|then|there|however|but|also|so|thus|therefore|otherwise|instead)\b/i
+/** "X is …", "An X means …": the subject, then a defining verb, at the start of a sentence. */
+const DEFINITION = /^(?:an?|the)?\s*([^,;:.]{1,60}?)\s+(?:is|are|was|were|means|refers to|stands for|denotes)\b/i
+const WHAT_IS = /^\s*(what|who)\s+(is|are|was|were)\b|^\s*(define|definition of|meaning of)\b/i
+
+const normalise = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').replace(/\s*\[\d+\]\s*/g, ' ').trim()
+
+/**
+ * Scores sentences by how much of the question they cover: each question term a sentence holds
+ * counts by its rarity among the sentences given (so the words that pick out the question weigh
+ * most), divided by what all the question's terms are worth. For "what is X" questions, a
+ * sentence that defines X (X, then "is", "means"…) gets a bonus. A sentence also covers the terms
+ * of the heading it stands under.
+ */
+function rank(candidates: Omit<Candidate, 'score'>[], question: string): Candidate[] {
+  const asked = [...new Set(keyTerms(question))]
+  const ownTerms = candidates.map((c) => new Set(keyTerms(c.text)))
   const documentFrequency = new Map<string, number>()
-  for (const terms of termSets) for (const term of terms) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+  for (const terms of ownTerms) for (const term of terms) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+  // A sentence covers its section heading's terms too ("To enable it…" under "Two-factor authentication").
+  const termSets = candidates.map((c, i) => (c.heading ? new Set([...ownTerms[i]!, ...keyTerms(c.heading)]) : ownTerms[i]!))
+  const weight = (term: string) => Math.log(1 + (candidates.length + 1) / ((documentFrequency.get(term) ?? 0) + 1))
+  const total = asked.reduce((sum, term) => sum + weight(term), 0) || 1
+  const definitional = WHAT_IS.test(question)
   return candidates.map((candidate, i) => {
-    let score = 0
-    for (const term of termSets[i]!) if (wanted.has(term)) score += Math.log(1 + candidates.length / documentFrequency.get(term)!)
+    let covered = 0
+    for (const term of asked) if (termSets[i]!.has(term)) covered += weight(term)
+    let score = covered / total
+    if (definitional && score > 0) {
+      // A bonus only when the subject is what was asked about: all its words are the question's.
+      const subject = DEFINITION.exec(candidate.text)?.[1]
+      const terms = subject ? keyTerms(subject) : []
+      if (terms.length && terms.every((term) => asked.includes(term))) score += 0.5
+    }
     return { ...candidate, score }
   })
 }
 
+/**
+ * The answering sentences: the best ones (at least half as good as the best, at most three), each
+ * with the sentence before it when it leans on it ("It…", "This…"), in the order they were given;
+ * a sentence that two passages share (overlapping chunks) is used once.
+ */
+function pick(ranked: Candidate[], all: Candidate[]): Candidate[] {
+  const best = Math.max(0, ...ranked.map((c) => c.score))
+  if (best <= 0) return []
+  const chosen: Candidate[] = []
+  const seen = new Set<string>()
+  const take = (candidate: Candidate) => {
+    const key = normalise(candidate.text)
+    if (seen.has(key)) return false
+    seen.add(key)
+    chosen.push(candidate)
+    return true
+  }
+  const ordered = [...ranked].filter((c) => c.score >= best * 0.5).sort((a, b) => b.score - a.score)
+  let picked = 0
+  for (const candidate of ordered) {
+    if (picked >= 3) break
+    if (!take(candidate)) continue
+    picked++
+    if (LEANS_BACK.test(candidate.text)) {
+      const previous = all.find((c) => c.order === candidate.order && c.position === candidate.position - 1)
+      if (previous) take(previous)
+    }
+  }
+  return chosen.sort((a, b) => a.order - b.order || a.position - b.position)
+}
+
 function compose(messages: ChatMessage[]): string {
-  const asked = keyTerms(question(messages))
-  const passages = findPassages(messages)
+  const asked = question(messages)
+  const passages = passageLines(messages)
   if (passages.length > 0) {
-    const candidates = passages.flatMap((p, order) => sentences(p.text).map((text) => ({ text, citation: p.number, order })))
-    const best = rank(candidates, asked)
-      .filter((c) => c.score > 0)
-      .sort((a, b) => b.score - a.score)
-      .slice(0, 3)
-      .sort((a, b) => a.order - b.order)
+    const candidates = passages.flatMap((p, order) => passageSentences(p.lines).map(({ text, heading }, position) => ({ text, heading, citation: p.number, order, position })))
+    const best = pick(rank(candidates, asked), candidates as Candidate[])
     if (best.length === 0) return NO_ANSWER
     return best.map((c) => `${c.text} [${c.citation}]`).join(' ')
   }
-  const context = freeContext(messages).flatMap((chunk, order) => sentences(chunk).map((text) => ({ text, citation: null, order })))
-  const relevant = rank(context, asked)
-    .filter((c) => c.score > 0)
-    .sort((a, b) => b.score - a.score)
-    .slice(0, 3)
-    .sort((a, b) => a.order - b.order)
+  const context = freeContext(messages).flatMap((chunk, order) => sentences(chunk).map((text, position) => ({ text, heading: '', citation: null, order, position })))
+  const relevant = pick(rank(context, asked), context as Candidate[])
   if (relevant.length > 0) return `From the context provided: ${relevant.map((c) => c.text).join(' ')}\n\n${NO_MODEL_NOTICE}`
   return NO_MODEL_NOTICE
 }

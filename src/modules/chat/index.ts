@@ -5,8 +5,8 @@ import { AppError } from '../../core/errors'
 import { sseResponse } from '../../core/sse'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
-import { ChatRequest, ChatResponse as ChatResponseSchema, StreamQuery } from './model'
-import { type ChatResponse, type ChatService, describeFailure } from './service'
+import { ChatRequest, ChatResponse as ChatResponseSchema, requestedCollections, StreamQuery } from './model'
+import { type ChatResponse, type ChatService, describeFailure, type Exchange } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
@@ -23,6 +23,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
             context: body.context,
             optimizePrompt: body.optimizePrompt,
             conversationId: body.conversationId,
+            collections: requestedCollections(body.collection, body.collections),
           },
           request.signal,
         ),
@@ -42,56 +43,86 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
           context: query.context,
           optimizePrompt: query.optimizePrompt,
           conversationId: query.conversationId,
+          collections: requestedCollections(query.collection, query.collections),
         })
-        return sseResponse(
-          async function* (signal) {
-            yield { type: 'start', conversationId: exchange.conversationId, model: exchange.model }
-            let reply = ''
-            let failure: { code: string; message: string } | null = null
-            let stored: ChatResponse | undefined
-            try {
-              for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
-                reply += piece
-                yield { type: 'chunk', content: piece }
-              }
-            } catch (error) {
-              // A client that went away cancelled the reply; that is not a failure to report.
-              if (!signal.aborted) {
-                failure = describeFailure(error)
-                if (!(error instanceof AppError)) log(`[${set.headers['x-request-id'] ?? '-'}] GET /stream generation failed: ${(error as Error)?.stack ?? String(error)}`)
-              }
-            } finally {
-              // Stored whatever happened: a cancelled or failed exchange as far as it got, marked so.
-              // A failure to store (the conversation was deleted meanwhile) is told as an error event.
-              try {
-                stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
-              } catch (error) {
-                failure ??= describeFailure(error)
-              }
-            }
-            if (failure) {
-              yield { type: 'error', ...failure }
-              return
-            }
-            yield { type: 'end', conversationId: exchange.conversationId, tokens: stored!.metadata.tokens, responseTime: stored!.metadata.responseTime }
-          },
-          set.headers as Record<string, string>,
-          request.signal,
-        )
+        return streamReply(exchange, set, request, log, 'GET /stream')
       },
       {
         auth: true,
         query: StreamQuery,
-        detail: {
-          summary: 'Streaming chat over server-sent events: start, chunk…, end (or error)',
-          // Documented only: the response is a stream, so no schema is checked at run time.
-          responses: {
-            200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-            ...Object.fromEntries(
-              Object.keys(errors).map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
-            ),
-          },
-        },
+        detail: { summary: 'Streaming chat over server-sent events: start, chunk…, end (or error)', responses: streamResponses },
       },
     )
+    .post(
+      '/chat/stream',
+      async ({ body, principal, request, set }) => {
+        const exchange = await chat.prepare({
+          userId: actingUserId(principal, body.userId),
+          message: body.message,
+          context: body.context,
+          optimizePrompt: body.optimizePrompt,
+          conversationId: body.conversationId,
+          collections: requestedCollections(body.collection, body.collections),
+        })
+        return streamReply(exchange, set, request, log, 'POST /chat/stream')
+      },
+      {
+        auth: true,
+        body: ChatRequest,
+        detail: { summary: 'Streaming chat with a JSON body (as POST /chat) over server-sent events: start, chunk…, end (or error)', responses: streamResponses },
+      },
+    )
+}
+
+// Documented only: the response is a stream, so no schema is checked at run time.
+const streamResponses = {
+  200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' as const } } } },
+  ...Object.fromEntries(
+    Object.keys(errors).map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
+  ),
+}
+
+/** The SSE events of one prepared exchange: start, chunk…, end (or error); stored when it ends. */
+function streamReply(exchange: Exchange, set: { headers: Record<string, unknown> }, request: Request, log: (line: string) => void, route: string) {
+  return sseResponse(
+    async function* (signal) {
+      yield { type: 'start', conversationId: exchange.conversationId, model: exchange.model, ...(exchange.sources ? { sources: exchange.sources } : {}) }
+      let reply = ''
+      let failure: { code: string; message: string } | null = null
+      let stored: ChatResponse | undefined
+      try {
+        for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
+          reply += piece
+          yield { type: 'chunk', content: piece }
+        }
+      } catch (error) {
+        // A client that went away cancelled the reply; that is not a failure to report.
+        if (!signal.aborted) {
+          failure = describeFailure(error)
+          if (!(error instanceof AppError)) log(`[${set.headers['x-request-id'] ?? '-'}] ${route} generation failed: ${(error as Error)?.stack ?? String(error)}`)
+        }
+      } finally {
+        // Stored whatever happened: a cancelled or failed exchange as far as it got, marked so.
+        // A failure to store (the conversation was deleted meanwhile) is told as an error event.
+        try {
+          stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+        } catch (error) {
+          failure ??= describeFailure(error)
+        }
+      }
+      if (failure) {
+        yield { type: 'error', ...failure }
+        return
+      }
+      yield {
+        type: 'end',
+        conversationId: exchange.conversationId,
+        tokens: stored!.metadata.tokens,
+        responseTime: stored!.metadata.responseTime,
+        ...(exchange.sources ? { sources: exchange.sources } : {}),
+      }
+    },
+    set.headers as Record<string, string>,
+    request.signal,
+  )
 }

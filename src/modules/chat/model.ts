@@ -3,12 +3,25 @@ import { nonBlankText } from '../../core/schema'
 
 export const MAX_MESSAGE = 32_000
 
+const CollectionName = t.String({ minLength: 1, maxLength: 64, description: 'A collection of yours (RAG)' })
+
+export const Source = t.Object({
+  id: t.String({ description: 'Document id' }),
+  title: t.String(),
+  chunk: t.Integer(),
+  score: t.Number(),
+  collection: t.String(),
+  page: t.Optional(t.Integer({ description: 'PDF page of the passage' })),
+})
+
 export const ChatRequest = t.Object({
   message: nonBlankText(MAX_MESSAGE, { description: '1..32000 characters, not blank' }),
   optimizePrompt: t.Optional(t.Boolean({ default: false })),
   context: t.Optional(t.Nullable(t.String({ maxLength: 100_000 }))),
   userId: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
   conversationId: t.Optional(t.Nullable(t.String({ maxLength: 100, description: 'Continue this conversation' }))),
+  collection: t.Optional(t.Nullable(CollectionName)),
+  collections: t.Optional(t.Nullable(t.Array(CollectionName, { minItems: 1, maxItems: 10, description: 'Ground the reply in these collections' }))),
 })
 
 export const ChatResponse = t.Object({
@@ -22,6 +35,7 @@ export const ChatResponse = t.Object({
     promptTokens: t.Integer(),
     completionTokens: t.Integer(),
     optimizedPrompt: t.Optional(t.String()),
+    sources: t.Optional(t.Array(Source, { description: 'Passages a grounded reply was given: [n] in the reply is sources[n-1]' })),
   }),
 })
 
@@ -30,4 +44,12 @@ export const StreamQuery = t.Object({
   optimizePrompt: t.Optional(t.Boolean({ default: false, error: 'query.optimizePrompt: must be true or false' })),
   conversationId: t.Optional(t.String({ maxLength: 100 })),
   context: t.Optional(t.String({ maxLength: 100_000 })),
+  collection: t.Optional(CollectionName),
+  collections: t.Optional(t.String({ maxLength: 700, description: 'Comma-separated collection names' })),
 })
+
+/** The collections a request names, from `collection` and `collections` together. */
+export function requestedCollections(collection?: string | null, collections?: string[] | string | null): string[] {
+  const list = typeof collections === 'string' ? collections.split(',').map((c) => c.trim()).filter(Boolean) : (collections ?? [])
+  return [...new Set([...(collection ? [collection] : []), ...list])]
+}

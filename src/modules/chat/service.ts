@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
-import { type ChatMessage, type Generator, replyBudget } from '../../ml'
+import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
+import { countTextTokens, streamText } from '../../ml/stream-text'
+import type { Grounding, GroundingSource } from '../rag/grounding'
 import { type ConversationStore, titleFrom } from '../conversations/service'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
@@ -10,6 +12,8 @@ export interface ChatInput {
   context?: string | null
   optimizePrompt?: boolean
   conversationId?: string | null
+  /** Collections to ground the reply in (extension). */
+  collections?: string[]
 }
 
 export interface ChatResponse {
@@ -23,6 +27,8 @@ export interface ChatResponse {
     promptTokens: number
     completionTokens: number
     optimizedPrompt?: string
+    /** The passages a grounded reply was given; `[n]` in the reply is sources[n-1]. */
+    sources?: GroundingSource[]
   }
 }
 
@@ -38,6 +44,8 @@ export interface Exchange {
   optimized: boolean
   userMessage: string
   startedAt: number
+  /** For a reply grounded in collections: the passages given to the model. */
+  sources?: GroundingSource[]
   /** Stores the user message and the reply (as far as it got) and returns the response. */
   finish(reply: string, options?: { cancelled?: boolean; error?: string }): Promise<ChatResponse>
 }
@@ -50,6 +58,9 @@ export interface ChatDeps {
 
 /** Chat: prompt assembly, generation (whole or streamed), and storing both turns. */
 export class ChatService {
+  /** Grounds replies in RAG collections; set by the app (chat works without it, but not with `collection`). */
+  grounding: Grounding | null = null
+
   constructor(private readonly deps: ChatDeps) {}
 
   async prepare(raw: ChatInput): Promise<Exchange> {
@@ -66,12 +77,27 @@ export class ChatService {
     const history: ChatMessage[] = (existing?.messages ?? [])
       .filter((m) => m.role !== 'system' && m.content)
       .map((m) => ({ role: m.role, content: m.content }))
-    const { messages, promptTokens } = await assemblePrompt(generator, { context: input.context, history, message: userMessage, optimized })
+    const collections = [...new Set(input.collections ?? [])]
+    let grounded: Awaited<ReturnType<Grounding['ground']>> | null = null
+    if (collections.length) {
+      if (!this.grounding) throw new AppError('VALIDATION_ERROR', 'collection: this server has no knowledge base')
+      const earlierQuestions = history.filter((m) => m.role === 'user').map((m) => m.content)
+      grounded = await this.grounding.ground(input.userId, collections, userMessage, earlierQuestions, generator)
+    }
+    const context = grounded?.context ? [input.context?.trim(), grounded.context].filter(Boolean).join('\n\n') : input.context
+    const { messages, promptTokens } = await assemblePrompt(generator, { context, history, message: userMessage, optimized })
     const conversationId = existing?.id ?? randomUUID()
+    // Nothing relevant in the collections: the reply says so rather than letting a model answer from nowhere.
+    const replier =
+      grounded && !grounded.context
+        ? new FixedReply(`I could not find anything relevant to that in the collection${collections.length > 1 ? 's' : ''} ${collections.map((c) => `"${c}"`).join(', ')}.`, generator)
+        : generator
+    const sources = grounded ? grounded.sources : undefined
     return {
       conversationId,
       model: generator.id,
-      generator,
+      generator: replier,
+      ...(sources ? { sources } : {}),
       messages,
       maxTokens: replyBudget(generator),
       promptTokens,
@@ -89,6 +115,7 @@ export class ChatService {
             tokens: completionTokens,
             metadata: {
               model: generator.id,
+              ...(sources ? { sources } : {}),
               ...(options.cancelled ? { cancelled: true } : {}),
               ...(options.error ? { error: options.error } : {}),
             },
@@ -105,6 +132,7 @@ export class ChatService {
             promptTokens,
             completionTokens,
             ...(optimized ? { optimizedPrompt: userMessage } : {}),
+            ...(sources ? { sources } : {}),
           },
         }
       },
@@ -116,6 +144,34 @@ export class ChatService {
     const exchange = await this.prepare(input)
     const result = await exchange.generator.generate(exchange.messages, { maxTokens: exchange.maxTokens }, signal)
     return exchange.finish(result.text, { cancelled: result.finishReason === 'cancelled' })
+  }
+}
+
+/** A reply decided without the model (nothing relevant to ground it in), streamed like a model's. */
+class FixedReply implements Generator {
+  readonly id: string
+  readonly contextLength: number
+
+  constructor(
+    private readonly text: string,
+    private readonly model: Generator,
+  ) {
+    this.id = model.id
+    this.contextLength = model.contextLength
+  }
+
+  countTokens(text: string) {
+    return this.model.countTokens(text)
+  }
+
+  async generate(_messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
+    let text = ''
+    for await (const piece of this.stream(_messages, options, signal)) text += piece
+    return { text, promptTokens: 0, completionTokens: countTextTokens(text), finishReason: signal?.aborted ? ('cancelled' as const) : ('stop' as const) }
+  }
+
+  stream(_messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
+    return streamText(this.text, options.maxTokens, signal)
   }
 }
 

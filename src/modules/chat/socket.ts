@@ -1,6 +1,6 @@
 import { AppError } from '../../core/errors'
 import type { SocketHandlers } from '../ws/registry'
-import { MAX_MESSAGE } from './model'
+import { MAX_MESSAGE, requestedCollections } from './model'
 import { type ChatService, describeFailure } from './service'
 
 function optionalString(message: Record<string, unknown>, field: string, max: number): string | undefined {
@@ -10,7 +10,7 @@ function optionalString(message: Record<string, unknown>, field: string, max: nu
   return value
 }
 
-/** `stream_chat {message, conversationId?, context?, optimizePrompt?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
+/** `stream_chat {message, conversationId?, context?, optimizePrompt?, collection?, collections?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
 export function registerChatSocket(handlers: SocketHandlers, chat: ChatService): void {
   handlers.register('stream_chat', async ({ principal, signal, send }, message) => {
     const text = message.message
@@ -20,12 +20,17 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
     if (message.optimizePrompt !== undefined && typeof message.optimizePrompt !== 'boolean') {
       throw new AppError('VALIDATION_ERROR', 'optimizePrompt must be true or false')
     }
+    const collections = message.collections
+    if (collections !== undefined && collections !== null && (!Array.isArray(collections) || collections.length > 10 || collections.some((c) => typeof c !== 'string'))) {
+      throw new AppError('VALIDATION_ERROR', 'collections must be an array of at most 10 collection names')
+    }
     const exchange = await chat.prepare({
       userId: principal.user.id,
       message: text,
       conversationId: optionalString(message, 'conversationId', 100),
       context: optionalString(message, 'context', 100_000),
       optimizePrompt: message.optimizePrompt === true,
+      collections: requestedCollections(optionalString(message, 'collection', 64), collections as string[] | undefined),
     })
     let reply = ''
     let failure: unknown = null

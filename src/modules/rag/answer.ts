@@ -1,22 +1,62 @@
 import { AppError } from '../../core/errors'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
+import { keyTerms } from '../../ml/text'
 import type { RagService, SearchResult } from './service'
 
-/** Passages scoring below this are not relevant enough to answer from. */
-export const RELEVANCE_FLOOR = 0.2
+/**
+ * Passages scoring below this are not relevant enough to answer from. Calibrated on the labelled
+ * set in test/fixtures/kb-labelled.json (documentation, 10 on-topic and 10 off-topic questions)
+ * with the built-in embedder: the best off-topic passage scores 0.20, the weakest right answer
+ * 0.30; the floor sits between them (`bun scripts/calibrate-relevance.ts` prints the figures).
+ */
+export const RELEVANCE_FLOOR = 0.25
 /** Passages far weaker than the best one are left out too. */
 export const RELATIVE_FLOOR = 0.6
+/**
+ * A passage that shares no content word with the question counts only when its score is at least
+ * this: a meaning match strong enough that a real embedding model is sure without shared words.
+ */
+export const MEANING_ONLY_FLOOR = 0.5
 
 const INSTRUCTION =
   'Answer the question using only the numbered sources below. Cite the sources you use as [1], [2] ' +
   'right after the sentences they support. If the sources do not contain the answer, say so.'
 
-function title(result: SearchResult): string {
+/** What an answer says when nothing in the collection is relevant to the question. */
+export const noRelevantAnswer = (collection: string) =>
+  `I could not find anything relevant to that question in the collection "${collection}": its documents do not contain an answer to it.`
+
+export function title(result: SearchResult): string {
   return typeof result.metadata.title === 'string' && result.metadata.title ? result.metadata.title : result.id
 }
 
+/**
+ * A passage as one numbered block of the prompt: its lines as written (so lists and code keep
+ * their shape), without blank lines (a blank line ends a passage), and with lines that would read
+ * as the start of another passage or of the question joined to the line before.
+ */
+export function passageBlock(content: string): string {
+  return content
+    .split('\n')
+    .filter((line) => line.trim())
+    .reduce((out, line) => (out && /^\s*(\[\d{1,3}\]|question:)/i.test(line) ? `${out} ${line.trim()}` : out ? `${out}\n${line}` : line.trim()), '')
+}
+
+/**
+ * The passages worth answering from: at least RELEVANCE_FLOOR and RELATIVE_FLOOR of the best, and
+ * sharing a content word with the question unless their score alone is MEANING_ONLY_FLOOR.
+ */
+export function relevantPassages<T extends SearchResult>(question: string, results: T[]): T[] {
+  const asked = new Set(keyTerms(question))
+  const grounded = results.filter(
+    (p) => p.score >= RELEVANCE_FLOOR && (p.score >= MEANING_ONLY_FLOOR || keyTerms(p.content).some((term) => asked.has(term))),
+  )
+  const best = grounded[0]?.score ?? 0
+  return grounded.filter((p) => p.score >= best * RELATIVE_FLOOR)
+}
+
 export function answerPrompt(question: string, passages: SearchResult[]): ChatMessage[] {
-  const numbered = passages.map((p, i) => `[${i + 1}] ${p.content.replace(/\s*\n\s*/g, ' ')}`).join('\n')
+  const numbered = passages.map((p, i) => `[${i + 1}] ${passageBlock(p.content)}`).join('\n')
   return [
     { role: 'system', content: INSTRUCTION },
     { role: 'user', content: `Sources:\n${numbered}\n\nQuestion: ${question}` },
@@ -60,8 +100,7 @@ export async function answerQuestion(
   input: { question: string; collection: string; maxContext: number; includeContext: boolean },
 ) {
   const found = await rag.search(userId, input.collection, input.question, input.maxContext, RELEVANCE_FLOOR)
-  const best = found.results[0]?.score ?? 0
-  const relevant = found.results.filter((p) => p.score >= best * RELATIVE_FLOOR)
+  const relevant = relevantPassages(input.question, found.results)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
   let passages = generator ? await fitPassages(generator, input.question, relevant) : []
@@ -70,7 +109,7 @@ export async function answerQuestion(
   }
   let answer: string
   if (!generator) {
-    answer = `I could not find anything relevant to that question in the collection "${input.collection}".`
+    answer = noRelevantAnswer(input.collection)
   } else {
     const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
     if (result.noAnswer) {

@@ -1,5 +1,3 @@
-import { sentences } from '../../ml/text'
-
 export interface ChunkOptions {
   /** Largest chunk, in characters. */
   maxChars: number
@@ -7,86 +5,173 @@ export interface ChunkOptions {
   overlapChars: number
 }
 
+/** A page break in extracted text (PDF pages are joined with it): chunks never cross one. */
+export const PAGE_BREAK = '\f'
+
 /** Characters per chunk for an embedder that reads at most `maxTokens` tokens (~4 characters each, with headroom). */
 export function chunkOptionsFor(maxTokens: number | undefined): ChunkOptions {
   const maxChars = Math.max(400, Math.min(2000, Math.round((maxTokens ?? 400) * 2.5)))
   return { maxChars, overlapChars: Math.round(maxChars * 0.15) }
 }
 
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+/** What comes before a unit: how good a place it is to start a new chunk. */
+const enum Break {
+  None = 0,
+  Paragraph = 1,
+  Heading = 2,
+  Page = 3,
+}
 
-/** Splits a sentence longer than a chunk at word boundaries. */
-function splitLong(sentence: string, maxChars: number): string[] {
-  if (sentence.length <= maxChars) return [sentence]
-  const parts: string[] = []
-  let current = ''
-  for (const word of sentence.split(' ')) {
-    if (current && current.length + 1 + word.length > maxChars) {
-      parts.push(current)
-      current = ''
-    }
-    // A single "word" longer than a chunk (a URL, base64) is cut hard, never inside a surrogate pair.
-    for (let i = 0, end = 0; i < word.length; i = end) {
-      end = Math.min(i + maxChars, word.length)
-      if (end < word.length && end - i > 1 && isHighSurrogate(word.charCodeAt(end - 1))) end--
-      const piece = word.slice(i, end)
-      current = current ? `${current} ${piece}` : piece
-      if (current.length >= maxChars) {
-        parts.push(current)
-        current = ''
-      }
-    }
+/** A span of the original text: a sentence, a line of code or of a list, or a piece of a long one. */
+interface Unit {
+  start: number
+  end: number
+  before: Break
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+const FENCE = /^\s{0,3}(`{3,}|~{3,})/
+const HEADING = /^\s{0,3}#{1,6}(\s|$)/
+/** Lines kept whole: list items, table rows, indented code, block quotes. */
+const LINE_ITEM = /^(\s*([-*+•]|\d{1,3}[.)])\s|\s*\||\t| {4}|\s*>)/
+const SENTENCE_END = /[.!?]["')\]]*\s+/g
+
+/** Splits a span longer than a chunk at white space, and a word longer than a chunk hard (never inside a surrogate pair). */
+function splitLong(text: string, unit: Unit, maxChars: number): Unit[] {
+  if (unit.end - unit.start <= maxChars) return [unit]
+  const parts: Unit[] = []
+  let start = unit.start
+  while (unit.end - start > maxChars) {
+    let cut = start + maxChars
+    const space = text.lastIndexOf(' ', cut)
+    const newline = text.lastIndexOf('\n', cut)
+    const soft = Math.max(space, newline)
+    if (soft > start) cut = soft
+    else if (isHighSurrogate(text.charCodeAt(cut - 1))) cut--
+    parts.push({ start, end: cut, before: parts.length ? Break.None : unit.before })
+    start = cut
+    while (start < unit.end && /\s/.test(text[start]!)) start++
   }
-  if (current) parts.push(current)
+  if (start < unit.end) parts.push({ start, end: unit.end, before: parts.length ? Break.None : unit.before })
   return parts
 }
 
-/** The last sentences of a chunk that fit in the overlap, to open the next one. */
-function tail(units: string[], overlapChars: number): string[] {
-  const kept: string[] = []
-  let size = 0
-  for (let i = units.length - 1; i >= 0; i--) {
-    size += units[i]!.length + 1
-    if (size > overlapChars) break
-    kept.unshift(units[i]!)
+/** Sentences of a run of prose lines, as spans of the text (line breaks inside stay as written). */
+function sentenceUnits(text: string, start: number, end: number, before: Break): Unit[] {
+  const units: Unit[] = []
+  const prose = text.slice(start, end)
+  let from = 0
+  for (const match of prose.matchAll(SENTENCE_END)) {
+    const stop = match.index + match[0].trimEnd().length
+    units.push({ start: start + from, end: start + stop, before: units.length ? Break.None : before })
+    from = match.index + match[0].length
   }
-  return kept
+  if (from < prose.length) {
+    const rest = prose.slice(from).trimEnd()
+    if (rest) units.push({ start: start + from, end: start + from + rest.length, before: units.length ? Break.None : before })
+  }
+  return units
 }
 
 /**
- * Splits a document into chunks on paragraph and sentence boundaries, each at most `maxChars`,
- * with the previous chunk's last sentences repeated (up to `overlapChars`) for context.
- * A paragraph break closes a chunk once it is half full, so chunks follow the text's structure.
+ * The units of a text, in order: headings, sentences of paragraphs, whole lines of lists, tables
+ * and code (a fenced code block is kept together, blank lines included), each marked with the
+ * kind of break before it.
+ */
+function segment(text: string): Unit[] {
+  const units: Unit[] = []
+  let before = Break.Paragraph
+  let prose: { start: number; end: number } | null = null
+  const closeProse = () => {
+    if (prose) units.push(...sentenceUnits(text, prose.start, prose.end, before))
+    if (prose) before = Break.None
+    prose = null
+  }
+  let fence: string | null = null
+  let at = 0
+  while (at <= text.length) {
+    const newline = text.indexOf('\n', at)
+    const lineEnd = newline === -1 ? text.length : newline
+    const line = text.slice(at, lineEnd)
+    const lineStart = at
+    at = lineEnd + 1
+    if (fence !== null) {
+      // Inside a fenced code block: every line (blank ones too) is one unit, glued to the block.
+      const trimmed = line.trimEnd()
+      if (trimmed) units.push({ start: lineStart, end: lineStart + trimmed.length, before: Break.None })
+      if (line.trim().startsWith(fence)) {
+        fence = null
+        before = Break.Paragraph
+      }
+      if (newline === -1) break
+      continue
+    }
+    if (line.includes(PAGE_BREAK) && !line.replace(PAGE_BREAK, '').trim()) {
+      closeProse()
+      before = Break.Page
+    } else if (!line.trim()) {
+      closeProse()
+      if (before < Break.Paragraph) before = Break.Paragraph
+    } else if (FENCE.test(line)) {
+      closeProse()
+      fence = FENCE.exec(line)![1]!
+      units.push({ start: lineStart, end: lineStart + line.trimEnd().length, before: Math.max(before, Break.Paragraph) })
+      before = Break.None
+    } else if (HEADING.test(line)) {
+      closeProse()
+      units.push({ start: lineStart, end: lineStart + line.trimEnd().length, before: Math.max(before, Break.Heading) })
+      before = Break.Paragraph
+    } else if (LINE_ITEM.test(line)) {
+      closeProse()
+      units.push({ start: lineStart, end: lineStart + line.trimEnd().length, before })
+      before = Break.None
+    } else if (prose) prose.end = lineStart + line.trimEnd().length
+    else prose = { start: lineStart + (line.length - line.trimStart().length), end: lineStart + line.trimEnd().length }
+    if (newline === -1) break
+  }
+  closeProse()
+  return units
+}
+
+/**
+ * Splits a document into chunks of at most `maxChars` characters. Each chunk is a span of the text
+ * exactly as written — line breaks, indentation, list and table structure kept. A chunk ends, by
+ * preference, before a heading (once it is a quarter full), at the end of a paragraph, list or code
+ * block (once it is half full), and otherwise between sentences or lines, never inside a sentence
+ * unless the sentence alone is longer than a chunk. Within a section, the next chunk repeats the
+ * previous chunk's last sentences (up to `overlapChars`) for context; a chunk never crosses a
+ * page break (PAGE_BREAK), so every chunk of a PDF lies on one page.
  */
 export function chunkDocument(text: string, options: ChunkOptions): string[] {
-  const paragraphs = text
-    .split(/\n\s*\n/)
-    .map((p) => p.trim())
-    .filter(Boolean)
+  const units = segment(text).flatMap((unit) => splitLong(text, unit, options.maxChars))
   const chunks: string[] = []
-  let units: string[] = []
-  let size = 0
-  let fresh = 0 // units in `units` not carried over from the previous chunk
-  const flush = () => {
-    if (fresh === 0) return
-    chunks.push(units.join(' '))
-    units = tail(units, options.overlapChars)
-    size = units.reduce((n, u) => n + u.length + 1, 0)
+  let first = 0 // index of the chunk's first unit
+  let fresh = 0 // units of the current chunk not carried over from the previous one
+  const span = (from: number, to: number) => units[to]!.end - units[from]!.start
+  const flush = (end: number, overlap: boolean) => {
+    if (fresh > 0) chunks.push(text.slice(units[first]!.start, units[end - 1]!.end))
+    let next = end
+    if (overlap && fresh > 0) {
+      while (next - 1 > first && span(next - 1, end - 1) <= options.overlapChars) next--
+    }
+    first = next
     fresh = 0
   }
-  for (const paragraph of paragraphs) {
-    if (size >= options.maxChars / 2) flush()
-    for (const sentence of sentences(paragraph).flatMap((s) => splitLong(s, options.maxChars))) {
-      if (size + sentence.length + 1 > options.maxChars) {
-        flush()
-        // Drop carried-over context that would not leave room for this sentence.
-        while (units.length && size + sentence.length + 1 > options.maxChars) size -= units.shift()!.length + 1
+  for (let i = 0; i < units.length; i++) {
+    const unit = units[i]!
+    if (i > first) {
+      const size = span(first, i - 1)
+      if (unit.before === Break.Page) flush(i, false)
+      else if (unit.before === Break.Heading && size >= options.maxChars / 4) flush(i, false)
+      else if (unit.before === Break.Paragraph && size >= options.maxChars / 2) flush(i, true)
+      else if (span(first, i) > options.maxChars) {
+        flush(i, unit.before < Break.Heading)
+        // Drop carried-over context that would not leave room for this unit.
+        while (first < i && span(first, i) > options.maxChars) first++
       }
-      units.push(sentence)
-      size += sentence.length + 1
-      fresh++
     }
+    fresh++
   }
-  flush()
+  if (units.length) flush(units.length, false)
   return chunks
 }

@@ -4,6 +4,7 @@ import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { answerQuestion } from './answer'
+import type { DocumentLibrary } from './documents'
 import {
   AnswerRequest,
   AnswerResponse,
@@ -21,10 +22,10 @@ import type { RagService } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
-export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimiter) {
+export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
-    .post('/ingest', ({ body, principal }) => rag.ingest(principal.user.id, body.collection, body.documents), {
+    .post('/ingest', ({ body, principal }) => library.ingest(principal.user.id, body.collection, body.documents), {
       auth: true,
       body: IngestRequest,
       response: { 200: IngestResponse, ...errors },
@@ -32,7 +33,10 @@ export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimit
     })
     .post(
       '/search',
-      ({ body, principal }) => rag.search(principal.user.id, body.collection, body.query, body.limit ?? 5, body.threshold),
+      async ({ body, principal }) => {
+        const found = await rag.search(principal.user.id, body.collection, body.query, body.limit ?? 5, body.threshold)
+        return { ...found, results: library.withPages(principal.user.id, body.collection, found.results) }
+      },
       {
         auth: true,
         body: SearchRequest,

@@ -10,6 +10,8 @@ export const IngestRequest = t.Object({
       id: t.String({ minLength: 1, maxLength: 512 }),
       content: t.String(),
       metadata: t.Optional(Metadata),
+      source: t.Optional(t.Nullable(t.String({ maxLength: 4096, description: 'Where the document came from (a path)' }))),
+      contentHash: t.Optional(t.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 (hex) of the source bytes; default: of content' })),
     }),
     { minItems: 1, maxItems: 1000, error: 'body.documents: must be an array of 1 to 1000 documents, each with a string id and content' },
   ),
@@ -22,6 +24,18 @@ export const IngestResponse = t.Object({
   collection: t.String(),
   processingTime: t.Integer({ description: 'Milliseconds' }),
   errors: t.Array(t.Object({ id: t.String(), message: t.String() })),
+  unchanged: t.Optional(t.Integer({ description: 'Documents whose id already held the same content hash: left as they were' })),
+  documents: t.Optional(
+    t.Array(
+      t.Object({
+        id: t.String(),
+        status: t.Union([t.Literal('ingested'), t.Literal('unchanged'), t.Literal('failed')]),
+        contentHash: t.String(),
+        chunks: t.Optional(t.Integer()),
+        message: t.Optional(t.String()),
+      }),
+    ),
+  ),
 })
 
 export const SearchRequest = t.Object({

@@ -1,0 +1,49 @@
+import { Elysia } from 'elysia'
+import { authPlugin } from '../../core/auth'
+import type { RateLimiter } from '../../core/rate-limit'
+import type { AuthService } from '../auth/service'
+import { ErrorResponse } from '../system/model'
+import type { DocumentLibrary } from './documents'
+import { DocumentResponse, DocumentsQuery, DocumentsResponse, UploadBody, UploadResponse } from './documents-model'
+import { CollectionParams, DocumentParams } from './model'
+import type { UploadService } from './uploads'
+
+const STREAMED = 'multipart body, read as a stream by the handler'
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+
+/** The knowledge base's documents: file uploads, the documents of a collection, one document's text. */
+export function documentsModule(library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
+  return new Elysia({ name: 'module:rag-documents', prefix: '/rag', tags: ['RAG'] })
+    .use(authPlugin(auth, limiter))
+    .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request), {
+      auth: true,
+      // The body is read as a stream by the handler (files go to disk as they arrive), not parsed
+      // whole: this parser claims the body without reading it ('none' would also skip the global
+      // size check that runs as a parse hook).
+      parse: () => STREAMED,
+      params: CollectionParams,
+      response: { 200: UploadResponse, ...errors },
+      detail: {
+        summary: 'Upload files (multipart/form-data): text is extracted from PDF, Word, HTML, Markdown, text and source files, and each is ingested as a document',
+        requestBody: { required: true, content: { 'multipart/form-data': { schema: UploadBody as object } } },
+      },
+    })
+    .get(
+      '/collections/:name/documents',
+      ({ params, query, principal }) =>
+        library.list(principal.user.id, params.name, { prefix: query.prefix, limit: query.limit ?? 100, offset: query.offset ?? 0, view: query.view ?? 'full' }),
+      {
+        auth: true,
+        params: CollectionParams,
+        query: DocumentsQuery,
+        response: { 200: DocumentsResponse, ...errors },
+        detail: { summary: 'Documents of a collection, by id (paginated; filter by id prefix; view=hashes lists only id, source and contentHash)' },
+      },
+    )
+    .get('/collections/:name/documents/:id', ({ params, principal }) => library.get(principal.user.id, params.name, params.id), {
+      auth: true,
+      params: DocumentParams,
+      response: { 200: DocumentResponse, ...errors },
+      detail: { summary: 'One document: its metadata and full extracted text' },
+    })
+}
