@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
-import { bm25, keywordPlan } from '../../src/modules/rag/scoring'
+import { bm25, keywordPlan, queryPhrases } from '../../src/modules/rag/scoring'
 import { RagService } from '../../src/modules/rag/service'
 import { makeServer } from '../helpers'
 import corpus from '../fixtures/rag-corpus.json'
@@ -51,7 +51,7 @@ describe('keyword search at scale', () => {
     const res = await server.call('POST', '/rag/search', { token, body: { collection: 'kb', query: 'how is it what the', limit: 3 } })
     expect(res.status).toBe(200)
     expect(res.json.results.length).toBeGreaterThan(0)
-  })
+  }, 30_000)
 
   test('a term present in every chunk does not dominate the ranking', async () => {
     const { rag } = service()
@@ -79,7 +79,7 @@ describe('keyword search at scale', () => {
         expect({ query: text, top: results[0]?.id }).toEqual({ query: text, top: query.expected })
       }
     }
-  })
+  }, 30_000)
 
   test('keyword candidates are scored with every word of the query: the same BM25 as FTS5 gives one OR query of them all', async () => {
     const { rag } = service({ keywordPostings: 5 })
@@ -116,5 +116,54 @@ describe('keyword search at scale', () => {
     // BM25: a word in every chunk adds (next to) nothing; a rare one a lot.
     expect(bm25([{ tf: 3, df: 1000 }], 10, 10, 1000)).toBeGreaterThan(-1e-5)
     expect(bm25([{ tf: 1, df: 2 }], 10, 10, 1000)).toBeLessThan(-5)
+  })
+})
+
+describe('exact terms (issue 23, first part)', () => {
+  const identifiers = ['ERR_SSL_PROTOCOL_ERROR', '0x80070005', 'fs.readFileSync', 'CVE-2024-3094', 'v1.4.30', 'user@example.com']
+
+  test('queryPhrases: quoted text and identifiers FTS5 would split, kept whole', () => {
+    expect(queryPhrases('why "connection reset by peer" on ERR_SSL_PROTOCOL_ERROR and 0x80070005?')).toEqual([
+      { words: ['connection', 'reset', 'by', 'peer'], quoted: true },
+      { words: ['err', 'ssl', 'protocol', 'error'], quoted: false },
+    ])
+    expect(queryPhrases('fs.readFileSync CVE-2024-3094 v1.4.30 user@example.com').map((p) => p.words.join(' '))).toEqual([
+      'fs readfilesync',
+      'cve 2024 3094',
+      'v1 4 30',
+      'user example com',
+    ])
+  })
+
+  test('each identifier form finds its own document first, whole and by its parts, among documents sharing those parts', async () => {
+    const { rag } = service()
+    const filler = 'The service restarted after the update and the logs were rotated as usual by the operations team.'
+    const documents = identifiers.map((identifier, i) => ({ id: `id-${i}`, content: `${filler} Incident note: we saw ${identifier} on the gateway. ${filler}` }))
+    // Decoys holding the same parts, but not together: "error", "ssl", "protocol", "fs", "2024", "example"…
+    documents.push(
+      { id: 'decoy-1', content: `${filler} An SSL error, a protocol error and another error, error after error.` },
+      { id: 'decoy-2', content: `${filler} Read the file with fs, then sync; readFileSync is mentioned in 2024 and 3094 times for CVE reports.` },
+      { id: 'decoy-3', content: `${filler} The user wrote to example.org about com ports on version 1.4 and 30 more.` },
+    )
+    await rag.ingest('u', 'kb', documents)
+    for (const [i, identifier] of identifiers.entries()) {
+      const { results } = await rag.search('u', 'kb', identifier, 5)
+      expect({ identifier, top: results[0]?.id }).toEqual({ identifier, top: `id-${i}` })
+      const inQuestion = await rag.search('u', 'kb', `what does ${identifier} mean`, 5)
+      expect({ identifier, top: inQuestion.results[0]?.id }).toEqual({ identifier, top: `id-${i}` })
+    }
+  }, 30_000)
+
+  test('a quoted phrase ranks the chunks holding it exactly first', async () => {
+    const { rag } = service()
+    await rag.ingest('u', 'kb', [
+      { id: 'scattered', content: 'Reset the peer list. The connection was slow, and by noon the router had a reset of its connection table by the peer.' },
+      { id: 'exact', content: 'The client logged: connection reset by peer. It retried later.' },
+      { id: 'other', content: 'Connection pooling keeps connections open; a reset is rare; peer review by the team.' },
+    ])
+    const { results } = await rag.search('u', 'kb', '"connection reset by peer"', 3)
+    expect(results[0]!.id).toBe('exact')
+    // Without quotes it is ranked like any query, all three found.
+    expect((await rag.search('u', 'kb', 'connection reset by peer', 3)).results.map((r) => r.id).sort()).toEqual(['exact', 'other', 'scattered'])
   })
 })

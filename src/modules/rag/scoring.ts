@@ -12,6 +12,28 @@ export function queryWords(text: string): string[] {
   return [...new Set(words(text))].filter((w) => w.length > 1 || /\d/.test(w)).slice(0, 32)
 }
 
+/**
+ * The phrases a query asks for, each as its words: text in double quotes (two words or more), and
+ * identifiers that FTS5 splits into several tokens — `ERR_SSL_PROTOCOL_ERROR`, `fs.readFileSync`,
+ * `CVE-2024-3094`, `v1.4.30`, `user@example.com` — kept whole as phrases, beside their parts.
+ */
+export function queryPhrases(text: string): { words: string[]; quoted: boolean }[] {
+  const found = new Map<string, { words: string[]; quoted: boolean }>()
+  const add = (parts: string[], quoted: boolean) => {
+    const key = parts.join(' ')
+    if (parts.length >= 2 && !(found.get(key)?.quoted ?? false)) found.set(key, { words: parts, quoted })
+  }
+  const rest = text.replace(/["“”]([^"“”]+)["“”]/g, (_, inner: string) => {
+    add(words(inner), true)
+    return ' '
+  })
+  for (const token of rest.split(/\s+/)) {
+    const core = token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')
+    if (/[\p{L}\p{N}][_.\-@:/+#]+[\p{L}\p{N}]/u.test(core)) add(words(core), false)
+  }
+  return [...found.values()].slice(0, 8)
+}
+
 /** A safe FTS5 query from words: each quoted (so no syntax can be injected; "a_b" becomes the phrase "a b"), OR-ed. */
 export function ftsQueryOf(terms: string[]): string | null {
   if (!terms.length) return null
@@ -62,16 +84,18 @@ export interface KeywordPlan {
  * fit KEYWORD_POSTINGS. The rarest word is always used, so a query of common words alone still
  * finds chunks.
  */
-export function keywordPlan(terms: { word: string; df: number }[], chunks: number, budget = KEYWORD_POSTINGS): KeywordPlan {
+export function keywordPlan(terms: { word: string; df: number; phrase?: boolean }[], chunks: number, budget = KEYWORD_POSTINGS): KeywordPlan {
   // Function words ("how", "is", "the") go first when the query has others, whatever their count in
   // this collection (in documentation "how" is rare enough to look informative); the rest is by frequency.
+  // Phrases (quoted, or identifiers kept whole) always find candidates.
   const found = terms.filter((term) => term.df > 0)
-  const content = found.filter((term) => !STOPWORDS.has(term.word))
-  const present = (content.length ? content : found).sort((a, b) => a.df - b.df)
-  const kept: string[] = []
+  const phrases = found.filter((term) => term.phrase)
+  const content = found.filter((term) => !term.phrase && !STOPWORDS.has(term.word))
+  const present = (content.length ? content : found.filter((term) => !term.phrase)).sort((a, b) => a.df - b.df)
+  const kept: string[] = phrases.map((term) => term.word)
   let postings = 0
-  for (const term of present) {
-    if (kept.length && (term.df > chunks * COMMON_SHARE || postings + term.df > budget)) break
+  for (const [i, term] of present.entries()) {
+    if (i > 0 && (term.df > chunks * COMMON_SHARE || postings + term.df > budget)) break
     kept.push(term.word)
     postings += term.df
   }

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { cosineDistance, fuse } from './scoring'
+import { cosineDistance, fuse, queryPhrases } from './scoring'
 import { type CollectionRow, RagStore } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
@@ -179,10 +179,15 @@ export class RagService {
     const keywordRanking = this.store.keywordCandidates(collection, query, pool)
     const keywordOnly = keywordRanking.map((hit) => hit.chunkId).filter((id) => !vectorRanking.some((hit) => hit.chunkId === id))
     const stored = this.store.vectors(collection, keywordOnly)
-    const scored = fuse(vectorRanking, keywordRanking, (chunkId) => {
+    const fused = fuse(vectorRanking, keywordRanking, (chunkId) => {
       const v = stored.get(chunkId)
       return v && hasDirection ? cosineDistance(vector!, v) : null
     })
+    // A quoted phrase or an identifier (ERR_SSL_PROTOCOL_ERROR, CVE-2024-3094…): the chunks holding it
+    // exactly come first, whatever merely resembles the query in vector space (their scores are unchanged).
+    const phrases = queryPhrases(query)
+    const holders = phrases.length ? this.store.phraseMatches(collection, phrases.map((phrase) => phrase.words)) : new Set<number>()
+    const scored = (holders.size ? [...fused.filter((hit) => holders.has(hit.chunkId)), ...fused.filter((hit) => !holders.has(hit.chunkId))] : fused)
       .filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold)
       .slice(0, limit)
     const chunks = this.store.chunks(scored.map((hit) => hit.chunkId))

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, KEYWORD_POSTINGS, keywordPlan, queryWords, RESCORE_POOL } from './scoring'
+import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './scoring'
 import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
 
 export interface CollectionRow {
@@ -43,6 +43,15 @@ function readVarint(bytes: Uint8Array, offset: number): [number, number] {
     value = value * 128 + (byte & 0x7f)
   }
   return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
+}
+
+/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's offsets there. */
+function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
+  const first = offsets?.get(tokens[0]!)
+  if (!first) return 0
+  if (tokens.length === 1) return first.length
+  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
+  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
 }
 
 /**
@@ -118,7 +127,7 @@ export class RagStore {
     this.db.transaction(() => {
       const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
       words.forEach((word, i) => insert.run(i, word))
-      for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab').all()) tokens[row.doc]!.push(row.term)
+      for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab ORDER BY doc, offset').all()) tokens[row.doc]!.push(row.term)
       this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
     })()
     return tokens
@@ -139,7 +148,8 @@ export class RagStore {
    * question full of common words costs what its rare words cost.
    */
   keywordCandidates(collection: CollectionRow, text: string, k: number): { chunkId: number; bm25: number }[] {
-    const words = queryWords(text)
+    const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
+    const words = [...queryWords(text), ...phrases]
     if (!words.length) return []
     const table = this.ensureFts(collection.id)
     const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
@@ -151,7 +161,17 @@ export class RagStore {
       return df
     }
     const tokens = this.tokensOf(words)
-    const terms = tokens.map((own, i) => ({ word: words[i]!, df: own.length ? Math.min(...own.map(frequency)) : 0 }))
+    const phraseCount = this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`)
+    const terms = tokens.map((own, i) => {
+      const word = words[i]!
+      // A phrase's own count of chunks (BM25's idf for it); its words' counts only bound it.
+      if (own.length > 1) {
+        let df = known.get(`"${word}"`)
+        if (df === undefined) known.set(`"${word}"`, (df = own.some((token) => frequency(token) === 0) ? 0 : phraseCount.get(ftsQueryOf([word])!)!.n))
+        return { word, df, phrase: true }
+      }
+      return { word, df: own.length ? frequency(own[0]!) : 0, phrase: false }
+    })
     const plan = keywordPlan(terms, this.chunkCount(collection.id), this.keywordPostings)
     if (!plan.query) return []
     const pool = Math.max(k, RESCORE_POOL)
@@ -181,29 +201,44 @@ export class RagStore {
     return hits
       .map((hit) => {
         const own = counts.get(hit.chunkId)
-        const tf = scored.map((term) => ({ tf: Math.min(...term.tokens.map((token) => own?.get(token) ?? 0)), df: term.df }))
+        const tf = scored.map((term) => ({ tf: phraseFrequency(term.tokens, own), df: term.df }))
         return { chunkId: hit.chunkId, bm25: bm25(tf, lengths.get(hit.chunkId) ?? averageLength, averageLength, rows) }
       })
       .sort((a, b) => a.bm25 - b.bm25)
       .slice(0, k)
   }
 
-  /** How often each of `wanted` tokens occurs in each chunk: the chunks' text run through the index's tokenizer. */
-  private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number>> {
+  /** Chunks of a collection holding any of these phrases (word sequences) exactly, up to `limit`. */
+  phraseMatches(collection: CollectionRow, phrases: string[][], limit = 10_000): Set<number> {
+    const query = ftsQueryOf(phrases.map((words) => words.join(' ')))
+    if (!query) return new Set()
+    const table = this.ensureFts(collection.id)
+    return new Set(
+      this.db
+        .query<{ id: number }, [string, number]>(`SELECT rowid AS id FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
+        .all(query, limit)
+        .map((row) => row.id),
+    )
+  }
+
+  /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
+  private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number[]>> {
     this.tokensOf([])
-    const counts = new Map<number, Map<string, number>>()
+    const counts = new Map<number, Map<string, number[]>>()
     this.db.transaction(() => {
       const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
       for (const row of this.db
         .query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
         .all(...chunkIds))
         insert.run(row.id, row.content)
-      const instances = this.db.query<{ doc: number }, [string]>('SELECT doc FROM temp.rag_query_vocab WHERE term = ?')
+      const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
       for (const token of new Set(wanted)) {
-        for (const { doc } of instances.all(token)) {
+        for (const { doc, offset } of instances.all(token)) {
           let own = counts.get(doc)
           if (!own) counts.set(doc, (own = new Map()))
-          own.set(token, (own.get(token) ?? 0) + 1)
+          let offsets = own.get(token)
+          if (!offsets) own.set(token, (offsets = []))
+          offsets.push(offset)
         }
       }
       this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
