@@ -1,9 +1,10 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
+import { words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { cosineDistance, fuse, queryPhrases } from './scoring'
-import { type CollectionRow, RagStore } from './store'
+import { type ChunkHit, type CollectionRow, RagStore } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -186,11 +187,19 @@ export class RagService {
     // A quoted phrase or an identifier (ERR_SSL_PROTOCOL_ERROR, CVE-2024-3094…): the chunks holding it
     // exactly come first, whatever merely resembles the query in vector space (their scores are unchanged).
     const phrases = queryPhrases(query)
-    const holders = phrases.length ? this.store.phraseMatches(collection, phrases.map((phrase) => phrase.words)) : new Set<number>()
-    const scored = (holders.size ? [...fused.filter((hit) => holders.has(hit.chunkId)), ...fused.filter((hit) => !holders.has(hit.chunkId))] : fused)
-      .filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold)
-      .slice(0, limit)
-    const chunks = this.store.chunks(scored.map((hit) => hit.chunkId))
+    let ordered = fused
+    let chunks: Map<number, ChunkHit> | undefined
+    if (phrases.length) {
+      chunks = this.store.chunks(fused.map((hit) => hit.chunkId))
+      const holds = (chunkId: number) => {
+        const text = words(chunks!.get(chunkId)?.content ?? '')
+        return phrases.some(({ words: phrase }) => text.some((_, i) => phrase.every((word, j) => text[i + j] === word)))
+      }
+      const holders = new Set(fused.filter((hit) => holds(hit.chunkId)).map((hit) => hit.chunkId))
+      ordered = [...fused.filter((hit) => holders.has(hit.chunkId)), ...fused.filter((hit) => !holders.has(hit.chunkId))]
+    }
+    const scored = ordered.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
+    chunks ??= this.store.chunks(scored.map((hit) => hit.chunkId))
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
       return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }

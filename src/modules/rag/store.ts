@@ -208,19 +208,6 @@ export class RagStore {
       .slice(0, k)
   }
 
-  /** Chunks of a collection holding any of these phrases (word sequences) exactly, up to `limit`. */
-  phraseMatches(collection: CollectionRow, phrases: string[][], limit = 10_000): Set<number> {
-    const query = ftsQueryOf(phrases.map((words) => words.join(' ')))
-    if (!query) return new Set()
-    const table = this.ensureFts(collection.id)
-    return new Set(
-      this.db
-        .query<{ id: number }, [string, number]>(`SELECT rowid AS id FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
-        .all(query, limit)
-        .map((row) => row.id),
-    )
-  }
-
   /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
   private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number[]>> {
     this.tokensOf([])
