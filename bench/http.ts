@@ -15,7 +15,7 @@ const WRK = Bun.which('wrk')
  * Load from a second process: wrk (one thread, C, light on the shared CPU) when it is installed
  * (`apt-get install wrk`), otherwise bench/load.ts, a Bun fetch loop that costs more CPU itself.
  */
-async function load(url: string, token?: string): Promise<{ rps: number; errors: number }> {
+export async function load(url: string, token?: string): Promise<{ rps: number; errors: number }> {
   if (WRK) {
     const args = [WRK, '-t1', `-c${CONCURRENCY}`, `-d${DURATION_MS / 1000}s`, ...(token ? ['-H', `authorization: Bearer ${token}`] : []), url]
     const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
@@ -66,7 +66,7 @@ async function residentMemoryAfterStart(): Promise<number> {
   }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 export async function benchHttp() {
   // The baselines answer a JSON document of the same shape and size as /health's.

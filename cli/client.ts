@@ -11,6 +11,8 @@ export class CliError extends Error {
     readonly code: string,
     message: string,
     readonly exitCode: number,
+    /** The HTTP status of an API error. */
+    readonly status?: number,
     /** Seconds the server asked to wait (429 Retry-After). */
     readonly retryAfter?: number,
   ) {
@@ -98,8 +100,8 @@ async function apiError(response: Response): Promise<CliError> {
   try {
     const body = JSON.parse(text) as { code?: string; message?: string }
     const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN)
-    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError, Number.isFinite(retryAfter) ? retryAfter : undefined)
+    return new CliError(body.code ?? `HTTP_${response.status}`, body.message ?? response.statusText, EXIT.apiError, response.status, Number.isFinite(retryAfter) ? retryAfter : undefined)
   } catch {
-    return new CliError(`HTTP_${response.status}`, text.slice(0, 200) || response.statusText, EXIT.apiError)
+    return new CliError(`HTTP_${response.status}`, text.slice(0, 200) || response.statusText, EXIT.apiError, response.status)
   }
 }

@@ -2,13 +2,22 @@
 import { Command, CommanderError, Option } from 'commander'
 import pkg from '../package.json'
 import { CliError, DEFAULT_URL, EXIT } from './client'
+import { registerAgents } from './commands/agents'
+import { registerAdmin } from './commands/admin'
+import { registerAnalytics } from './commands/analytics'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
 import { registerModels } from './commands/models'
+import { installVersionArgs, registerPlugins } from './commands/plugins'
 import { registerRag } from './commands/rag'
 import { registerServe } from './commands/serve'
 import { registerSystem } from './commands/system'
+import { registerUsers } from './commands/users'
+import { humanMessage } from './messages'
+import { registerVoice } from './commands/voice'
 import { red } from './output'
+
+let running: Command | null = null
 
 /** The `uagent` program. Each area registers its commands; adding an area is one file and one line here. */
 export function buildProgram(): Command {
@@ -20,7 +29,11 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerChat, registerRag, registerModels]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice]) register(program)
+  // The command being run, so that an API error can be told in its terms (its flags, not API fields).
+  program.hook('preAction', (_program, actionCommand) => {
+    running = actionCommand
+  })
   // Commander's own failures (unknown command or option, missing argument) exit 2.
   const override = (command: Command) => {
     command.exitOverride()
@@ -32,7 +45,7 @@ export function buildProgram(): Command {
 
 export async function main(argv = process.argv): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv)
+    await buildProgram().parseAsync(installVersionArgs(argv))
     return EXIT.ok
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -42,7 +55,7 @@ export async function main(argv = process.argv): Promise<number> {
       return EXIT.usage
     }
     if (error instanceof CliError) {
-      process.stderr.write(`${red('error')} ${error.code}: ${error.message}\n`)
+      process.stderr.write(`${red('error')} ${error.code}: ${humanMessage(error, running)}\n`)
       return error.exitCode
     }
     process.stderr.write(`${red('error')} INTERNAL: ${(error as Error)?.message ?? String(error)}\n`)

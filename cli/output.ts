@@ -24,14 +24,35 @@ export function emit(command: Command, body: unknown, human: () => void): void {
   else human()
 }
 
-/** Aligned columns; cells are cut to `max` characters. */
-export function table(headers: string[], rows: (string | number)[][], max = 60): string {
-  const cells = rows.map((row) => row.map((cell) => {
-    const text = String(cell).replace(/\s+/g, ' ')
-    return text.length > max ? `${text.slice(0, max - 1)}…` : text
-  }))
+/** The width tables must fit: the terminal's, else $COLUMNS, else none (output to a file or pipe). */
+export function terminalWidth(): number | undefined {
+  if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns
+  const columns = Number(process.env.COLUMNS)
+  return Number.isInteger(columns) && columns > 20 ? columns : undefined
+}
+
+const cut = (text: string, width: number) => (text.length > width ? `${text.slice(0, Math.max(width - 1, 0))}…` : text)
+
+/**
+ * Aligned columns that fit the terminal: cells are cut to `max` characters, then the last column
+ * (free text), then the widest columns are narrowed (never below 6 characters, the header's width or what fits) until a line fits.
+ */
+export function table(headers: string[], rows: (string | number)[][], max = 60, width = terminalWidth()): string {
+  const cells = rows.map((row) => row.map((cell) => cut(String(cell).replace(/\s+/g, ' '), max)))
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)))
-  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')
+  if (width !== undefined) {
+    const total = () => widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1)
+    // Free text (the last column: titles, content) gives way first, down to 20 characters.
+    const last = widths.length - 1
+    if (total() > width && widths[last]! > 20) widths[last] = Math.max(20, widths[last]! - (total() - width))
+    while (total() > width) {
+      const widest = widths.indexOf(Math.max(...widths))
+      const floor = Math.max(6, Math.min(headers[widest]!.length, 12))
+      if (widths[widest]! <= floor) break
+      widths[widest] = Math.max(floor, widths[widest]! - (total() - width))
+    }
+  }
+  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cut(cell, widths[i]!) : cut(cell, widths[i]!).padEnd(widths[i]!))).join('  ')
   return [bold(line(headers)), ...cells.map(line)].join('\n')
 }
 

@@ -1,12 +1,20 @@
 import { Database } from 'bun:sqlite'
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
+import { randomUUID } from 'node:crypto'
+import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
 import { httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
+import { assertWritableDir } from './core/startup'
+import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { openDatabase } from './db'
 import { createModels, type Models } from './ml'
+import { adminModule } from './modules/admin'
+import { BackupService } from './modules/admin/service'
 import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
@@ -25,8 +33,24 @@ import { DocumentLibrary } from './modules/rag/documents'
 import { documentsModule } from './modules/rag/documents-module'
 import { UploadService } from './modules/rag/uploads'
 import { CollectionGrounding } from './modules/rag/grounding'
-import { join } from 'node:path'
 import { SocketHandlers } from './modules/ws/registry'
+import { agentsModule } from './modules/agents'
+import { AgentService } from './modules/agents/service'
+import { voiceModule } from './modules/voice'
+import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
+import { SpeechService } from './modules/voice/service'
+import { registerVoiceSocket } from './modules/voice/socket'
+import { answerQuestion } from './modules/rag/answer'
+import { pluginsModule } from './modules/plugins'
+import { PluginService } from './modules/plugins/service'
+import { registerPluginSocket } from './modules/plugins/socket'
+import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
+import { analyticsModule } from './modules/analytics'
+import { PrometheusMetrics } from './modules/analytics/prometheus'
+import { RequestRecorder } from './modules/analytics/recorder'
+import { RouteTable } from './modules/analytics/route-table'
+import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
+import { AnalyticsService } from './modules/analytics/service'
 
 export type { Config }
 
@@ -50,6 +74,21 @@ export interface Services {
   conversations: ConversationStore
   chat: ChatService
   rag: RagService
+  agents: AgentService
+  speech: SpeechService
+  voice: VoiceCommands
+  /** Built-in and installed plugins: catalog, isolated execution, install. */
+  plugins: PluginService
+  /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
+  tools: PluginToolbox
+  /** Online backups of the data dir; null for an in-memory server. */
+  backups: BackupService | null
+  /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
+  storage: StorageGuard
+  /** Request records: buffered, written in batches; close() flushes (see shutdown). */
+  recorder: RequestRecorder
+  analytics: AnalyticsService
+  prometheus: PrometheusMetrics
   log: (line: string) => void
 }
 
@@ -60,59 +99,153 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
   const { database, env, log: logOption, ...overrides } = options
-  const config: Config = { ...loadConfig(env ?? process.env), ...withoutUndefined(overrides) }
+  const loaded = loadConfig(env ?? process.env)
+  // A data dir given in code takes its audio folder with it, unless that is given too.
+  if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
+  const config: Config = { ...loaded, ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
   const inMemory = database === ':memory:'
-  const db = database instanceof Database ? database : openDatabase(database ?? `${config.dataDir}/uagent.db`)
-  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir))
+  const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
+  if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
+  // Read before the database is opened (which creates it when missing).
+  const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
+  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
+  const db = database instanceof Database ? database : openDatabase(dbPath)
   const auth = new AuthService(db, signer)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
+  const startedAt = Date.now()
   const system = new SystemService({
     db,
     engines: models,
-    features: { rag: true, voice: false, plugins: false, multiAgent: false },
+    features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
     environment: config.environment,
-    startedAt: Date.now(),
+    startedAt,
+    dataDir: inMemory ? null : config.dataDir,
+    minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
   const conversations = new ConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator })
+  const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
+  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  const recorder = new RequestRecorder(db, {
+    retentionDays: config.analyticsRetentionDays,
+    log,
+    onFlush: (records) => prometheus.observe(records),
+    onDrop: (count) => prometheus.dropped(count),
+  })
+  if (config.analyticsEnabled) recorder.start()
+  const analytics = new AnalyticsService(db, startedAt)
+  const plugins = new PluginService({
+    db,
+    rag,
+    // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
+    pluginsDir: config.pluginsDir ?? (inMemory ? join(tmpdir(), `uagent-plugins-${randomUUID()}`) : join(config.dataDir, 'plugins')),
+    ephemeral: config.pluginsDir === undefined && inMemory,
+    nodePath: config.nodePath,
+    timeoutMs: config.pluginTimeoutMs,
+    memoryMb: config.pluginMemoryMb,
+    idleMs: config.pluginIdleMs,
+    log,
+  })
+  const tools = createToolbox(plugins)
+  const agents = new AgentService({
+    db,
+    rag,
+    generator: models.generator,
+    tools,
+    concurrency: config.agentConcurrency,
+    queueLimit: config.agentQueueLimit,
+    retentionMs: config.agentRetentionHours * 3600_000,
+    log,
+  })
+  // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
+  // not reached by the database's cascade); conversations and sessions follow by cascade.
+  auth.onUserDeleted((userId) => {
+    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+  })
+  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const speech = new SpeechService({
+    db,
+    audioDir: config.audioDir,
+    audioRetentionMs: config.audioRetentionMs,
+    speechModelDir: config.speechModelDir,
+    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+  })
+  const actions: VoiceActions = {
+    collectionNames,
+    search: (userId, collection, query, limit) => rag.search(userId, collection, query, limit),
+    answer: (userId, collection, question) => answerQuestion(rag, userId, { question, collection, maxContext: 3, includeContext: false }),
+    systemStatus: () => system.health(),
+    chat: async (userId, message) => (await services.chat.chat({ userId, message })).response,
+    runTool: (caller, name, args) => services.tools.call(name, args, caller),
+    listToolNames: () => services.tools.list().map((tool) => tool.name),
+    startAgentTask: async (caller, task, names) => services.agents.submit(caller, { task, agents: names.length ? names : ['researcher', 'writer'] }),
+    listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
+  }
+  const voice = new VoiceCommands(db, speech, actions)
   ensureFirstAdmin(auth, config, log)
-  return { config, db, auth, limiter, system, models, conversations, chat, rag, log }
+  const backups = inMemory || database instanceof Database
+    ? null
+    : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+  // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
+  const services: Services = { config, db, auth, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, log }
+  return services
 }
 
 /** The whole server as one Elysia app, built from its services. */
 export function buildApp(services: Services) {
-  const { config, auth, limiter, system, log, chat, conversations, rag } = services
+  const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag, services.db)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
+  registerPluginSocket(sockets, plugins)
+  // Request records name routes by pattern, looked up in the app's own route list.
+  const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  registerVoiceSocket(sockets, voice)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
   // so a wrong type is a 400 and stored data is what the caller sent.
-  return new Elysia({
+  const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
-    .use(healthModule(system))
-    .use(httpCore({ maxRequestBytes: config.maxRequestBytes, maxRequestSize: config.maxRequestSize, limiter, log }))
-    .use(docsModule())
+    // Wraps the whole app: every request is recorded, /health and unknown paths included.
+    .use(requestRecording(recorder, routes, config.analyticsEnabled))
+    .use(healthModule(system, config.corsOrigins))
+    .use(
+      httpCore({
+        maxRequestBytes: config.maxRequestBytes,
+        maxRequestSize: config.maxRequestSize,
+        limiter,
+        log,
+        corsOrigins: config.corsOrigins,
+        onStorageFull: () => system.storageFull(),
+      }),
+    )
+    .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
-    .use(documentsModule(library, uploads, auth, limiter))
-    .use(wsModule(sockets, auth, limiter, log))
+    .use(documentsModule(rag, library, uploads, auth, limiter))
+    .use(agentsModule(agents, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter))
+    .use(voiceModule(speech, voice, auth, limiter))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
+  return app
 }
 
 /**

@@ -22,7 +22,41 @@ export interface Config {
   maxRequestSize: string
   maxRequestBytes: number
   pluginTimeoutMs: number
+  /** Agent tasks run at once; more wait as queued. */
+  agentConcurrency: number
+  /** Queued agent tasks beyond which a new one is 429 QUEUE_FULL. */
+  agentQueueLimit: number
+  /** Hours a finished agent task is kept. */
+  agentRetentionHours: number
+  /** Installed plugins live in `<pluginsDir>/<name>/`; undefined means `<dataDir>/plugins`. */
+  pluginsDir?: string
+  /** Node.js that runs installed plugins (default: `node` on PATH). */
+  nodePath?: string
+  /** Heap bound of each plugin worker (MB). */
+  pluginMemoryMb: number
+  /** A plugin worker with nothing to do is stopped after this long (ms). */
+  pluginIdleMs: number
   environment: string
+  /** Origins browsers may call from (UAGENT_CORS_ORIGINS, comma-separated; `*` for any); none by default. */
+  corsOrigins: string[]
+  /** Free space (MB) the data dir keeps: larger writes are refused before it runs out (UAGENT_MIN_FREE_MB). */
+  minFreeMb: number
+  /** Seconds between scheduled backups (UAGENT_BACKUP_INTERVAL: 3600, 90s, 30m, 6h, 1d; 0 or unset = none). */
+  backupIntervalSeconds: number
+  /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
+  backupKeep: number
+  /** Whether requests are recorded for analytics (UAGENT_ANALYTICS, default on). */
+  analyticsEnabled: boolean
+  /** Days request records are kept (UAGENT_ANALYTICS_RETENTION_DAYS). */
+  analyticsRetentionDays: number
+  /** Bearer token a Prometheus scraper may use on GET /metrics (UAGENT_METRICS_TOKEN). */
+  metricsToken?: string
+  /** Where synthesized audio is kept (default `<dataDir>/audio`). */
+  audioDir: string
+  /** How long synthesized audio is kept, in milliseconds. */
+  audioRetentionMs: number
+  /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
+  speechModelDir: string
 }
 
 export class ConfigError extends Error {
@@ -41,6 +75,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw.trim())
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
   return value
+}
+
+function toggle(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (!raw) return fallback
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false
+  throw new ConfigError(name, `expected on or off, got "${env[name]}"`)
 }
 
 function text(env: Env, name: string): string | undefined {
@@ -68,6 +110,36 @@ function url(env: Env, name: string): string | undefined {
     throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+function origins(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      if (item === '*') return item
+      try {
+        const parsed = new URL(item)
+        if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.origin === item.replace(/\/+$/, '')) return parsed.origin
+      } catch {}
+      throw new ConfigError(name, `expected origins such as "https://app.example.com" (scheme, host, optional port; no path), or *, got "${item}"`)
+    })
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** "3600" (seconds), "90s", "30m", "6h", "1d" into seconds; 0 when unset. At least a minute, at most a year. */
+function duration(env: Env, name: string): number {
+  const raw = text(env, name)
+  if (raw === undefined || raw === '0') return 0
+  const match = /^(\d+)\s*([smhd]?)$/i.exec(raw)
+  if (!match) throw new ConfigError(name, `expected a duration such as 3600, 30m, 6h or 1d, got "${raw}"`)
+  const seconds = Number(match[1]) * DURATION_UNITS[(match[2] || 's').toLowerCase()]!
+  if (seconds < 60 || seconds > 365 * 86_400) throw new ConfigError(name, `must be between 1 minute and 1 year, got "${raw}"`)
+  return seconds
 }
 
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
@@ -107,6 +179,23 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
+    agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
+    agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
+    pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
+    nodePath: text(env, 'UAGENT_NODE_PATH'),
+    pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
+    pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
+    corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
+    minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
+    backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
+    backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
+    analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
+    analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
+    metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
+    audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
+    audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
+    speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
   }
 }

@@ -2,6 +2,8 @@ import { buildApp, createServices, type AppOptions, type Services } from '../src
 import type { ChatMessage, GenerateOptions, Generator } from '../src/ml'
 import { ChatService } from '../src/modules/chat/service'
 
+export { tempDir } from './temp'
+
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' }
 
 /** An in-memory server (no port, no files) with a known admin, plus small request helpers. */
@@ -11,7 +13,7 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     env: {},
-    log: () => {},
+    log: process.env.HLOG ? console.error : () => {},
     ...options,
   })
   customize?.(services)

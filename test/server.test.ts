@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { readEventData } from '../src/core/sse-reader'
+import { tempDir } from './helpers'
 
 // The server as its own process, started the way `uagent serve` and scripts start it:
 // plain `bun src/index.ts`, without Bun's --max-http-header-size flag.
-const dataDir = mkdtempSync(join(tmpdir(), 'uagent-server-'))
+const dataDir = tempDir('server')
 const ADMIN = { email: 'process@example.com', password: 'process-password-1' }
 let proc: ReturnType<typeof Bun.spawn> | null = null
 let base = ''

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { credentialsPath, removeCredentials, saveCredentials } from '../credentials'
 import { ask } from '../prompt'
-import { dim, emit, example, globals, keyValues, table } from '../output'
+import { emit, example, globals, keyValues } from '../output'
 
 export function registerAuth(program: Command): void {
   example(
@@ -16,7 +16,16 @@ export function registerAuth(program: Command): void {
         const email = options.email ?? (await ask('Email: '))
         const password = options.password ?? (await ask('Password: ', true))
         const client = new ApiClient({ ...globals(command), token: undefined }, { ...process.env, UAGENT_TOKEN: undefined })
-        const body = await client.json('POST', '/auth/login', { email, password, ...(options.mfaCode ? { mfaCode: options.mfaCode } : {}) })
+        const attempt = (mfaCode?: string) => client.json('POST', '/auth/login', { email, password, ...(mfaCode ? { mfaCode } : {}) })
+        let body
+        try {
+          body = await attempt(options.mfaCode)
+        } catch (error) {
+          // The account needs a code: ask for it on a terminal, else say which flag carries it.
+          if (!(error instanceof CliError) || error.code !== 'MFA_REQUIRED') throw error
+          if (!process.stdin.isTTY) throw new CliError('MFA_REQUIRED', 'this account has MFA enabled: pass the current 6-digit code with --mfa-code', EXIT.apiError)
+          body = await attempt(await ask('MFA code: '))
+        }
         saveCredentials({
           url: client.baseUrl,
           email: body.user.email,
@@ -67,41 +76,6 @@ export function registerAuth(program: Command): void {
       }),
     'uagent password',
     'uagent password --current "$OLD" --new "$NEW"',
-  )
-
-  const users = program.command('users').description('Manage users (admin)')
-  example(
-    users
-      .command('create')
-      .description('Create a user')
-      .requiredOption('--email <email>', 'email of the new user')
-      .option('--password <password>', 'password (asked for when omitted on a terminal)')
-      .option('--role, --roles <role...>', 'roles: user, admin (several, or comma-separated)', ['user'])
-      .action(async (options: { email: string; password?: string; roles: string[] }, command: Command) => {
-        const roles = options.roles.flatMap((role) => role.split(',')).map((role) => role.trim()).filter(Boolean)
-        const password = options.password ?? (await ask('Password for the new user: ', true))
-        const body = await new ApiClient(globals(command)).json('POST', '/auth/users', { email: options.email, password, roles })
-        emit(command, body, () => console.log(`Created ${body.user.email} (${body.user.roles.join(', ')}), id ${body.user.id}`))
-      }),
-    'uagent users create --email ann@example.com --password "$PW" --role user',
-  )
-  example(
-    users
-      .command('list')
-      .description('List every account')
-      .action(async (_options, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('GET', '/auth/users')
-        emit(command, body, () => {
-          console.log(
-            table(
-              ['EMAIL', 'ROLES', 'MFA', 'CREATED', 'ID'],
-              body.users.map((u: any) => [u.email, u.roles.join(','), u.mfaEnabled ? 'on' : 'off', u.createdAt.slice(0, 10), u.id]),
-            ),
-          )
-          console.log(dim(`${body.total} users`))
-        })
-      }),
-    'uagent users list',
   )
 
   const mfa = program.command('mfa').description('Two-factor authentication (TOTP)')

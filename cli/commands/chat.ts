@@ -15,6 +15,31 @@ interface ChatOptions {
 const conversationPath = (id: string, userId?: string) =>
   `/conversations/${encodeURIComponent(id)}${userId ? `?userId=${encodeURIComponent(userId)}` : ''}`
 
+/**
+ * A conversation named by its id or by a unique prefix of it (as `conversations list` shows them,
+ * cut to the terminal's width). Another user's conversation is looked up in their list (admin).
+ */
+async function resolveConversation(client: ApiClient, ref: string, userId?: string): Promise<string> {
+  try {
+    await client.json('GET', conversationPath(ref, userId))
+    return ref
+  } catch (error) {
+    if (!(error instanceof CliError) || error.code !== 'NOT_FOUND') throw error
+  }
+  const prefix = ref.replace(/…$/, '')
+  const matches: string[] = []
+  for (let offset = 0; prefix.length > 0; offset += 100) {
+    const query = new URLSearchParams({ limit: '100', offset: String(offset) })
+    if (userId) query.set('userId', userId)
+    const page = await client.json<{ conversations: { id: string }[]; hasMore: boolean }>('GET', `/conversations?${query}`)
+    matches.push(...page.conversations.map((c) => c.id).filter((id) => id.startsWith(prefix)))
+    if (!page.hasMore) break
+  }
+  if (matches.length === 1) return matches[0]!
+  if (matches.length > 1) throw new CliError('AMBIGUOUS', `"${ref}" is the start of ${matches.length} conversations (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id`, EXIT.usage)
+  throw new CliError('NOT_FOUND', `no conversation with an id starting "${ref}" (see uagent conversations list)`, EXIT.apiError)
+}
+
 /** The passages a grounded reply cites, as `[n] title (document, page)`. */
 function printSources(sources: { id: string; title: string; page?: number; collection: string }[] | undefined) {
   if (!sources) return
@@ -103,24 +128,28 @@ export function registerChat(program: Command): void {
   example(
     conversations
       .command('show <id>')
-      .description('Show a conversation with its messages')
+      .description('Show a conversation with its messages (the id, or a unique start of it)')
       .option('--user, --user-id <id>', "another user's (admin)")
-      .action(async (id: string, options: { userId?: string }, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('GET', conversationPath(id, options.userId))
+      .action(async (ref: string, options: { userId?: string }, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref, options.userId)
+        const body = await client.json('GET', conversationPath(id, options.userId))
         emit(command, body, () => {
           console.log(keyValues([['id', body.id], ['title', body.title], ['created', body.createdAt], ['updated', body.updatedAt]]))
           for (const m of body.messages) console.log(`\n${dim(`${m.role} · ${m.timestamp}`)}\n${m.content}`)
         })
       }),
-    'uagent conversations show 4f1c…',
+    'uagent conversations show 4f1c',
   )
   example(
     conversations
       .command('delete <id>')
-      .description('Delete a conversation')
+      .description('Delete a conversation (the id, or a unique start of it)')
       .option('--user, --user-id <id>', "another user's (admin)")
-      .action(async (id: string, options: { userId?: string }, command: Command) => {
-        const body = await new ApiClient(globals(command)).json('DELETE', conversationPath(id, options.userId))
+      .action(async (ref: string, options: { userId?: string }, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref, options.userId)
+        const body = await client.json('DELETE', conversationPath(id, options.userId))
         emit(command, body, () => console.log(`Deleted conversation ${id}.`))
       }),
     'uagent conversations delete 4f1c…',

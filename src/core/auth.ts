@@ -5,13 +5,41 @@ import { type RateLimiter, rateLimitHeaders } from './rate-limit'
 
 export type { Principal }
 
-function bearerToken(header: string | null): string {
+/** The token of an `Authorization: Bearer <token>` header; 401 when it is missing or malformed. */
+export function bearerToken(header: string | null): string {
   if (!header) throw new AppError('UNAUTHORIZED', 'Missing bearer token: send Authorization: Bearer <accessToken>')
   // The common exact form without a regular expression; anything else goes through the full match.
   if (header.startsWith('Bearer ') && header.indexOf(' ', 7) === -1 && header.length > 7) return header.slice(7)
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw new AppError('UNAUTHORIZED', 'Malformed Authorization header: expected "Bearer <accessToken>"')
   return match[1]!
+}
+
+// Principals found in the transform stage, handed to the handler by resolve (and read by the
+// request recorder, which also sees the caller of a request refused with 403).
+const principals = new WeakMap<Request, Principal>()
+
+/** The authenticated caller of a request, once the auth macro has checked its token. */
+export function principalOf(request: Request): Principal | undefined {
+  return principals.get(request)
+}
+
+/**
+ * Checks a request's bearer token (401), counts it against the caller's rate limit (429) and,
+ * with `adminOnly`, requires the admin role (403). The caller is then principalOf(request).
+ */
+export function authenticateRequest(
+  auth: AuthService,
+  limiter: RateLimiter,
+  { request, set }: { request: Request; set: { headers: Record<string, unknown> } },
+  adminOnly: boolean,
+): Principal {
+  // Reads the one header from `request` (`headers` would copy them all) and stays synchronous.
+  const principal = auth.authenticate(bearerToken(request.headers.get('authorization')))
+  principals.set(request, principal)
+  Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
+  if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
+  return principal
 }
 
 /**
@@ -23,15 +51,9 @@ function bearerToken(header: string | null): string {
  * The per-user rate limit is counted here, once the caller is known.
  */
 export function authPlugin(auth: AuthService, limiter: RateLimiter) {
-  // Principals found in the transform stage, handed to the handler by resolve.
-  const principals = new WeakMap<Request, Principal>()
-  // Hooks destructure what they use (Elysia builds only that part of the context), read the one
-  // header from `request` (`headers` would copy them all) and stay synchronous (no promise per request).
-  function authenticate({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) {
-    const principal = auth.authenticate(bearerToken(request.headers.get('authorization')))
-    Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
-    if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
-    principals.set(request, principal)
+  // Hooks destructure what they use: Elysia builds only that part of the context.
+  const authenticate = (context: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) => {
+    authenticateRequest(auth, limiter, context, adminOnly)
   }
   return new Elysia({ name: 'auth' }).macro({
     auth: {

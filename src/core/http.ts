@@ -1,5 +1,9 @@
 import { Elysia, ValidationError } from 'elysia'
 import { AppError, errorBody } from './errors'
+import { CorsPolicy, securityHeaders } from './headers'
+import { findAbsurdNumber, findAbsurdQueryNumber, LARGEST_EXACT } from './numbers'
+import { type RouteInfo, RouteTable } from './routes'
+import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
 import { NOT_BLANK } from './schema'
 import type { RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
@@ -11,7 +15,14 @@ export interface HttpOptions {
   maxRequestSize: string
   limiter: RateLimiter
   log?: (line: string) => void
+  /** Origins allowed to call from a browser (UAGENT_CORS_ORIGINS); none by default. */
+  corsOrigins?: string[]
+  /** Called when a write failed because the storage is full (so /health can say so). */
+  onStorageFull?: () => void
 }
+
+const isJson = (contentType: string | null) => contentType !== null && /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 type Schema = {
   anyOf?: Schema[]
@@ -75,12 +86,28 @@ export function describeSchema(schema: Schema | undefined): string | null {
 }
 
 /** Describes the first failing field of a validation error, e.g. "body.limit: must be an integer from 1 to 100". */
-function describeValidation(error: ValidationError): string {
+function describeValidation(error: ValidationError, request: Request): string {
   // Some schemas carry an `error` of their own that names the field (coerced query numbers).
   if (typeof error.customError === 'string') return error.customError
   const first = error.all[0] as { path?: string; message?: string; summary?: string; schema?: Schema; value?: unknown } | undefined
-  const where = error.type === 'body' ? 'body' : error.type
+  let where = error.type === 'body' ? 'body' : error.type
+  // A coerced query number that fails its bounds is reported on the value alone ("property"):
+  // the query parameter that holds that value is the field.
+  if (where === 'property' && first) {
+    const params = new URL(request.url).searchParams
+    for (const [name, raw] of params) {
+      if (raw === first.value || (raw.trim() !== '' && Number(raw) === first.value)) {
+        const expected = describeSchema(first.schema)
+        return `query.${name}: ${expected ? `must be ${expected}` : (first.summary ?? first.message ?? 'is invalid')}`
+      }
+    }
+    where = 'query'
+  }
   if (!first) return `Invalid ${where}`
+  // The body as a whole is missing or not an object: say what is expected, not which field is absent.
+  if (where === 'body' && (error.value === undefined || error.value === null || typeof error.value !== 'object')) {
+    return 'body: a JSON object is expected (send Content-Type: application/json)'
+  }
   const field = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : ''
   const expected = describeSchema(first.schema)
   const what = field && first.value === undefined ? 'is required' : expected ? `must be ${expected}` : (first.summary ?? first.message ?? 'is invalid')
@@ -98,11 +125,20 @@ export function clientAddress(server: { requestIP?(req: Request): { address: str
  */
 export function httpCore(options: HttpOptions) {
   const log = options.log ?? ((line: string) => console.error(line))
+  const cors = new CorsPolicy(options.corsOrigins ?? [])
   const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the ${options.maxRequestSize} limit`)
+  // The whole app's routes (this plugin's getGlobalRoutes answers for the app it is used in),
+  // read on first use, once every module is registered: modules added later are covered too.
+  const core = new Elysia({ name: 'http-core' })
+  const routes = new RouteTable(() => (core as unknown as { getGlobalRoutes(): RouteInfo[] }).getGlobalRoutes())
+  const decorate = (headers: Record<string, unknown>, request: Request, pathname: string) => {
+    Object.assign(headers, securityHeaders(pathname))
+    if (cors.enabled) Object.assign(headers, cors.headersFor(request.headers.get('origin')))
+  }
   // No onRequest hook: one makes Elysia read `request.url` and build a full context on every
   // request, for every route (measured: ~20 % of /health throughput). Each check sits in the
   // latest hook that still runs before the work it guards.
-  return new Elysia({ name: 'http-core' })
+  return core
     .onParse({ as: 'global' }, async ({ request }) => {
       // Bodies are refused before they are read: by Content-Length, or by measuring those
       // without it (chunked uploads, in-process requests).
@@ -115,20 +151,36 @@ export function httpCore(options: HttpOptions) {
       const size = (await request.clone().arrayBuffer()).byteLength
       if (size > options.maxRequestBytes) throw tooLarge()
     })
-    .onTransform({ as: 'global' }, ({ request, path, server, set }) => {
+    .onTransform({ as: 'global' }, ({ request, path, route, server, set }) => {
+      // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
+      if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
+      }
       // Anonymous callers are limited per IP before validation, so malformed bodies count too.
       // Authenticated callers are limited per user once their token is verified (auth macro).
       // Health probes are exempt: monitors poll them, and they cost next to nothing.
       if (request.headers.has('authorization') || path === '/health') return
       Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(server, request)}`)))
     })
-    .onAfterHandle({ as: 'global' }, ({ set }) => {
+    .onBeforeHandle({ as: 'global' }, ({ query, body, request, route }) => {
+      // Validation lets numbers beyond exact range through wherever a schema has no upper bound.
+      const inQuery = findAbsurdQueryNumber(query as Record<string, unknown>)
+      if (inQuery !== null) throw absurd(`query.${inQuery}`)
+      if (body !== undefined && body !== null && typeof body === 'object') {
+        const inBody = findAbsurdNumber(body, routes.bodySchema(request.method, route))
+        if (inBody !== null) throw absurd(inBody ? `body.${inBody}` : 'body')
+      }
+    })
+    .onAfterHandle({ as: 'global' }, ({ set, request, path }) => {
       set.headers[REQUEST_ID] = crypto.randomUUID()
+      decorate(set.headers, request, path)
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? crypto.randomUUID()
+      const pathname = new URL(request.url).pathname
       set.headers[REQUEST_ID] = requestId
       set.headers['content-type'] = 'application/json'
+      decorate(set.headers, request, pathname)
       let status: number
       let body
       // A failure inside a parse hook (the size check) reaches here wrapped in Elysia's ParseError.
@@ -139,21 +191,51 @@ export function httpCore(options: HttpOptions) {
         body = error.toResponse(requestId)
       } else if (code === 'VALIDATION' && error instanceof ValidationError) {
         status = 400
-        body = errorBody('VALIDATION_ERROR', describeValidation(error), requestId)
+        body = errorBody('VALIDATION_ERROR', describeValidation(error, request), requestId)
       } else if (code === 'PARSE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', 'body: malformed request body (expected valid JSON)', requestId)
       } else if (code === 'NOT_FOUND') {
-        status = 404
-        body = errorBody('NOT_FOUND', `No route for ${request.method} ${new URL(request.url).pathname}`, requestId)
+        const allowed = routes.allowed(pathname)
+        const preflight = cors.preflight(request, allowed)
+        if (preflight) return preflight
+        if (allowed.length && request.method === 'OPTIONS') {
+          // OPTIONS asks what a path allows: the answer is the Allow header.
+          set.headers.allow = allowed.join(', ')
+          delete set.headers['content-type']
+          return new Response(null, { status: 204, headers: set.headers as Record<string, string> })
+        }
+        if (allowed.length) {
+          status = 405
+          set.headers.allow = allowed.join(', ')
+          body = errorBody('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathname}; allowed: ${allowed.join(', ')}`, requestId)
+        } else {
+          status = 404
+          body = errorBody('NOT_FOUND', `No route for ${request.method} ${pathname}`, requestId)
+        }
       } else if (code === 'INVALID_COOKIE_SIGNATURE' || code === 'INVALID_FILE_TYPE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', String((error as Error).message), requestId)
+      } else if (storageFull(error)) {
+        // A full disk (or SQLite's page limit) is a temporary condition of the server, not a bug.
+        options.onStorageFull?.()
+        log(`[${requestId}] ${request.method} ${pathname}: storage full (${(error as Error)?.message ?? String(error)})`)
+        status = 507
+        body = errorBody('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE, requestId)
       } else {
         status = 500
-        log(`[${requestId}] ${request.method} ${new URL(request.url).pathname} failed: ${(error as Error)?.stack ?? String(error)}`)
+        log(`[${requestId}] ${request.method} ${pathname} failed: ${(error as Error)?.stack ?? String(error)}`)
         body = errorBody('INTERNAL_ERROR', 'Internal server error', requestId)
       }
+      // Kept on the context too: hooks that run after the response (request recording) read it there.
+      set.status = status
       return new Response(JSON.stringify(body), { status, headers: set.headers as Record<string, string> })
     })
 }
+
+function hasBody(request: Request): boolean {
+  const length = request.headers.get('content-length')
+  return length !== null ? Number(length) > 0 : request.body !== null
+}
+
+const absurd = (field: string) => new AppError('VALIDATION_ERROR', `${field}: must be a number between ${-LARGEST_EXACT} and ${LARGEST_EXACT}`)

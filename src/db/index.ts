@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { StartupError } from '../core/startup'
 import * as sqliteVec from 'sqlite-vec'
 import { MIGRATIONS, type Migration } from './migrations'
 
@@ -20,13 +21,86 @@ export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS)
     writeFileSync(path, '', { mode: 0o600 })
   }
   const db = new Database(path, { create: true, strict: true })
-  db.run('PRAGMA journal_mode = WAL')
-  db.run('PRAGMA synchronous = NORMAL')
-  db.run('PRAGMA foreign_keys = ON')
-  db.run('PRAGMA busy_timeout = 5000')
-  sqliteVec.load(db)
-  migrate(db, migrations)
+  if (path !== ':memory:') {
+    try {
+      assertSound(db, path, migrations)
+    } catch (error) {
+      db.close(false)
+      throw error
+    }
+  }
+  try {
+    db.run('PRAGMA journal_mode = WAL')
+    db.run('PRAGMA synchronous = NORMAL')
+    db.run('PRAGMA foreign_keys = ON')
+    db.run('PRAGMA busy_timeout = 5000')
+    sqliteVec.load(db)
+    migrate(db, migrations)
+  } catch (error) {
+    db.close(false)
+    if (isDamage(error)) throw damaged(path, (error as Error).message)
+    throw error
+  }
   return db
+}
+
+const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX'])
+
+/** Whether an error is SQLite saying the file is damaged (or not a database at all). */
+export function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code
+  return typeof code === 'string' && (DAMAGE_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'))
+}
+
+export function damaged(path: string, detail: string): StartupError {
+  return new StartupError(
+    `The database ${path} is damaged (SQLite: ${detail}). It has been left exactly as it is. ` +
+      `Restore the data dir from a backup with: uagent admin restore BACKUP.tar.gz --data-dir ${dirname(path)}`,
+  )
+}
+
+/** The newest schema version a database says it has (0 for a new one). */
+export function schemaVersion(db: Database): number {
+  const table = db.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get()!.n
+  if (!table) return 0
+  return db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()!.v ?? 0
+}
+
+/**
+ * Checks an existing database before anything is written to it: it is a database, its file is
+ * as long as its header says (a truncated copy is not), and its schema is not from a newer
+ * version of the server. Reads only.
+ */
+function assertSound(db: Database, path: string, migrations: Migration[]): void {
+  let pages: number
+  let pageSize: number
+  let version: number
+  try {
+    db.query('SELECT count(*) FROM sqlite_master').get()
+    pages = db.query<{ n: number }, []>('SELECT page_count AS n FROM pragma_page_count').get()!.n
+    pageSize = db.query<{ n: number }, []>('SELECT page_size AS n FROM pragma_page_size').get()!.n
+    version = schemaVersion(db)
+  } catch (error) {
+    if (isDamage(error)) throw damaged(path, (error as Error).message)
+    const code = (error as { code?: string }).code ?? ''
+    if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_PERM')) {
+      throw new StartupError(`The database ${path} cannot be opened for writing (SQLite: ${(error as Error).message}): give the user running the server read and write access to it and to its folder.`)
+    }
+    throw error
+  }
+  const size = statSync(path).size
+  // The WAL may hold pages not yet copied into the main file; only a main file shorter than its
+  // header's page count with no WAL beside it is a truncated file.
+  if (size > 0 && size < pages * pageSize && !existsSync(`${path}-wal`)) {
+    throw damaged(path, `the file is ${size} bytes but its header says ${pages} pages of ${pageSize} bytes: it was cut short`)
+  }
+  const known = Math.max(0, ...migrations.map((migration) => migration.version))
+  if (version > known) {
+    throw new StartupError(
+      `The database ${path} was written by a newer version of Universal Agent (schema version ${version}; this version knows up to ${known}). ` +
+        'Nothing was changed. Run that newer version, or restore a backup made by this one (uagent admin restore).',
+    )
+  }
 }
 
 export function migrate(db: Database, migrations: Migration[]): void {

@@ -20,6 +20,9 @@ export interface ModelStatus {
   llm: 'builtin' | 'ready' | 'unreachable'
   embedderId: string
   generatorId: string
+  /** Why the embedder or the chat model is not usable, when it is not. */
+  embedderReason?: string
+  llmReason?: string
 }
 
 export interface Models {
@@ -28,6 +31,8 @@ export interface Models {
   generator(): Promise<Generator>
   /** Cheap and synchronous, for /health. */
   status(): ModelStatus
+  /** Re-checks a remote model server (cached for a few seconds); absent when there is none. */
+  check?(): Promise<void>
 }
 
 export type ModelsConfig = Pick<Config, 'modelsDir' | 'embedModel' | 'chatModel' | 'llmUrl' | 'llmModel' | 'llmApiKey'>
@@ -107,7 +112,10 @@ export function createModels(config: ModelsConfig): Models {
         llm,
         embedderId: embedEngine.id,
         generatorId: upstream?.config.model ?? chatEngine.id,
+        ...(llm === 'unreachable' ? { llmReason: upstream?.reason ?? `the chat model ${chatEngine.id} cannot be loaded` } : {}),
+        ...(embedderFailed ? { embedderReason: `the embedding model ${embedEngine.id} cannot be loaded` } : {}),
       }
     },
+    ...(upstream ? { check: () => upstream.check() } : {}),
   }
 }

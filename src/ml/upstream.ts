@@ -4,6 +4,7 @@ import type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator 
 import { IdleTimer } from './idle-timer'
 import { PieceQueue } from './piece-queue'
 import { countTextTokens } from './stream-text'
+import type { ToolCallingGenerator, ToolCallRequest, ToolSpec, ToolTurnMessage, ToolTurnOptions, ToolTurnResult } from './tool-calls'
 
 /** Longest silence from the model server: before its headers, and between two pieces of a stream. */
 const IDLE_MS = 120_000
@@ -18,6 +19,11 @@ export interface UpstreamConfig {
   idleMs?: number
   /** Longest wait for a reply that is not streamed (default 600 s). */
   wholeReplyMs?: number
+}
+
+/** The server's base URL without a trailing slash or /v1 (both forms of UAGENT_LLM_URL are accepted). */
+export function upstreamBase(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/v1$/i, '')
 }
 
 /** Reachability as last observed, for /health. */
@@ -49,8 +55,44 @@ function unavailable(url: string, detail: string): AppError {
  */
 export class UpstreamClient {
   state: UpstreamState = 'ready'
+  /** Why the upstream is not usable, as last observed (for /health); null when it is. */
+  reason: string | null = null
+  private lastCheck: { at: number; done: Promise<void> } | null = null
 
-  constructor(readonly config: UpstreamConfig) {}
+  constructor(readonly config: UpstreamConfig) {
+    // The OpenAI-compatible paths are asked for with their /v1; a URL given with it is the same server.
+    this.config = { ...config, url: upstreamBase(config.url) }
+  }
+
+  /**
+   * Asks the server which models it serves (at most every `maxAgeMs`), so /health can say
+   * whether it can be reached and whether it has the configured model.
+   */
+  check(maxAgeMs = 10_000): Promise<void> {
+    if (this.lastCheck && Date.now() - this.lastCheck.at < maxAgeMs) return this.lastCheck.done
+    const done = this.json<{ data?: { id?: unknown }[] } | null>('/v1/models', undefined, { idleMs: 3000 }).then(
+      (listing) => {
+        const ids = (listing?.data ?? []).map((entry) => entry?.id).filter((id): id is string => typeof id === 'string')
+        const wanted = this.config.model
+        if (wanted && ids.length && !ids.includes(wanted)) {
+          this.state = 'unreachable'
+          this.reason = `the model server at ${shown(this.config.url)} does not serve model "${wanted}" (it serves: ${ids.slice(0, 10).join(', ')}); set UAGENT_LLM_MODEL`
+        } else if (!wanted && !ids.length) {
+          this.state = 'unreachable'
+          this.reason = `the model server at ${shown(this.config.url)} lists no models; set UAGENT_LLM_MODEL`
+        } else {
+          this.state = 'ready'
+          this.reason = null
+        }
+      },
+      (error) => {
+        this.state = 'unreachable'
+        this.reason = error instanceof AppError ? error.message : `the model server at ${shown(this.config.url)} cannot be reached`
+      },
+    )
+    this.lastCheck = { at: Date.now(), done }
+    return done
+  }
 
   private headers(): Record<string, string> {
     return { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) }
@@ -82,11 +124,15 @@ export class UpstreamClient {
       } catch (error) {
         if (signal?.aborted) throw error
         this.state = 'unreachable'
+        this.reason = `the model server at ${shown(this.config.url)} cannot be reached`
         throw unavailable(this.config.url, idle.fired ? `did not answer within ${idleMs / 1000} s` : 'cannot be reached')
       }
       if (!response.ok) {
         await response.body?.cancel().catch(() => {})
         this.state = response.status >= 500 ? 'unreachable' : this.state
+        if (response.status === 404 && path !== '/v1/models' && this.config.model) {
+          throw unavailable(this.config.url, `answered 404 to ${path} (is model "${this.config.model}" served there? set UAGENT_LLM_MODEL)`)
+        }
         throw unavailable(this.config.url, `answered ${response.status} to ${path}`)
       }
       idle.touch()
@@ -120,7 +166,7 @@ export class UpstreamClient {
   }
 }
 
-export class UpstreamGenerator implements Generator {
+export class UpstreamGenerator implements Generator, ToolCallingGenerator {
   readonly contextLength = 8192
 
   constructor(
@@ -156,6 +202,58 @@ export class UpstreamGenerator implements Generator {
       promptTokens: data?.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content).join('\n')),
       completionTokens: data?.usage?.completion_tokens ?? countTextTokens(text),
       finishReason: choice?.finish_reason === 'length' ? 'length' : 'stop',
+    }
+  }
+
+  /**
+   * One turn with tools offered (OpenAI `tools`), not streamed: the reply text and the calls the
+   * model asks for (`choices[0].message.tool_calls`). A reply with neither is 503 like any other
+   * unusable answer.
+   */
+  async generateWithTools(messages: ToolTurnMessage[], tools: ToolSpec[], options: ToolTurnOptions = {}, signal?: AbortSignal): Promise<ToolTurnResult> {
+    const wire = messages.map((message) => {
+      if ('toolCalls' in message) {
+        return {
+          role: 'assistant',
+          content: message.content,
+          tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+        }
+      }
+      if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content }
+      return message
+    })
+    const body = {
+      ...this.body([], options, false),
+      messages: wire,
+      ...(tools.length ? { tools: tools.map((tool) => ({ type: 'function', function: tool })), tool_choice: options.toolChoice ?? 'auto' } : {}),
+    }
+    const data = await this.client.json<{
+      choices?: { message?: { content?: unknown; tool_calls?: unknown } }[]
+      usage?: { prompt_tokens?: number; completion_tokens?: number }
+    } | null>('/v1/chat/completions', body, { signal, idleMs: this.client.config.wholeReplyMs ?? WHOLE_REPLY_MS })
+    const message = data?.choices?.[0]?.message
+    const text = typeof message?.content === 'string' ? message.content : ''
+    const toolCalls: ToolCallRequest[] = []
+    for (const [index, call] of (Array.isArray(message?.tool_calls) ? message.tool_calls : []).entries()) {
+      const fn = (call as { function?: { name?: unknown; arguments?: unknown } })?.function
+      if (typeof fn?.name !== 'string') continue
+      const id = (call as { id?: unknown }).id
+      const args = fn.arguments
+      toolCalls.push({
+        id: typeof id === 'string' && id ? id : `call_${index}`,
+        name: fn.name,
+        // Some servers send the arguments as an object rather than JSON text.
+        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      })
+    }
+    if (!message || (typeof message.content !== 'string' && toolCalls.length === 0)) {
+      throw unavailable(this.client.config.url, 'answered without a reply or a tool call (no choices[0].message)')
+    }
+    return {
+      text,
+      toolCalls,
+      promptTokens: data?.usage?.prompt_tokens ?? countTextTokens(messages.map((m) => m.content ?? '').join('\n')),
+      completionTokens: data?.usage?.completion_tokens ?? countTextTokens(text),
     }
   }
 

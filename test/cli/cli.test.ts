@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SignJWT } from 'jose'
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN, makeServerWith, ScriptedGenerator } from '../helpers'
+import { ADMIN, makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const SECRET = 's'.repeat(48)
@@ -12,7 +11,7 @@ const REPLY = 'Here is a reply that arrives one word at a time.'
 const server = makeServerWith(new ScriptedGenerator(REPLY, 20), { jwtSecret: SECRET })
 let base = ''
 let stop = () => {}
-const config = mkdtempSync(join(tmpdir(), 'uagent-cli-'))
+const config = tempDir('cli')
 
 beforeAll(() => {
   const app = server.app.listen({ port: 0 })
@@ -104,7 +103,7 @@ describe('uagent CLI', () => {
   })
 
   test('rag ingest of a folder of 5 files ingests all 5; search finds them; --json equals the API', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'uagent-docs-'))
+    const folder = tempDir('docs')
     mkdirSync(join(folder, 'guides'))
     writeFileSync(join(folder, 'vpn.md'), '# VPN\n\nConnect with WireGuard before opening internal sites.')
     writeFileSync(join(folder, 'guides/printing.txt'), 'Release print jobs with your badge at any FollowMe printer.')
@@ -137,9 +136,9 @@ describe('uagent CLI', () => {
     const listener = small.app.listen({ port: 0 })
     try {
       const url = `http://127.0.0.1:${listener.server!.port}`
-      const own = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'uagent-cli-big-')) }
+      const own = { XDG_CONFIG_HOME: tempDir('cli-big') }
       expect((await run(['--url', url, 'login', '--email', ADMIN.email, '--password', ADMIN.password], own)).code).toBe(0)
-      const folder = mkdtempSync(join(tmpdir(), 'uagent-big-'))
+      const folder = tempDir('big')
       const text = (kb: number, word: string) => `${word} `.repeat(Math.ceil((kb * 1024) / (word.length + 1)))
       for (const name of ['a', 'b', 'c']) writeFileSync(join(folder, `${name}.txt`), text(40, `topic${name}`))
       writeFileSync(join(folder, 'd-over-request-limit.txt'), text(70, 'wide'))
@@ -222,7 +221,7 @@ describe('uagent CLI', () => {
 
   test('password changes the password and keeps this login; without a terminal the passwords must be given', async () => {
     await direct('POST', '/auth/users', { email: 'cli-pw@example.com', password: 'first-password-1', roles: ['user'] })
-    const own = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'uagent-cli-pw-')) }
+    const own = { XDG_CONFIG_HOME: tempDir('cli-pw') }
     expect((await run(['login', '--email', 'cli-pw@example.com', '--password', 'first-password-1'], own)).code).toBe(0)
     const prompted = await run(['password'], own)
     expect(prompted.code).toBe(2)
@@ -259,7 +258,7 @@ describe('uagent models', () => {
       },
     })
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+      const dir = tempDir('models')
       const pulled = await run(['models', 'pull', 'fixtures/tiny-bert', '--endpoint', `http://127.0.0.1:${hub.port}`, '--dir', dir])
       expect(pulled.code).toBe(0)
       expect(readFileSync(join(dir, 'fixtures/tiny-bert/onnx/model.onnx'))).toEqual(readFileSync(join(fixtures, 'fixtures/tiny-bert/onnx/model.onnx')))

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, statSync, writeFileSync, chmodSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { statSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db'
+import { tempDir } from '../helpers'
 
 describe('openDatabase', () => {
   test('a new database and its folder are readable by their owner alone; migrations applied; WAL and sqlite-vec on', () => {
-    const root = mkdtempSync(join(tmpdir(), 'uagent-db-'))
+    const root = tempDir('db')
     const path = join(root, 'data', 'uagent.db')
     const db = openDatabase(path)
     db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'a@b.c', 'h', '[]', 'now')")
@@ -24,7 +24,7 @@ describe('openDatabase', () => {
   })
 
   test("an existing database keeps the mode its operator chose", () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'uagent-db-')), 'shared.db')
+    const path = join(tempDir('db'), 'shared.db')
     writeFileSync(path, '')
     chmodSync(path, 0o640)
     openDatabase(path).close()

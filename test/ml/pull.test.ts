@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { listModels, pullModel } from '../../src/ml/pull'
+import { tempDir } from '../helpers'
 
 const FIXTURES = join(import.meta.dir, '../fixtures/models')
 
@@ -23,7 +24,7 @@ afterAll(() => hub.stop(true))
 
 describe('models pull', () => {
   test('downloads a model in the hub layout into the models dir, with progress', async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const modelsDir = tempDir('models')
     const progress: string[] = []
     const result = await pullModel({
       id: 'fixtures/tiny-llama',
@@ -46,7 +47,7 @@ describe('models pull', () => {
   })
 
   test('a model the hub does not have leaves nothing behind', async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const modelsDir = tempDir('models')
     const error = await pullModel({ id: 'acme/nothing', modelsDir, endpoint: `http://127.0.0.1:${hub.port}` }).catch((e) => e)
     expect(error.message).toContain('config.json')
     expect(readdirSync(modelsDir)).toEqual([])
@@ -59,7 +60,7 @@ describe('models pull', () => {
   })
 
   test('file names given with --file cannot leave the model folder', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const root = tempDir('models')
     const modelsDir = join(root, 'models')
     for (const file of ['../../escape.txt', '/etc/passwd', 'onnx/../../x', '']) {
       const error = await pullModel({ id: 'fixtures/tiny-llama', modelsDir, endpoint: `http://127.0.0.1:${hub.port}`, files: ['config.json', file] }).catch((e) => e)
@@ -79,7 +80,7 @@ describe('models pull', () => {
       },
     })
     try {
-      const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+      const modelsDir = tempDir('models')
       for (const [name, expected] of [['html', 'web page'], ['empty', 'empty file'], ['stall', 'went silent']]) {
         mode = name!
         const error = await pullModel({ id: 'acme/odd', modelsDir, endpoint: `http://127.0.0.1:${odd.port}`, idleMs: 200 }).catch((e) => e)
@@ -92,7 +93,7 @@ describe('models pull', () => {
   })
 
   test('what an interrupted pull left behind is cleaned up by the next one; a broken link never stops the listing', async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-models-'))
+    const modelsDir = tempDir('models')
     mkdirSync(join(modelsDir, '.partial-fixtures--tiny-bert-4242'), { recursive: true })
     mkdirSync(join(modelsDir, '.partial-fixtures--tiny-bert'), { recursive: true })
     await pullModel({ id: 'fixtures/tiny-bert', modelsDir, endpoint: `http://127.0.0.1:${hub.port}` })

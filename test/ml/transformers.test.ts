@@ -1,12 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createModels } from '../../src/ml'
 import { TransformersEmbedder } from '../../src/ml/transformers/embedder'
 import { TransformersGenerator } from '../../src/ml/transformers/generator'
 import { AppError } from '../../src/core/errors'
-import { makeServer } from '../helpers'
+import { makeServer, tempDir } from '../helpers'
 
 const FIXTURES = join(import.meta.dir, '../fixtures/models')
 const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
@@ -64,7 +63,7 @@ describe('transformers.js engines on the fixture models', () => {
   })
 
   test("an encoder's width comes from dim or d_model when config.json has no hidden_size", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'uagent-dim-'))
+    const dir = tempDir('dim')
     cpSync(join(FIXTURES, 'fixtures/tiny-bert'), join(dir, 'acme/distil'), { recursive: true })
     const configPath = join(dir, 'acme/distil/config.json')
     const { hidden_size, ...rest } = JSON.parse(readFileSync(configPath, 'utf8'))
@@ -77,7 +76,7 @@ describe('transformers.js engines on the fixture models', () => {
   })
 
   test('a model that loads but fails when it runs is 503 MODEL_UNAVAILABLE without paths, not a 500', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'uagent-swapped-'))
+    const dir = tempDir('swapped')
     cpSync(join(FIXTURES, 'fixtures/tiny-bert'), join(dir, 'acme/encoder'), { recursive: true })
     cpSync(join(FIXTURES, 'fixtures/tiny-llama'), join(dir, 'acme/lm'), { recursive: true })
     // Each folder gets the other's weights: both load, neither can run.

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { AppError } from '../../src/core/errors'
 import { createModels } from '../../src/ml'
 import { UpstreamClient, UpstreamEmbedder, UpstreamGenerator } from '../../src/ml/upstream'
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { tempDir } from '../helpers'
 
 /** A fake OpenAI-compatible server: it answers from the last user message, streamed or whole. */
 const seen: { stream: boolean; model: string; messages: { content: string }[] }[] = []
@@ -108,7 +108,7 @@ describe('engine selection', () => {
   })
 
   test('a broken model file is 503 with guidance and without paths of this machine', async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), 'uagent-broken-'))
+    const modelsDir = tempDir('broken')
     cpSync(join(import.meta.dir, '../fixtures/models/fixtures/tiny-llama'), join(modelsDir, 'acme/broken'), { recursive: true })
     writeFileSync(join(modelsDir, 'acme/broken/onnx/model.onnx'), 'not a protobuf')
     const models = createModels({ modelsDir, chatModel: 'acme/broken' })

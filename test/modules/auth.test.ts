@@ -134,7 +134,7 @@ describe('roles', () => {
     expect(listed.status).toBe(200)
     expect(listed.json.total).toBe(2)
     expect(listed.json.users.map((u: { email: string }) => u.email)).toEqual([ADMIN.email, 'listed@example.com'])
-    expect(listed.json.users[1]).toEqual({ id: user.user.id, email: 'listed@example.com', roles: ['user'], mfaEnabled: false, createdAt: expect.any(String) })
+    expect(listed.json.users[1]).toEqual({ id: user.user.id, email: 'listed@example.com', roles: ['user'], mfaEnabled: false, createdAt: expect.any(String), disabled: false })
     expect(listed.text).not.toContain('argon2')
   })
 })

@@ -1,14 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
 import { EMBED_BATCH, RagService, WRITE_BATCH } from '../../src/modules/rag/service'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AppError } from '../../src/core/errors'
 import { openDatabase } from '../../src/db'
 import { MIGRATIONS } from '../../src/db/migrations'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
-import { makeServer, ScriptedGenerator } from '../helpers'
+import { makeServer, ScriptedGenerator, tempDir } from '../helpers'
 
 /** The built-in embedder, except that one call after `hold(skip)` waits until `release()`: a slow model. */
 class GatedEmbedder extends HashEmbedder {
@@ -528,7 +526,7 @@ describe('collections', () => {
   })
 
   test('a database from before per-collection keyword indexes is upgraded: its documents are found by keyword', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'uagent-upgrade-')), 'uagent.db')
+    const path = join(tempDir('upgrade'), 'uagent.db')
     const old = openDatabase(path, MIGRATIONS.filter((m) => m.version <= 3))
     old.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'old@example.com', 'x', '[\"user\"]', 'then')")
     old.run("INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ('u1', 'legacy', 'builtin/hash-embed-384', 384, 'then')")

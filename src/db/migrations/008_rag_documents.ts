@@ -4,7 +4,7 @@ import type { Migration } from '.'
  * Document-level storage for the knowledge base: what each document is (title, type, size of its
  * source), its full extracted text, where it came from (`source`), the SHA-256 of its source bytes
  * (`content_hash`, so an unchanged file is not ingested twice) and, for paged sources (PDF), the
- * pages each chunk spans. One row per rag_documents row; it goes when the document goes.
+ * page count and the page of each chunk (JSON `{ pages, chunks }`). One row per rag_documents row; it goes when the document goes.
  */
 export const ragDocuments: Migration = {
   version: 8,

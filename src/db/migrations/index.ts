@@ -2,7 +2,12 @@ import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
 import { rag } from './003_rag'
 import { ragFtsPerCollection } from './004_rag_fts_per_collection'
+import { accountAdmin } from './005_account_admin'
+import { voice } from './010_voice'
+import { agentTasks } from './006_agent_tasks'
+import { plugins } from './011_plugins'
 import { ragDocuments } from './008_rag_documents'
+import { analytics } from './007_analytics'
 
 export interface Migration {
   version: number
@@ -12,4 +17,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, ragDocuments]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, voice, plugins]

@@ -145,12 +145,13 @@ function rank(candidates: Omit<Candidate, 'score'>[], question: string): Candida
       const terms = subject ? keyTerms(subject) : []
       if (terms.length && terms.every((term) => asked.includes(term))) score += 0.5
     }
-    return { ...candidate, score }
+    // Passages come best first: a later one's sentence must do better to be picked.
+    return { ...candidate, score: score / (1 + 0.25 * candidate.order) }
   })
 }
 
 /**
- * The answering sentences: the best ones (at least half as good as the best, at most three), each
+ * The answering sentences: the best ones (at least 60 % as good as the best, at most three), each
  * with the sentence before it when it leans on it ("It…", "This…"), in the order they were given;
  * a sentence that two passages share (overlapping chunks) is used once.
  */
@@ -166,7 +167,7 @@ function pick(ranked: Candidate[], all: Candidate[]): Candidate[] {
     chosen.push(candidate)
     return true
   }
-  const ordered = [...ranked].filter((c) => c.score >= best * 0.5).sort((a, b) => b.score - a.score)
+  const ordered = [...ranked].filter((c) => c.score >= best * 0.6).sort((a, b) => b.score - a.score)
   let picked = 0
   for (const candidate of ordered) {
     if (picked >= 3) break

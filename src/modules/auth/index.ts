@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import {
+  adminErrors,
   authErrors,
   ChangePasswordRequest,
   ChangePasswordResponse,
@@ -15,7 +16,11 @@ import {
   MfaSetupResponse,
   MfaStateResponse,
   RefreshRequest,
+  SetPasswordRequest,
   SuccessResponse,
+  UserActionResponse,
+  UserParams,
+  UsersQuery,
   UsersResponse,
 } from './model'
 import type { AuthService } from './service'
@@ -61,11 +66,78 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .get(
       '/users',
-      () => {
-        const users = auth.listUsers()
-        return { users, total: users.length }
+      ({ query }) => {
+        const limit = query.limit ?? 50
+        const offset = query.offset ?? 0
+        const { users, total } = auth.listUsers(limit, offset)
+        return { users, total, hasMore: offset + users.length < total }
       },
-      { admin: true, response: { 200: UsersResponse, ...authErrors }, detail: { summary: 'List every user account (admin)' } },
+      {
+        admin: true,
+        query: UsersQuery,
+        response: { 200: UsersResponse, ...authErrors },
+        detail: { summary: 'List user accounts, oldest first, a page at a time (admin; no secrets)' },
+      },
+    )
+    .post(
+      '/users/:id/password',
+      async ({ params, body }) => {
+        const sessionsRevoked = await auth.setPassword(params.id, body.newPassword)
+        return { success: true, message: 'Password set; every session of the user was signed out', user: auth.getUser(params.id)!, sessionsRevoked }
+      },
+      {
+        admin: true,
+        params: UserParams,
+        body: SetPasswordRequest,
+        response: { 200: UserActionResponse, ...adminErrors },
+        detail: { summary: "Set a user's password (admin); signs out every session of that user" },
+      },
+    )
+    .post(
+      '/users/:id/unlock',
+      ({ params }) => {
+        const cleared = auth.unlock(params.id)
+        return { success: true, message: `Login throttling cleared (${cleared} recorded failure${cleared === 1 ? '' : 's'})`, user: auth.getUser(params.id)! }
+      },
+      {
+        admin: true,
+        params: UserParams,
+        response: { 200: UserActionResponse, ...adminErrors },
+        detail: { summary: "Clear a user's login throttling (admin)" },
+      },
+    )
+    .post(
+      '/users/:id/disable',
+      ({ params }) => {
+        const { user, sessionsRevoked } = auth.disable(params.id)
+        return { success: true, message: 'User disabled; their tokens no longer work', user, sessionsRevoked }
+      },
+      {
+        admin: true,
+        params: UserParams,
+        response: { 200: UserActionResponse, ...adminErrors },
+        detail: { summary: 'Disable a user (admin): no logins, every token refused at once; not the last admin' },
+      },
+    )
+    .post(
+      '/users/:id/enable',
+      ({ params }) => ({ success: true, message: 'User enabled; they can log in again', user: auth.enable(params.id) }),
+      {
+        admin: true,
+        params: UserParams,
+        response: { 200: UserActionResponse, ...adminErrors },
+        detail: { summary: 'Enable a disabled user (admin)' },
+      },
+    )
+    .delete(
+      '/users/:id',
+      ({ params }) => ({ success: true, message: 'User deleted with everything they owned', user: auth.deleteUser(params.id) }),
+      {
+        admin: true,
+        params: UserParams,
+        response: { 200: UserActionResponse, ...adminErrors },
+        detail: { summary: 'Delete a user and everything they own: conversations, collections, documents, sessions (admin; not the last admin)' },
+      },
     )
     .post(
       '/users',

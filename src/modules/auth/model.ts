@@ -40,11 +40,34 @@ export const CreateUserRequest = t.Object({
   roles: t.Optional(t.Array(t.Union([t.Literal('admin'), t.Literal('user')]), { maxItems: 2 })),
 })
 
-const Account = t.Object({ id: t.String(), email: t.String(), roles: t.Array(t.String()), mfaEnabled: t.Boolean(), createdAt: t.String({ format: 'date-time' }) })
+const Account = t.Object({
+  id: t.String(),
+  email: t.String(),
+  roles: t.Array(t.String()),
+  mfaEnabled: t.Boolean(),
+  createdAt: t.String({ format: 'date-time' }),
+  disabled: t.Boolean({ description: 'Disabled by an admin: cannot log in, tokens refused' }),
+})
 
 export const CreateUserResponse = t.Object({ success: t.Boolean(), user: Account })
 
-export const UsersResponse = t.Object({ users: t.Array(Account), total: t.Integer() })
+export const UsersQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
+})
+
+export const UsersResponse = t.Object({ users: t.Array(Account), total: t.Integer(), hasMore: t.Boolean() })
+
+export const UserParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) })
+
+export const SetPasswordRequest = t.Object({ newPassword: t.String({ minLength: 8, maxLength: 1024 }) })
+
+export const UserActionResponse = t.Object({
+  success: t.Boolean(),
+  message: t.String(),
+  user: Account,
+  sessionsRevoked: t.Optional(t.Integer({ description: 'Sessions of the user that were signed out' })),
+})
 
 export const ChangePasswordRequest = t.Object({
   currentPassword: t.String({ minLength: 1, maxLength: 1024 }),
@@ -64,3 +87,4 @@ export const SuccessResponse = t.Object({ success: t.Boolean(), message: t.Strin
 
 export const errors = { 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse }
 export const authErrors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse }
+export const adminErrors = { ...authErrors, 404: ErrorResponse }

@@ -12,6 +12,7 @@ export interface User {
   roles: string[]
   mfaEnabled: boolean
   createdAt: string
+  disabled: boolean
 }
 
 interface UserRow {
@@ -24,6 +25,7 @@ interface UserRow {
   mfa_pending_secret: string | null
   mfa_last_step: number
   created_at: string
+  disabled_at: string | null
 }
 
 export interface LoginResult {
@@ -46,7 +48,14 @@ const THROTTLE_WINDOW_MS = 15 * 60 * 1000
 const THROTTLE_FAILURES = 5
 
 function toUser(row: UserRow): User {
-  return { id: row.id, email: row.email, roles: JSON.parse(row.roles), mfaEnabled: row.mfa_enabled === 1, createdAt: row.created_at }
+  return {
+    id: row.id,
+    email: row.email,
+    roles: JSON.parse(row.roles),
+    mfaEnabled: row.mfa_enabled === 1,
+    createdAt: row.created_at,
+    disabled: row.disabled_at !== null,
+  }
 }
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
@@ -76,9 +85,106 @@ export class AuthService {
     return this.db.query<{ n: number }, []>('SELECT count(*) AS n FROM users').get()!.n
   }
 
-  /** Every account, oldest first (admin view: never a password hash or MFA secret). */
-  listUsers(): User[] {
-    return this.db.query<UserRow, []>('SELECT * FROM users ORDER BY created_at, email').all().map(toUser)
+  /** A page of accounts, oldest first (admin view: never a password hash or MFA secret). */
+  listUsers(limit = 1_000_000, offset = 0): { users: User[]; total: number } {
+    const users = this.db.query<UserRow, [number, number]>('SELECT * FROM users ORDER BY created_at, email LIMIT ? OFFSET ?').all(limit, offset).map(toUser)
+    return { users, total: this.countUsers() }
+  }
+
+  /**
+   * Work to do before a user is deleted (files, caches, indexes the database cascade does not
+   * reach). Each area that stores such things for a user registers one.
+   */
+  private readonly deletionSteps: ((userId: string) => void)[] = []
+
+  onUserDeleted(step: (userId: string) => void): void {
+    this.deletionSteps.push(step)
+  }
+
+  private requireUser(id: string): UserRow {
+    const row = this.userById.get(id)
+    if (!row) throw new AppError('NOT_FOUND', `User ${id} not found`)
+    return row
+  }
+
+  /** Enabled admins other than `userId`; the last one may not be disabled or deleted. */
+  private assertNotLastAdmin(row: UserRow, action: string): void {
+    if (!JSON.parse(row.roles).includes('admin') || row.disabled_at !== null) return
+    const others = this.db
+      .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM users WHERE id != ? AND disabled_at IS NULL AND EXISTS (SELECT 1 FROM json_each(users.roles) WHERE value = 'admin')`)
+      .get(row.id)!.n
+    if (others === 0) throw new AppError('CONFLICT', `Cannot ${action} the last admin: make another user an admin first`)
+  }
+
+  /** Forgets every cached principal of a user, so their tokens are checked against the database again. */
+  private forgetPrincipals(userId: string): void {
+    for (const [sessionId, principal] of this.principals) if (principal.user.id === userId) this.principals.delete(sessionId)
+  }
+
+  /** Revokes every live session of a user; returns how many there were. */
+  revokeAllSessions(userId: string): number {
+    this.forgetPrincipals(userId)
+    return this.db.run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [new Date().toISOString(), userId]).changes
+  }
+
+  /** Sets a user's password (admin, or host recovery); signs out every session, clears login throttling. */
+  async setPassword(id: string, newPassword: string): Promise<number> {
+    const row = this.requireUser(id)
+    const hash = await Bun.password.hash(newPassword, { algorithm: 'argon2id' })
+    let revoked = 0
+    this.db.transaction(() => {
+      this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, id])
+      this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email])
+      revoked = this.revokeAllSessions(id)
+    })()
+    return revoked
+  }
+
+  /** Clears the login throttling of an account. Returns how many recorded failures were dropped. */
+  unlock(id: string): number {
+    const row = this.requireUser(id)
+    return this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email]).changes
+  }
+
+  /** Disables an account: no logins, and every token of it stops working at once. */
+  disable(id: string): { user: User; sessionsRevoked: number } {
+    const row = this.requireUser(id)
+    this.assertNotLastAdmin(row, 'disable')
+    let revoked = 0
+    this.db.transaction(() => {
+      this.db.run('UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?', [new Date().toISOString(), id])
+      revoked = this.revokeAllSessions(id)
+    })()
+    return { user: this.getUser(id)!, sessionsRevoked: revoked }
+  }
+
+  enable(id: string): User {
+    this.requireUser(id)
+    this.db.run('UPDATE users SET disabled_at = NULL WHERE id = ?', [id])
+    this.forgetPrincipals(id)
+    return this.getUser(id)!
+  }
+
+  /** Deletes a user and everything they own (the registered steps first, then the rows by cascade). */
+  deleteUser(id: string): User {
+    const row = this.requireUser(id)
+    this.assertNotLastAdmin(row, 'delete')
+    this.forgetPrincipals(id)
+    for (const step of this.deletionSteps) step(id)
+    this.db.run('DELETE FROM users WHERE id = ?', [id])
+    return toUser(row)
+  }
+
+  findUserByEmail(email: string): User | null {
+    const row = this.userByEmail.get(normalizeEmail(email))
+    return row ? toUser(row) : null
+  }
+
+  /** Turns MFA off for a user without a code (host recovery only). */
+  resetMfa(id: string): void {
+    this.requireUser(id)
+    this.db.run('UPDATE users SET mfa_enabled = 0, mfa_secret = NULL, mfa_pending_secret = NULL, mfa_last_step = 0 WHERE id = ?', [id])
+    this.forgetPrincipals(id)
   }
 
   getUser(id: string): User | null {
@@ -122,6 +228,7 @@ export class AuthService {
       this.recordFailure(normalized)
       throw new AppError('INVALID_CREDENTIALS', 'Invalid email or password')
     }
+    if (row.disabled_at !== null) throw new AppError('FORBIDDEN', 'This account has been disabled by an administrator')
     if (row.mfa_enabled === 1) {
       if (mfaCode === undefined || mfaCode === null || mfaCode === '') {
         throw new AppError('MFA_REQUIRED', 'This account has MFA enabled: send mfaCode with the 6-digit code from your authenticator')
@@ -158,7 +265,7 @@ export class AuthService {
     const session = this.liveSession.get(stored.session_id)
     if (!session) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const user = this.getUser(session.user_id)
-    if (!user) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    if (!user || user.disabled) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const now = new Date().toISOString()
     this.db.run('UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ?', [now, hash])
     this.db.run('UPDATE sessions SET last_used_at = ? WHERE id = ?', [now, stored.session_id])
@@ -207,6 +314,7 @@ export class AuthService {
     if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
     const user = this.getUser(claims.sub)
     if (!user) throw new AppError('UNAUTHORIZED', 'User no longer exists')
+    if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
     const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
     if (this.principals.size >= 10_000) this.principals.clear()
     this.principals.set(claims.sid, principal)

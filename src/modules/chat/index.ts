@@ -3,20 +3,21 @@ import { actingUserId, authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import { AppError } from '../../core/errors'
 import { sseResponse } from '../../core/sse'
+import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { ChatRequest, ChatResponse as ChatResponseSchema, requestedCollections, StreamQuery } from './model'
-import { type ChatResponse, type ChatService, describeFailure, type Exchange } from './service'
+import { type ChatResponse, type ChatService, describeFailure, type Exchange, usageOfChat } from './service'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
 export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
   return new Elysia({ name: 'module:chat', tags: ['Chat'] })
     .use(authPlugin(auth, limiter))
     .post(
       '/chat',
-      ({ body, principal, request }) =>
-        chat.chat(
+      async ({ body, principal, request }) => {
+        const response = await chat.chat(
           {
             userId: actingUserId(principal, body.userId),
             message: body.message,
@@ -26,7 +27,10 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
             collections: requestedCollections(body.collection, body.collections),
           },
           request.signal,
-        ),
+        )
+        recordUsage(request, usageOfChat(response))
+        return response
+      },
       {
         auth: true,
         body: ChatRequest,
@@ -106,6 +110,7 @@ function streamReply(exchange: Exchange, set: { headers: Record<string, unknown>
         // A failure to store (the conversation was deleted meanwhile) is told as an error event.
         try {
           stored = await exchange.finish(reply, { cancelled: signal.aborted, error: failure?.message })
+          recordUsage(request, usageOfChat(stored))
         } catch (error) {
           failure ??= describeFailure(error)
         }

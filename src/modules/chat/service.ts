@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { AppError, notFound } from '../../core/errors'
+import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
 import { countTextTokens, streamText } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/grounding'
@@ -175,8 +177,14 @@ class FixedReply implements Generator {
   }
 }
 
+/** A reply's model and token counts, as analytics records them (see recordUsage). */
+export function usageOfChat(response: ChatResponse): ModelUsage {
+  return { model: response.metadata.model, promptTokens: response.metadata.promptTokens, completionTokens: response.metadata.completionTokens }
+}
+
 /** An error's code and message as the stream and the WebSocket report them. */
 export function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof AppError) return { code: error.code, message: error.message }
+  if (storageFull(error)) return { code: 'INSUFFICIENT_STORAGE', message: STORAGE_FULL_MESSAGE }
   return { code: 'INTERNAL_ERROR', message: 'Generation failed' }
 }

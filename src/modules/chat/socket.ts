@@ -1,7 +1,8 @@
 import { AppError } from '../../core/errors'
+import { recordUsage } from '../../core/usage'
 import type { SocketHandlers } from '../ws/registry'
 import { MAX_MESSAGE, requestedCollections } from './model'
-import { type ChatService, describeFailure } from './service'
+import { type ChatService, describeFailure, usageOfChat } from './service'
 
 function optionalString(message: Record<string, unknown>, field: string, max: number): string | undefined {
   const value = message[field]
@@ -12,7 +13,8 @@ function optionalString(message: Record<string, unknown>, field: string, max: nu
 
 /** `stream_chat {message, conversationId?, context?, optimizePrompt?, collection?, collections?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
 export function registerChatSocket(handlers: SocketHandlers, chat: ChatService): void {
-  handlers.register('stream_chat', async ({ principal, signal, send }, message) => {
+  handlers.register('stream_chat', async (context, message) => {
+    const { principal, signal, send } = context
     const text = message.message
     if (typeof text !== 'string' || text.length > MAX_MESSAGE || !/\S/.test(text)) {
       throw new AppError('VALIDATION_ERROR', `message must be a string of 1..${MAX_MESSAGE} characters, not blank`)
@@ -45,6 +47,7 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
     // What is stored of a failure is what the client is told, never an internal error's text.
     const failed = failure !== null && !signal.aborted
     const response = await exchange.finish(reply, { cancelled: signal.aborted, error: failed ? describeFailure(failure).message : undefined })
+    recordUsage(context, usageOfChat(response))
     if (failed) throw failure
     return response
   })

@@ -3,7 +3,7 @@ import { actingUserId, authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
-import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse, OwnerQuery } from './model'
+import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse, OwnerQuery, RenameRequest } from './model'
 import type { ConversationStore } from './service'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse }
@@ -32,6 +32,14 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
       query: OwnerQuery,
       response: { 200: Conversation, ...errors },
       detail: { summary: 'One conversation with its messages' },
+    })
+    .patch('/:id', ({ params, query, body, principal }) => store.rename(params.id, actingUserId(principal, query.userId), body.title), {
+      auth: true,
+      params: ConversationParams,
+      query: OwnerQuery,
+      body: RenameRequest,
+      response: { 200: Conversation, ...errors, 507: ErrorResponse },
+      detail: { summary: 'Rename a conversation ({ title })' },
     })
     .delete(
       '/:id',

@@ -99,6 +99,13 @@ export class ConversationStore {
     }
   }
 
+  /** Gives a conversation a new title (its updatedAt moves); 404 for another user's. */
+  rename(id: string, userId: string, title: string): Conversation {
+    const result = this.db.run('UPDATE conversations SET title = ?, updated_at = ? WHERE id = ? AND user_id = ?', [title, new Date().toISOString(), id, userId])
+    if (result.changes === 0) throw notFound(`Conversation ${id}`)
+    return this.get(id, userId)
+  }
+
   delete(id: string, userId: string): void {
     const result = this.db.run('DELETE FROM conversations WHERE id = ? AND user_id = ?', [id, userId])
     if (result.changes === 0) throw notFound(`Conversation ${id}`)

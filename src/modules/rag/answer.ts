@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors'
+import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
 import { keyTerms } from '../../ml/text'
 import type { RagService, SearchResult } from './service'
@@ -98,6 +99,7 @@ export async function answerQuestion(
   rag: RagService,
   userId: string,
   input: { question: string; collection: string; maxContext: number; includeContext: boolean },
+  onUsage?: (usage: ModelUsage) => void,
 ) {
   const found = await rag.search(userId, input.collection, input.question, input.maxContext, RELEVANCE_FLOOR)
   const relevant = relevantPassages(input.question, found.results)
@@ -112,6 +114,7 @@ export async function answerQuestion(
     answer = noRelevantAnswer(input.collection)
   } else {
     const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
+    onUsage?.({ model: generator.id, promptTokens: result.promptTokens, completionTokens: result.completionTokens })
     if (result.noAnswer) {
       // The engine found the passages do not answer the question: nothing relevant, say so.
       answer = result.text.trim()

@@ -1,18 +1,20 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import type { DocumentLibrary } from './documents'
 import { DocumentResponse, DocumentsQuery, DocumentsResponse, UploadBody, UploadResponse } from './documents-model'
-import { CollectionParams, DocumentParams } from './model'
+import { CollectionParams, DeletedDocument, DocumentParams } from './model'
+import type { RagService } from './service'
 import type { UploadService } from './uploads'
 
+const PathDocumentParams = t.Object({ name: t.String({ maxLength: 200 }), '*': t.String({ maxLength: 512 }) })
 const STREAMED = 'multipart body, read as a stream by the handler'
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
 /** The knowledge base's documents: file uploads, the documents of a collection, one document's text. */
-export function documentsModule(library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
+export function documentsModule(rag: RagService, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:rag-documents', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
     .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request), {
@@ -45,5 +47,18 @@ export function documentsModule(library: DocumentLibrary, uploads: UploadService
       params: DocumentParams,
       response: { 200: DocumentResponse, ...errors },
       detail: { summary: 'One document: its metadata and full extracted text' },
+    })
+    // Ids are often paths (`guides/vpn.md`): sent with their slashes unencoded, they reach these.
+    .get('/collections/:name/documents/*', ({ params, principal }) => library.get(principal.user.id, params.name, params['*']), {
+      auth: true,
+      params: PathDocumentParams,
+      response: { 200: DocumentResponse, ...errors },
+      detail: { summary: 'One document whose id holds slashes, given as a path: its metadata and full extracted text' },
+    })
+    .delete('/collections/:name/documents/*', ({ params, principal }) => rag.deleteDocument(principal.user.id, params.name, params['*']), {
+      auth: true,
+      params: PathDocumentParams,
+      response: { 200: DeletedDocument, ...errors },
+      detail: { summary: 'Delete one document whose id holds slashes, given as a path' },
     })
 }

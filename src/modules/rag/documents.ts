@@ -54,6 +54,12 @@ interface DocumentRow {
   chunks: number
 }
 
+/** Stored for paged documents (PDF): how many pages, and the page of each chunk. */
+interface PagedChunks {
+  pages: number
+  chunks: number[]
+}
+
 export const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 const BATCH = 500
@@ -83,34 +89,39 @@ export class DocumentLibrary {
     private readonly db: Database,
   ) {}
 
-  /** Stored hashes of some document ids of a collection. */
-  private hashes(collection: CollectionRow, ids: string[]): Map<string, string> {
-    const found = new Map<string, string>()
+  /** What some document ids of a collection hold now: hash and metadata as stored. */
+  private stored(collection: CollectionRow, ids: string[]): Map<string, { hash: string; metadata: string }> {
+    const found = new Map<string, { hash: string; metadata: string }>()
     for (let i = 0; i < ids.length; i += BATCH) {
       const part = ids.slice(i, i + BATCH)
       const rows = this.db
-        .query<{ doc_id: string; hash: string }, (number | string)[]>(
-          `SELECT d.doc_id, i.content_hash AS hash FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
+        .query<{ doc_id: string; hash: string; metadata: string }, (number | string)[]>(
+          `SELECT d.doc_id, i.content_hash AS hash, d.metadata FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
            WHERE d.collection_id = ? AND d.doc_id IN (${part.map(() => '?').join(',')})`,
         )
         .all(collection.id, ...part)
-      for (const row of rows) found.set(row.doc_id, row.hash)
+      for (const row of rows) found.set(row.doc_id, { hash: row.hash, metadata: row.metadata })
     }
     return found
   }
 
   /**
-   * Ingests documents: those whose id already holds the same source hash are `unchanged` and not
-   * touched; the others are chunked, embedded and written (replacing their earlier version in one
+   * Ingests documents: those whose id already holds the same source hash and metadata are
+   * `unchanged` and not touched; the others are chunked, embedded and written (replacing their earlier version in one
    * transaction), then described in rag_document_info.
    */
   async ingest(userId: string, name: string, documents: DocumentInput[]) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
     const existing = this.rag.store.findCollection(userId, name)
-    const stored = existing ? this.hashes(existing, withHash.map((d) => d.id)) : new Map<string, string>()
-    const unchanged = withHash.filter((d) => stored.get(d.id) === d.contentHash)
-    const changed = withHash.filter((d) => stored.get(d.id) !== d.contentHash)
+    const stored = existing ? this.stored(existing, withHash.map((d) => d.id)) : new Map<string, { hash: string; metadata: string }>()
+    // Unchanged: the same source bytes and the same metadata (a corrected title is an update).
+    const isUnchanged = (d: (typeof withHash)[number]) => {
+      const now = stored.get(d.id)
+      return now !== undefined && now.hash === d.contentHash && now.metadata === JSON.stringify(d.metadata ?? {})
+    }
+    const unchanged = withHash.filter(isUnchanged)
+    const changed = withHash.filter((d) => !isUnchanged(d))
     const outcomes = new Map<string, DocumentOutcome>()
     for (const d of unchanged) outcomes.set(d.id, { id: d.id, status: 'unchanged', contentHash: d.contentHash })
     let result = { success: true, ingested: 0, failed: 0, collection: name, processingTime: 0, errors: [] as { id: string; message: string }[] }
@@ -164,7 +175,7 @@ export class DocumentLibrary {
           d.content,
           d.source ?? null,
           d.contentHash,
-          d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify(chunkPages(d.content, texts, d.pageStarts)) : null,
+          d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
         )
       }
     })()
@@ -218,8 +229,8 @@ export class DocumentLibrary {
   get(userId: string, name: string, id: string) {
     const collection = this.rag.collection(userId, name)
     const row = this.db
-      .query<DocumentRow & { text: string | null }, [number, string]>(
-        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text,
+      .query<DocumentRow & { text: string | null; chunk_pages: string | null }, [number, string]>(
+        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text, i.chunk_pages,
                 coalesce(i.content_hash, d.content_hash) AS content_hash,
                 (SELECT count(*) FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
          FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
@@ -235,12 +246,11 @@ export class DocumentLibrary {
         .all(row.row)
         .map((c) => c.content)
         .join('\n\n')
-    const pages = this.db.query<{ chunk_pages: string | null }, [number]>('SELECT chunk_pages FROM rag_document_info WHERE document_id = ?').get(row.row)
-    const chunkPageList = pages?.chunk_pages ? (JSON.parse(pages.chunk_pages) as number[]) : null
+    const paged = row.chunk_pages ? (JSON.parse(row.chunk_pages) as PagedChunks) : null
     return {
       ...this.summary(row),
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-      ...(chunkPageList ? { pages: Math.max(...chunkPageList) } : {}),
+      ...(paged ? { pages: paged.pages } : {}),
       text,
     }
   }
@@ -258,7 +268,7 @@ export class DocumentLibrary {
       )
       .all(collection.id, ...ids)
     if (!rows.length) return results
-    const pages = new Map(rows.map((row) => [row.doc_id, JSON.parse(row.chunk_pages) as number[]]))
+    const pages = new Map(rows.map((row) => [row.doc_id, (JSON.parse(row.chunk_pages) as PagedChunks).chunks]))
     return results.map((result) => {
       const page = pages.get(result.id)?.[result.metadata.chunk as number]
       return page === undefined ? result : { ...result, metadata: { ...result.metadata, page } }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
+import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { answerQuestion } from './answer'
@@ -20,7 +21,7 @@ import {
 } from './model'
 import type { RagService } from './service'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
 export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })
@@ -46,13 +47,18 @@ export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimit
     )
     .post(
       '/answer',
-      ({ body, principal }) =>
-        answerQuestion(rag, principal.user.id, {
-          question: body.question,
-          collection: body.collection,
-          maxContext: body.maxContext ?? 3,
-          includeContext: body.includeContext ?? true,
-        }),
+      ({ body, principal, request }) =>
+        answerQuestion(
+          rag,
+          principal.user.id,
+          {
+            question: body.question,
+            collection: body.collection,
+            maxContext: body.maxContext ?? 3,
+            includeContext: body.includeContext ?? true,
+          },
+          (usage) => recordUsage(request, usage),
+        ),
       {
         auth: true,
         body: AnswerRequest,

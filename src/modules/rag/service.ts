@@ -36,13 +36,18 @@ export interface RagDeps {
   keywordPostings?: number
   embedder: () => Promise<Embedder>
   generator: () => Promise<Generator>
+  /** The free-space floor: an ingest that would leave less is refused (507) before anything is written. */
+  storage?: { assertRoom(bytes: number): void }
 }
+
+/** Bytes a document takes once stored: its text twice (chunks overlap), the keyword index and vectors. */
+const STORED_BYTES_PER_BYTE = 4
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export function assertCollectionName(name: string): void {
   if (!COLLECTION_NAME.test(name)) {
-    throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters of letters, digits, "_" or "-"')
+    throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters: ASCII letters (A-Z, a-z), digits, "_" or "-"')
   }
 }
 
@@ -98,6 +103,7 @@ export class RagService {
       else return true
       return false
     })
+    this.deps.storage?.assertRoom(accepted.reduce((sum, document) => sum + Buffer.byteLength(document.content), 0) * STORED_BYTES_PER_BYTE)
     const embedder = await this.deps.embedder()
     let collection = this.store.findCollection(userId, name)
     if (collection) this.assertSameEmbedder(collection, embedder)

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../core/errors'
-import { type DocumentInput, type DocumentLibrary, sha256 } from './documents'
+import type { DocumentInput, DocumentLibrary } from './documents'
 import { extractFile, ExtractionError } from './extract'
 import { receiveMultipart, multipartBoundary } from './multipart'
 import { assertCollectionName, MAX_DOCUMENT_BYTES } from './service'
@@ -112,5 +112,3 @@ export class UploadService {
     }
   }
 }
-
-export { sha256 }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
+import { CorsPolicy, SECURITY_HEADERS } from '../../core/headers'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse, HealthResponse, SystemInfoResponse } from './model'
 import type { SystemService } from './service'
@@ -11,10 +12,16 @@ import type { SystemService } from './service'
  * (rate limiting exempts it anyway, it reads no body and cannot fail). Its schema is documented
  * but not re-validated on every response.
  */
-export function healthModule(system: SystemService) {
+export function healthModule(system: SystemService, corsOrigins: string[] = []) {
+  const cors = new CorsPolicy(corsOrigins)
+  const headers = () => ({ ...SECURITY_HEADERS, 'content-type': 'application/json', 'x-request-id': crypto.randomUUID() })
   return new Elysia({ name: 'module:health', tags: ['System'] }).get(
     '/health',
-    () => new Response(system.healthJson(), { headers: { 'content-type': 'application/json', 'x-request-id': crypto.randomUUID() } }),
+    system.checksRemote
+      ? async ({ request }: { request: Request }) => new Response(await system.healthJsonChecked(), { headers: { ...headers(), ...cors.headersFor(request.headers.get('origin')) } })
+      : cors.enabled
+        ? ({ request }: { request: Request }) => new Response(system.healthJson(), { headers: { ...headers(), ...cors.headersFor(request.headers.get('origin')) } })
+        : () => new Response(system.healthJson(), { headers: headers() }),
     {
       detail: {
         summary: 'Liveness, subsystem connections and enabled features (public)',

@@ -13,6 +13,7 @@ export const ErrorResponse = t.Object(
 
 export const HealthResponse = t.Object({
   status: t.String({ description: '"healthy" or "degraded"' }),
+  reason: t.Optional(t.String({ description: 'Why the server is degraded (absent when healthy)' })),
   uptime: t.Integer({ description: 'Seconds since start' }),
   memory: t.String({ description: 'Resident set size, e.g. "84.2 MB"' }),
   connections: t.Record(t.String(), t.String()),
@@ -21,6 +22,10 @@ export const HealthResponse = t.Object({
     { embedder: t.String(), generator: t.String() },
     { description: 'Ids of the active engines, e.g. builtin/hash-embed-384, a model folder, or the upstream model' },
   ),
+  storage: t.Object({
+    status: t.String({ description: '"ok", "low" (below UAGENT_MIN_FREE_MB) or "full" (writes fail)' }),
+    freeBytes: t.Nullable(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Free bytes of the data dir; null for an in-memory server' })),
+  }),
 })
 
 export const SystemInfoResponse = t.Object({

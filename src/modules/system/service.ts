@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import pkg from '../../../package.json'
+import { formatBytes, freeBytes } from '../../core/storage'
 
 export interface Features {
   rag: boolean
@@ -10,7 +11,9 @@ export interface Features {
 
 /** What /health reports about the model engines (see src/ml): their state and the active ids. */
 export interface EngineStatusSource {
-  status(): { embedder: string; llm: string; embedderId: string; generatorId: string }
+  status(): { embedder: string; llm: string; embedderId: string; generatorId: string; embedderReason?: string; llmReason?: string }
+  /** Re-checks a remote model server; absent when there is none. */
+  check?(): Promise<void>
 }
 
 export interface SystemDeps {
@@ -21,7 +24,14 @@ export interface SystemDeps {
   rateLimit: { window: number; max: number }
   environment: string
   startedAt: number
+  /** Where the data lives (free space is reported for it); none for an in-memory server. */
+  dataDir?: string | null
+  /** Free bytes below which /health is degraded (UAGENT_MIN_FREE_MB). */
+  minFreeBytes?: number
 }
+
+/** Pages a write may need beyond the current end of the database; fewer left counts as full. */
+const SPARE_PAGES = 16
 
 export function formatMegabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
@@ -41,6 +51,36 @@ export class SystemService {
     this.ping = deps.db.query<{ ok: number }, []>('SELECT 1 AS ok')
   }
 
+  /** When a write last failed for want of storage (cleared once there is room again). */
+  private fullSince: number | null = null
+
+  /** Told by the error handler that a write failed because the storage is full. */
+  storageFull(): void {
+    this.fullSince ??= Date.now()
+    this.cached = null
+  }
+
+  /** The data dir's free bytes and whether the database can still grow; a reason when it cannot. */
+  private storage(): { freeBytes: number | null; reason: string | null } {
+    const free = this.deps.dataDir ? freeBytes(this.deps.dataDir) : null
+    const floor = this.deps.minFreeBytes ?? 0
+    if (free !== null && free < floor) {
+      return { freeBytes: free, reason: `storage low: ${formatBytes(free)} free in the data dir, below the ${formatBytes(floor)} floor (UAGENT_MIN_FREE_MB); large writes are refused` }
+    }
+    if (this.fullSince !== null) {
+      let pagesLeft = Number.POSITIVE_INFINITY
+      try {
+        const row = this.deps.db.query<{ max: number; count: number; free: number }, []>(
+          'SELECT (SELECT max_page_count FROM pragma_max_page_count) AS max, (SELECT page_count FROM pragma_page_count) AS count, (SELECT freelist_count FROM pragma_freelist_count) AS free',
+        ).get()!
+        pagesLeft = row.max - row.count + row.free
+      } catch {}
+      if (pagesLeft > SPARE_PAGES && (free === null || free > floor)) this.fullSince = null
+      else return { freeBytes: free, reason: `storage full: writes fail since ${new Date(this.fullSince).toISOString()} (${free === null ? 'free space unknown' : `${formatBytes(free)} free`}); make room in the data dir` }
+    }
+    return { freeBytes: free, reason: null }
+  }
+
   private cached: { at: number; value: ReturnType<SystemService['probe']>; json: string } | null = null
 
   /**
@@ -49,6 +89,19 @@ export class SystemService {
    */
   health() {
     return this.current().value
+  }
+
+  /** Whether the health document depends on a remote check (an upstream model server). */
+  get checksRemote(): boolean {
+    return typeof this.deps.engines?.check === 'function'
+  }
+
+  /** The health document after the remote check (cached by the client, so polls stay cheap). */
+  async healthJsonChecked(): Promise<string> {
+    const before = this.deps.engines?.status().llm
+    await this.deps.engines?.check?.()
+    if (this.deps.engines?.status().llm !== before) this.cached = null
+    return this.healthJson()
   }
 
   /** The same document, serialized once per probe. */
@@ -80,14 +133,22 @@ export class SystemService {
     }
     const engines = this.deps.engines?.status() ?? { embedder: 'builtin', llm: 'builtin', embedderId: 'builtin', generatorId: 'builtin' }
     const connections = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
-    const healthy = database === 'connected' && vectorStore === 'connected' && engines.embedder !== 'error' && engines.llm !== 'unreachable'
+    const storage = this.storage()
+    const reasons: string[] = []
+    if (database !== 'connected') reasons.push('database: not answering')
+    if (vectorStore !== 'connected') reasons.push('vector store: sqlite-vec not loaded')
+    if (engines.embedder === 'error') reasons.push(`embedder: ${engines.embedderReason ?? 'cannot be loaded'}`)
+    if (engines.llm === 'unreachable') reasons.push(`llm: ${engines.llmReason ?? 'the upstream model server cannot be reached'}`)
+    if (storage.reason) reasons.push(storage.reason)
     return {
-      status: healthy ? 'healthy' : 'degraded',
+      status: reasons.length === 0 ? 'healthy' : 'degraded',
+      ...(reasons.length ? { reason: reasons.join('; ') } : {}),
       uptime: Math.floor((Date.now() - this.deps.startedAt) / 1000),
       memory: formatMegabytes(residentBytes()),
       connections,
       features: { ...this.deps.features },
       models: { embedder: engines.embedderId, generator: engines.generatorId },
+      storage: { status: storage.reason === null ? 'ok' : this.fullSince !== null ? 'full' : 'low', freeBytes: storage.freeBytes },
     }
   }
 

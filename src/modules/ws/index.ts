@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import { AppError } from '../../core/errors'
+import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
+import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -13,6 +14,25 @@ interface SocketState {
 }
 
 type Reply = Record<string, unknown> & { type: string }
+
+/** How a message type is named in analytics when the frame was not a message, or its type is unknown. */
+export const INVALID_MESSAGE = '(invalid)'
+export const UNKNOWN_TYPE = '(unknown)'
+
+interface MessageOutcome {
+  /** The message type, or one of the two labels above: never a type a client made up. */
+  type: string
+  /** 200, or the HTTP status of the error code replied. */
+  status: number
+  userId: string | null
+  /** What a handler attached model usage to (see recordUsage). */
+  usageKey?: object
+}
+
+/** A message handled, as analytics records it. */
+export interface HandledMessage extends MessageOutcome {
+  durationMs: number
+}
 
 const NOT_AN_OBJECT = 'Message is not a JSON object: send {"type": ..., ...}'
 
@@ -50,7 +70,14 @@ function decode(raw: unknown): { message: Record<string, unknown> } | { error: s
  * goes back as `chat_response`. Every reply echoes the message's `id`; errors never close the socket;
  * closing the socket cancels whatever it started.
  */
-export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: RateLimiter, log: (line: string) => void = console.error) {
+export function wsModule(
+  handlers: SocketHandlers,
+  auth: AuthService,
+  limiter: RateLimiter,
+  log: (line: string) => void = console.error,
+  onStorageFull?: () => void,
+  onMessage?: (message: HandledMessage) => void,
+) {
   const sockets = new Map<string, SocketState>()
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
     idleTimeout: WS_IDLE_TIMEOUT,
@@ -67,50 +94,68 @@ export function wsModule(handlers: SocketHandlers, auth: AuthService, limiter: R
     async message(ws, raw) {
       const state = sockets.get(ws.id)
       if (!state) return
-      const send = (reply: Reply) => {
-        if (sockets.has(ws.id)) ws.send(JSON.stringify(reply))
-      }
-      const result = decode(raw)
-      const object = 'message' in result ? result.message : result.object
-      // Whatever the client put in `id` comes back on every reply to the message, errors included.
-      const withId = (reply: Reply): Reply => (object && 'id' in object ? { ...reply, id: object.id } : reply)
-      const fail = (code: string, message: string) => send(withId({ type: 'error', code, message }))
-      if ('error' in result) return fail('VALIDATION_ERROR', result.error)
-      const decoded = result.message
-
-      if (decoded.type === 'auth') {
-        if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
-        try {
-          state.principal = auth.authenticate(decoded.token)
-        } catch (error) {
-          state.principal = null
-          return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
-        }
-        return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
-      }
-      if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
-      const type = decoded.type as string
-      const handler = handlers.get(type)
-      if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
-      if (!auth.isSessionLive(state.principal.sessionId)) {
-        state.principal = null
-        return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
-      }
-      const controller = new AbortController()
-      state.running.add(controller)
+      const arrived = performance.now()
+      const outcome: MessageOutcome = { type: INVALID_MESSAGE, status: 200, userId: null }
       try {
-        limiter.hit(`user:${state.principal.user.id}`)
-        const data = await handler({ principal: state.principal, signal: controller.signal, send: (reply) => send(withId(reply as Reply)) }, decoded)
-        if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
-      } catch (error) {
-        if (error instanceof AppError) fail(error.code, error.message)
-        else {
-          const requestId = crypto.randomUUID()
-          log(`[${requestId}] WebSocket ${type} from user ${state.principal?.user.id ?? '-'} failed: ${(error as Error)?.stack ?? String(error)}`)
-          fail('INTERNAL_ERROR', `The request failed (request id ${requestId})`)
+        const send = (reply: Reply) => {
+          if (sockets.has(ws.id)) ws.send(JSON.stringify(reply))
+        }
+        const result = decode(raw)
+        const object = 'message' in result ? result.message : result.object
+        // Whatever the client put in `id` comes back on every reply to the message, errors included.
+        const withId = (reply: Reply): Reply => (object && 'id' in object ? { ...reply, id: object.id } : reply)
+        const fail = (code: string, message: string) => {
+          outcome.status = ERROR_STATUS[code as ErrorCode] ?? 500
+          send(withId({ type: 'error', code, message }))
+        }
+        if ('error' in result) return fail('VALIDATION_ERROR', result.error)
+        const decoded = result.message
+        if (decoded.type === 'auth' || handlers.get(decoded.type as string)) outcome.type = decoded.type as string
+        else outcome.type = UNKNOWN_TYPE
+
+        if (decoded.type === 'auth') {
+          if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
+          try {
+            state.principal = auth.authenticate(decoded.token)
+          } catch (error) {
+            state.principal = null
+            return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
+          }
+          outcome.userId = state.principal.user.id
+          return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+        }
+        if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
+        outcome.userId = state.principal.user.id
+        const type = decoded.type as string
+        const handler = handlers.get(type)
+        if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
+        if (!auth.isSessionLive(state.principal.sessionId)) {
+          state.principal = null
+          return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
+        }
+        const controller = new AbortController()
+        state.running.add(controller)
+        try {
+          limiter.hit(`user:${state.principal.user.id}`)
+          const context = { principal: state.principal, signal: controller.signal, send: (reply: Record<string, unknown>) => send(withId(reply as Reply)) }
+          outcome.usageKey = context
+          const data = await handler(context, decoded)
+          if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
+        } catch (error) {
+          if (error instanceof AppError) fail(error.code, error.message)
+          else if (storageFull(error)) {
+            onStorageFull?.()
+            fail('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE)
+          } else {
+            const requestId = crypto.randomUUID()
+            log(`[${requestId}] WebSocket ${type} from user ${state.principal?.user.id ?? '-'} failed: ${(error as Error)?.stack ?? String(error)}`)
+            fail('INTERNAL_ERROR', `The request failed (request id ${requestId})`)
+          }
+        } finally {
+          state.running.delete(controller)
         }
       } finally {
-        state.running.delete(controller)
+        onMessage?.({ ...outcome, durationMs: performance.now() - arrived })
       }
     },
   })

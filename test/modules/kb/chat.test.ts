@@ -1,12 +1,20 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import set from '../../fixtures/kb-labelled.json'
 import { readEventData } from '../../../src/core/sse-reader'
 import { makeServer, makeServerWith, ScriptedGenerator } from '../../helpers'
 
 const servers: { stop(): void }[] = []
-afterAll(() => servers.forEach((s) => s.stop()))
+// Uploads stream to a temporary folder in the data dir: a throwaway one here.
+const dataDir = mkdtempSync(join(tmpdir(), 'uagent-kb-chat-'))
+afterAll(() => {
+  servers.forEach((s) => s.stop())
+  rmSync(dataDir, { recursive: true, force: true })
+})
 
-async function harbor(server = makeServer()) {
+async function harbor(server = makeServer({ dataDir })) {
   const session = await server.login()
   const token = session.accessToken
   const ingest = await server.call('POST', '/rag/ingest', { token, body: { collection: 'harbor', documents: set.documents } })

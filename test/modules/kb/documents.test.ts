@@ -52,7 +52,7 @@ describe('documents', () => {
     expect((await server.call('GET', '/rag/collections/nope/documents', { token: server.token })).status).toBe(404)
   }, 60_000)
 
-  test('one document shows its metadata and full extracted text; ids with slashes work encoded', async () => {
+  test('one document shows its metadata and full extracted text; ids with slashes work encoded or as a path', async () => {
     const server = await library()
     const pdf = await server.call('GET', '/rag/collections/lib/documents/manual.pdf', { token: server.token })
     expect(pdf.status).toBe(200)
@@ -64,10 +64,14 @@ describe('documents', () => {
     const vpn = await server.call('GET', `/rag/collections/lib/documents/${encodeURIComponent('guides/vpn')}`, { token: server.token })
     expect(vpn.json).toMatchObject({ id: 'guides/vpn', text: 'Connect with WireGuard.', source: 'guides/vpn.txt' })
     expect(vpn.json.contentHash).toBe(new Bun.CryptoHasher('sha256').update('Connect with WireGuard.').digest('hex'))
+    expect((await server.call('GET', '/rag/collections/lib/documents/guides/vpn', { token: server.token })).json).toEqual(vpn.json)
     expect((await server.call('GET', '/rag/collections/lib/documents/missing.md', { token: server.token })).status).toBe(404)
+    expect((await server.call('GET', '/rag/collections/lib/documents/guides/missing', { token: server.token })).status).toBe(404)
     // Deleting a document removes it from the listing too.
     await server.call('DELETE', '/rag/collections/lib/documents/notes.md', { token: server.token })
     expect((await server.call('GET', '/rag/collections/lib/documents', { token: server.token })).json.total).toBe(2)
+    expect((await server.call('DELETE', '/rag/collections/lib/documents/guides/vpn', { token: server.token })).json).toEqual({ success: true, collection: 'lib', id: 'guides/vpn' })
+    expect((await server.call('GET', '/rag/collections/lib/documents', { token: server.token })).json.total).toBe(1)
   }, 60_000)
 
   test('view=hashes lists only id, source and contentHash, up to 10,000 a page', async () => {

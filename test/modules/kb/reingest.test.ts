@@ -9,7 +9,7 @@ const version = (name: string) =>
   Array.from({ length: 40 }, (_, i) => `Section ${i} of the lighthouse manual, ${name} edition, explains lamp ${i} in detail and the lighthouse keeper duties.`).join('\n\n')
 
 describe('re-ingest', () => {
-  test('the same content again is a no-op reported unchanged; new content replaces the document', async () => {
+  test('the same content again is a no-op reported unchanged; new metadata or new content replaces the document', async () => {
     const server = makeServer()
     const { accessToken: token } = await server.login()
     const ingest = (content: string) => server.call('POST', '/rag/ingest', { token, body: { collection: 'lh', documents: [{ id: 'manual', content, source: 'docs/manual.md' }] } })
@@ -19,6 +19,9 @@ describe('re-ingest', () => {
     const same = await ingest(version('first'))
     expect(same.json).toMatchObject({ ingested: 0, unchanged: 1, failed: 0, documents: [{ id: 'manual', status: 'unchanged', contentHash: before.contentHash }] })
     expect((await server.call('GET', '/rag/collections/lh/documents/manual', { token })).json).toEqual(before)
+    const retitled = await server.call('POST', '/rag/ingest', { token, body: { collection: 'lh', documents: [{ id: 'manual', content: version('first'), metadata: { title: 'Lighthouse manual' }, source: 'docs/manual.md' }] } })
+    expect(retitled.json.documents[0]).toMatchObject({ status: 'ingested', contentHash: before.contentHash })
+    expect((await server.call('GET', '/rag/collections/lh/documents/manual', { token })).json.title).toBe('Lighthouse manual')
     const next = await ingest(version('second'))
     expect(next.json.documents[0]).toMatchObject({ status: 'ingested', chunks: before.chunks })
     const after = (await server.call('GET', '/rag/collections/lh/documents/manual', { token })).json

@@ -1,0 +1,135 @@
+// Analytics: what recording every request costs the authenticated route (recording on beside
+// recording off, in the same run), and how long the dashboard and metric series take over
+// 1 million recorded requests.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp, createServices } from '../src/app'
+import { HOUR, type RequestRecord } from '../src/modules/analytics/recorder'
+import { load, median } from './http'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const RECORDS = Number(process.env.BENCH_ANALYTICS_RECORDS ?? 1_000_000)
+const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
+
+async function server(recording: boolean) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-analytics-'))
+  const services = createServices({
+    dataDir,
+    env: { UAGENT_ANALYTICS: recording ? 'on' : 'off' },
+    adminEmail: ADMIN.email,
+    adminPassword: ADMIN.password,
+    rateLimitMax: 1_000_000_000,
+    log: () => {},
+  })
+  const app = buildApp(services).listen({ port: 0, development: false })
+  const base = `http://127.0.0.1:${app.server!.port}`
+  const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as {
+    accessToken: string
+  }
+  return {
+    base,
+    token: login.accessToken,
+    services,
+    async close() {
+      app.stop(true)
+      await services.recorder.close()
+      services.db.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function throughput() {
+  const on = await server(true)
+  const off = await server(false)
+  const figures = { on: [] as number[], off: [] as number[] }
+  // Rounds alternate so that drift on a shared machine hits both alike.
+  for (let round = 0; round < ROUNDS; round++) {
+    figures.off.push((await load(`${off.base}/auth/me`, off.token)).rps)
+    figures.on.push((await load(`${on.base}/auth/me`, on.token)).rps)
+  }
+  const recorded = on.services.db.query<{ n: number }, []>('SELECT count(*) AS n FROM analytics_requests').get()!.n
+  await on.close()
+  await off.close()
+  const ratio = median(figures.on.map((rps, i) => rps / figures.off[i]!))
+  const cost = (1 - ratio) * 100
+  console.log(`\n== Analytics (${ROUNDS} alternating rounds, medians)`)
+  console.log(`${'GET /auth/me, recording off'.padEnd(40)} ${median(figures.off).toFixed(0).padStart(8)} req/s`)
+  console.log(`${'GET /auth/me, recording on'.padEnd(40)} ${median(figures.on).toFixed(0).padStart(8)} req/s   cost ${cost.toFixed(1)}%   goal <= 5%  ${cost <= 5 ? 'ok' : 'MISSED'}`)
+  console.log(`${'  requests recorded meanwhile'.padEnd(40)} ${String(recorded).padStart(8)}`)
+}
+
+/** Deterministic pseudo-random numbers, so that every run loads the same records. */
+function random(seed: number) {
+  return () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+    return seed / 2 ** 31
+  }
+}
+
+async function dashboardOverMillion() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-analytics-'))
+  const services = createServices({ dataDir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, log: () => {} })
+  const app = buildApp(services)
+  try {
+    const routes = ['/chat', '/stream', '/rag/search', '/rag/answer', '/conversations', '/conversations/:id', '/auth/me', '/health', '/agents/task/:taskId', '/plugins', '/voice/tts', '/auth/login']
+    const users = Array.from({ length: 50 }, () => crypto.randomUUID())
+    const next = random(7)
+    const now = Date.now()
+    // A day of traffic, all inside the dashboard's 24 hours: the most it ever aggregates.
+    const start = Math.floor(now / HOUR) * HOUR - 23 * HOUR
+    const span = now - start
+    let t = performance.now()
+    const batch: RequestRecord[] = []
+    for (let i = 0; i < RECORDS; i++) {
+      const route = routes[i % routes.length]!
+      const model = route === '/chat' || route === '/stream' || route === '/rag/answer' ? 'builtin/extractive' : null
+      batch.push({
+        ts: start + Math.floor((i / RECORDS) * span),
+        method: route === '/chat' || route.startsWith('/rag') ? 'POST' : 'GET',
+        route,
+        status: next() < 0.03 ? 500 : 200,
+        durationMs: Math.round(next() * 5000) / 100,
+        userId: route === '/health' ? null : users[Math.floor(next() * users.length)]!,
+        promptTokens: model ? 20 + Math.floor(next() * 200) : 0,
+        completionTokens: model ? 10 + Math.floor(next() * 100) : 0,
+        model,
+      })
+      if (batch.length === 100_000) services.recorder.write(batch.splice(0))
+    }
+    if (batch.length) services.recorder.write(batch.splice(0))
+    const loadMs = performance.now() - t
+    const token = ((await (await app.handle(new Request('http://localhost/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) }))).json()) as { accessToken: string }).accessToken
+    const headers = { authorization: `Bearer ${token}` }
+    const time = async (path: string) => {
+      const samples: number[] = []
+      for (let i = 0; i < 7; i++) {
+        t = performance.now()
+        const response = await app.handle(new Request(`http://localhost${path}`, { headers }))
+        await response.arrayBuffer()
+        if (!response.ok) throw new Error(`${path}: ${response.status}`)
+        samples.push(performance.now() - t)
+      }
+      return median(samples)
+    }
+    const dashboard = await time('/analytics/dashboard')
+    const check = (await (await app.handle(new Request('http://localhost/analytics/dashboard', { headers }))).json()) as { requests: { total: number } }
+    console.log(`\n== Analytics over ${RECORDS.toLocaleString('en-US')} recorded requests (loaded in ${(loadMs / 1000).toFixed(1)} s, ${Math.round(RECORDS / (loadMs / 1000)).toLocaleString('en-US')} records/s)`)
+    console.log(`${'GET /analytics/dashboard'.padEnd(40)} ${dashboard.toFixed(1).padStart(8)} ms     goal <= 200 ms  ${dashboard <= 200 ? 'ok' : 'MISSED'}  (total ${check.requests.total.toLocaleString('en-US')})`)
+    for (const range of ['1h', '24h', '7d', '30d']) console.log(`${`GET /analytics/metrics?timeRange=${range}`.padEnd(40)} ${(await time(`/analytics/metrics?timeRange=${range}`)).toFixed(1).padStart(8)} ms`)
+    t = performance.now()
+    const exported = await app.handle(new Request('http://localhost/analytics/export?format=csv&timeRange=1h', { headers }))
+    const bytes = (await exported.arrayBuffer()).byteLength
+    console.log(`${'GET /analytics/export?format=csv&timeRange=1h'.padEnd(40)} ${(performance.now() - t).toFixed(1).padStart(8)} ms     (${(bytes / 1024 / 1024).toFixed(1)} MB)`)
+  } finally {
+    await services.recorder.close()
+    services.db.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.main) {
+  await throughput()
+  await dashboardOverMillion()
+}

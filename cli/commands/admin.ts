@@ -1,0 +1,144 @@
+import type { Command } from 'commander'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { openDatabase } from '../../src/db'
+import { TokenSigner } from '../../src/core/tokens'
+import { StartupError } from '../../src/core/startup'
+import { AuthService } from '../../src/modules/auth/service'
+import { createWriteStream } from 'node:fs'
+import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
+import { ApiClient, CliError, EXIT } from '../client'
+import { dim, emit, example, globals, table } from '../output'
+import { ask } from '../prompt'
+
+/** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
+export function dataDirOf(option: string | undefined): string {
+  return resolve(option ?? (process.env.UAGENT_DATA_DIR?.trim() || './data'))
+}
+
+/** Opens the server's database in place, refusing to create one where there is none. */
+export function openExistingDatabase(dataDir: string) {
+  const file = join(dataDir, 'uagent.db')
+  if (!existsSync(file)) throw new CliError('NOT_FOUND', `no database at ${file}: point --data-dir (or UAGENT_DATA_DIR) at the server's data directory`, EXIT.usage)
+  try {
+    return openDatabase(file)
+  } catch (error) {
+    if (error instanceof StartupError) throw new CliError('DATABASE', error.message, EXIT.apiError)
+    throw new CliError('DATABASE', `cannot open ${file}: ${(error as Error).message}`, EXIT.apiError)
+  }
+}
+
+async function newPassword(given: string | undefined): Promise<{ password: string; generated: boolean }> {
+  if (given !== undefined) {
+    if (given.length < 8) throw new CliError('USAGE', '--password must be at least 8 characters', EXIT.usage)
+    return { password: given, generated: false }
+  }
+  if (process.stdin.isTTY) {
+    const password = await ask('New password (8+ characters): ', true)
+    if (password.length < 8) throw new CliError('USAGE', 'the password must be at least 8 characters', EXIT.usage)
+    if ((await ask('New password again: ', true)) !== password) throw new CliError('USAGE', 'the two passwords differ', EXIT.usage)
+    return { password, generated: false }
+  }
+  return { password: randomBytes(12).toString('base64url'), generated: true }
+}
+
+/** Host operations: they work on the data dir itself, without a running server (host access is the trust). */
+export function registerAdmin(program: Command): void {
+  const admin = program.command('admin').description('Backups of a running server, and host operations on the data dir (no server needed): restore, account recovery')
+  example(
+    admin
+      .command('backup')
+      .description('Take a consistent backup of the running server (database, key file, plugins, audio, manifest) and save the .tar.gz (admin)')
+      .option('-o, --output <file>', 'where to save it (default: the name the server gives, in this folder)')
+      .action(async (options: { output?: string }, command: Command) => {
+        const response = await new ApiClient(globals(command)).fetch('/admin/backup', { method: 'POST' })
+        const suggested = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'uagent-backup.tar.gz'
+        const file = resolve(options.output ?? suggested)
+        const out = createWriteStream(file, { mode: 0o600 })
+        let size = 0
+        for await (const chunk of response.body!) {
+          size += chunk.length
+          if (!out.write(chunk)) await new Promise((done) => out.once('drain', done))
+        }
+        await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())))
+        const body = { success: true, file, size }
+        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR`))
+      }),
+    'uagent admin backup -o nightly.tar.gz',
+  )
+  example(
+    admin
+      .command('backups')
+      .description("List the scheduled backups kept in the server's data dir (admin)")
+      .action(async (_options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('GET', '/admin/backups')
+        emit(command, body, () => {
+          console.log(table(['NAME', 'SIZE', 'CREATED'], body.backups.map((b: { name: string; size: number; createdAt: string }) => [b.name, b.size, b.createdAt])))
+          console.log(dim(body.schedule.intervalSeconds ? `every ${body.schedule.intervalSeconds} s, newest ${body.schedule.keep} kept` : 'no scheduled backups (UAGENT_BACKUP_INTERVAL)'))
+        })
+      }),
+    'uagent admin backups',
+  )
+  example(
+    admin
+      .command('restore <file>')
+      .description(
+        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, keeps the current data dir aside (renamed), then swaps the restored one in',
+      )
+      .option('--data-dir <dir>', 'the data directory (UAGENT_DATA_DIR, default ./data)')
+      .option('--force', 'restore even though server.pid names a running process')
+      .action(async (file: string, options: { dataDir?: string; force?: boolean }, command: Command) => {
+        let result
+        try {
+          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force })
+        } catch (error) {
+          if (error instanceof RestoreError) throw new CliError('RESTORE_REFUSED', `${error.message}; nothing was changed`, EXIT.apiError)
+          throw error
+        }
+        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length }
+        emit(command, body, () => {
+          console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
+          if (result.previous) console.log(`The data dir that was there is kept at ${result.previous}.`)
+          console.log('Start the server to use it.')
+        })
+      }),
+    'uagent admin restore nightly.tar.gz --data-dir /var/lib/uagent',
+  )
+  example(
+    admin
+      .command('reset-password <email>')
+      .description(
+        "Recover an account (e.g. the locked-out last admin) on this machine: set a new password, clear login throttling, sign out every session, re-enable it",
+      )
+      .option('--data-dir <dir>', 'the data directory (UAGENT_DATA_DIR, default ./data)')
+      .option('--password <password>', 'the new password (asked for on a terminal; generated and printed otherwise)')
+      .option('--disable-mfa', 'also turn MFA off (the authenticator was lost)')
+      .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
+        const dataDir = dataDirOf(options.dataDir)
+        const db = openExistingDatabase(dataDir)
+        try {
+          const auth = new AuthService(db, new TokenSigner(randomBytes(48).toString('base64url')))
+          const user = auth.findUserByEmail(email)
+          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${dataDir}`, EXIT.apiError)
+          const { password, generated } = await newPassword(options.password)
+          const sessionsRevoked = await auth.setPassword(user.id, password)
+          const wasDisabled = user.disabled
+          if (wasDisabled) auth.enable(user.id)
+          if (options.disableMfa) auth.resetMfa(user.id)
+          const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
+          emit(command, body, () => {
+            console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)
+            if (wasDisabled) console.log('The account was disabled and is enabled again.')
+            if (options.disableMfa) console.log('MFA is off for the account.')
+            if (generated) console.log(`New password (shown once): ${password}`)
+            console.log('A running server picks this up at once for logins; restart it if it cached the old sessions.')
+          })
+        } finally {
+          db.close()
+        }
+      }),
+    'uagent admin reset-password admin@example.com --data-dir /var/lib/uagent',
+    'UAGENT_DATA_DIR=./data uagent admin reset-password admin@example.com --password "$NEW" --disable-mfa',
+  )
+}

@@ -1,0 +1,123 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+const require = createRequire(import.meta.url)
+
+/** A voice espeak-ng really has: one per language file in text2wav's espeak-ng-data. */
+export interface Voice {
+  /** What `voice` takes, e.g. `en-us`. */
+  id: string
+  name: string
+  /** Locale-style tag, e.g. `en-US`. */
+  language: string
+}
+
+export const ESPEAK_RATE = 22050
+/** espeak-ng's own speed range in words per minute; beyond it the audio is time-stretched. */
+export const MIN_WPM = 80
+export const MAX_WPM = 450
+export const DEFAULT_WPM = 175
+
+const packageDir = dirname(require.resolve('text2wav/package.json'))
+
+/** `en-us` → `en-US`, `cmn-latn-pinyin` → `cmn-Latn-pinyin` (BCP 47 casing). */
+function localeTag(code: string): string {
+  return code
+    .split('-')
+    .map((part, i) => (i === 0 ? part.toLowerCase() : part.length === 2 ? part.toUpperCase() : part.length === 4 ? part[0]!.toUpperCase() + part.slice(1).toLowerCase() : part))
+    .join('-')
+}
+
+let voices: Voice[] | undefined
+
+/** The language voices in the engine's data, read once from its voice files. */
+export function listVoices(): Voice[] {
+  if (voices) return voices
+  const root = join(packageDir, 'espeak-ng-data/lang')
+  const found: Voice[] = []
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else {
+        const text = readFileSync(path, 'utf8')
+        const name = /^name\s+(.+)$/m.exec(text)?.[1]?.trim() ?? entry.name
+        const language = /^language\s+(\S+)/m.exec(text)?.[1] ?? entry.name
+        found.push({ id: entry.name.toLowerCase(), name, language: localeTag(language) })
+      }
+    }
+  }
+  walk(root)
+  voices = found.sort((a, b) => a.id.localeCompare(b.id))
+  return voices
+}
+
+let variants: string[] | undefined
+
+/** Voice variants (`m3`, `f2`, `whisper`…) that can follow a voice id after `+`. */
+export function listVariants(): string[] {
+  variants ??= readdirSync(join(packageDir, 'espeak-ng-data/voices/!v')).map((name) => name.toLowerCase())
+  return variants
+}
+
+type EmscriptenModule = Record<string, any>
+let compiled: Promise<WebAssembly.Module> | undefined
+
+function wasmModule(): Promise<WebAssembly.Module> {
+  compiled ??= Bun.file(join(packageDir, 'lib/espeak-ng.wasm'))
+    .arrayBuffer()
+    .then((bytes) => WebAssembly.compile(bytes))
+  return compiled
+}
+
+/**
+ * Speaks `text` with espeak-ng (compiled once, instantiated per call so each call starts clean and
+ * its memory is freed after) → 16-bit mono samples at 22050 Hz.
+ */
+export async function espeak(text: string, voice: string, wordsPerMinute: number): Promise<Int16Array> {
+  const module = await wasmModule()
+  const factory = require('text2wav/lib/espeak-ng') as (module: EmscriptenModule) => void
+  const wpm = String(Math.round(Math.min(MAX_WPM, Math.max(MIN_WPM, wordsPerMinute))))
+  const errors: string[] = []
+  const wav = await new Promise<Uint8Array>((resolve, reject) => {
+    const instance: EmscriptenModule = {
+      // `--` ends the options: a text starting with "-" is spoken, not parsed.
+      arguments: ['-v', voice, '-s', wpm, '-w', 'out.wav', '--', text],
+      print: () => {},
+      // Never the library's process.exit.
+      quit: () => {},
+      printErr: (line: string) => errors.push(line),
+      // Instantiated from the compiled module, asynchronously: the library mounts its data folder
+      // after this returns, and must have done so before main runs.
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        WebAssembly.instantiate(module, imports).then(done, reject)
+        return {}
+      },
+      postRun() {
+        try {
+          const file = instance.FS.root.contents['out.wav']
+          instance.FS.unmount('/usr/share')
+          if (!file) return reject(new Error(`espeak-ng failed: ${errors.join(' ') || 'no output'}`))
+          resolve(new Uint8Array(file.contents.buffer ?? file.contents, 0, file.usedBytes ?? file.contents.length).slice())
+        } catch (error) {
+          reject(error)
+        }
+      },
+      onAbort: (what: unknown) => reject(new Error(`espeak-ng aborted: ${String(what)} ${errors.join(' ')}`)),
+    }
+    // The library's Node shell installs process-wide handlers on every instantiation (one of them
+    // aborts on any unhandled rejection): take them off again at once.
+    const before = { uncaughtException: process.listeners('uncaughtException'), unhandledRejection: process.listeners('unhandledRejection') }
+    try {
+      factory(instance)
+    } finally {
+      for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+        for (const listener of process.listeners(event)) if (!before[event].includes(listener)) process.removeListener(event, listener)
+      }
+    }
+  })
+  const dataStart = 44
+  const usable = wav.length - dataStart - ((wav.length - dataStart) % 2)
+  return new Int16Array(wav.buffer.slice(wav.byteOffset + dataStart, wav.byteOffset + dataStart + usable))
+}

@@ -1,0 +1,141 @@
+import { Database } from 'bun:sqlite'
+import { createHash } from 'node:crypto'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { createGunzip } from 'node:zlib'
+import { createReadStream } from 'node:fs'
+import * as sqliteVec from 'sqlite-vec'
+import { schemaVersion } from '../../db'
+import { MIGRATIONS } from '../../db/migrations'
+import { readTar } from './archive'
+import { DATA_FOLDERS, type Manifest } from './snapshot'
+
+export class RestoreError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'RestoreError'
+  }
+}
+
+export interface RestoreResult {
+  dataDir: string
+  /** Where the data dir that was there before now is (renamed, never deleted); null when there was none. */
+  previous: string | null
+  manifest: Manifest
+}
+
+const ALLOWED_TOP = new Set(['manifest.json', 'uagent.db', 'jwt-secret'])
+
+function safePath(path: string): boolean {
+  if (!path || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false
+  const parts = path.split('/')
+  if (parts.some((part) => part === '' || part === '.' || part === '..')) return false
+  return parts.length === 1 ? ALLOWED_TOP.has(path) : DATA_FOLDERS.includes(parts[0]!)
+}
+
+/** Whether a live server uses the data dir (its server.pid names a running process). */
+export function liveServerPid(dataDir: string): number | null {
+  const file = join(dataDir, 'server.pid')
+  if (!existsSync(file)) return null
+  const pid = Number(readFileSync(file, 'utf8').trim())
+  if (!Number.isInteger(pid) || pid <= 0) return null
+  try {
+    process.kill(pid, 0)
+    return pid
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Restores a backup archive into `dataDir` on a stopped server: unpacks it beside the data dir,
+ * checks every file against the manifest's sizes and SHA-256 checksums, runs PRAGMA
+ * integrity_check on the database, refuses a schema newer than this version knows, then renames
+ * the current data dir aside (never deleting it) and moves the restored one into its place.
+ * Nothing is touched until every check has passed.
+ */
+export async function restoreBackup(archive: string, dataDirOption: string, options: { force?: boolean } = {}): Promise<RestoreResult> {
+  const dataDir = resolve(dataDirOption)
+  if (!existsSync(archive)) throw new RestoreError(`no archive at ${archive}`)
+  const pid = liveServerPid(dataDir)
+  if (pid !== null && !options.force) throw new RestoreError(`a server (pid ${pid}) is running on ${dataDir}: stop it first`)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const staging = join(dirname(dataDir), `.${basename(dataDir)}.restoring-${stamp}`)
+  mkdirSync(staging, { recursive: true, mode: 0o700 })
+  try {
+    const hashes = new Map<string, { size: number; sha256: string }>()
+    let manifestText = ''
+    try {
+      await readTar(createReadStream(archive).pipe(createGunzip()), (entry) => {
+        if (entry.type === 'directory') return null
+        if (entry.type !== 'file' || !safePath(entry.path)) throw new RestoreError(`the archive holds an unexpected entry "${entry.path}": it is not a Universal Agent backup`)
+        if (entry.path === 'manifest.json') {
+          const parts: Uint8Array[] = []
+          return { write: (chunk) => void parts.push(chunk), end: () => void (manifestText = Buffer.concat(parts).toString('utf8')) }
+        }
+        const target = join(staging, entry.path)
+        mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+        const fd = openSync(target, 'w', 0o600)
+        const hash = createHash('sha256')
+        let size = 0
+        return {
+          write(chunk) {
+            hash.update(chunk)
+            size += chunk.length
+            writeSync(fd, chunk)
+          },
+          end() {
+            closeSync(fd)
+            hashes.set(entry.path, { size, sha256: hash.digest('hex') })
+          },
+        }
+      })
+    } catch (error) {
+      if (error instanceof RestoreError) throw error
+      throw new RestoreError(`the archive cannot be read (${(error as Error).message}): it is damaged or not a .tar.gz backup`)
+    }
+    if (!manifestText) throw new RestoreError('the archive has no manifest.json: it is not a Universal Agent backup')
+    let manifest: Manifest
+    try {
+      manifest = JSON.parse(manifestText) as Manifest
+    } catch {
+      throw new RestoreError('the manifest of the archive is not valid JSON: the archive is damaged')
+    }
+    if (manifest.format !== 'universal-agent-backup' || !Array.isArray(manifest.files)) throw new RestoreError('the manifest is not a Universal Agent backup manifest')
+    for (const file of manifest.files) {
+      const found = hashes.get(file.path)
+      if (!found) throw new RestoreError(`${file.path} is listed in the manifest but missing from the archive`)
+      if (found.size !== file.size || found.sha256 !== file.sha256) throw new RestoreError(`${file.path} does not match its checksum in the manifest: the archive was changed or damaged`)
+    }
+    for (const path of hashes.keys()) if (!manifest.files.some((file) => file.path === path)) throw new RestoreError(`${path} is in the archive but not in its manifest`)
+    if (!hashes.has('uagent.db')) throw new RestoreError('the archive holds no database')
+
+    const known = Math.max(...MIGRATIONS.map((migration) => migration.version))
+    const db = new Database(join(staging, 'uagent.db'), { readonly: true })
+    try {
+      sqliteVec.load(db)
+      const version = schemaVersion(db)
+      if (version > known) {
+        throw new RestoreError(`the backup's database has schema version ${version}, newer than this version of Universal Agent knows (${known}): restore it with the version that made it (${manifest.serverVersion})`)
+      }
+      const problems = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check)
+      if (problems.join() !== 'ok') throw new RestoreError(`the backup's database fails PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}`)
+    } catch (error) {
+      if (error instanceof RestoreError) throw error
+      throw new RestoreError(`the backup's database cannot be checked (${(error as Error).message})`)
+    } finally {
+      db.close()
+    }
+    if (hashes.has('jwt-secret')) chmodSync(join(staging, 'jwt-secret'), 0o600)
+
+    let previous: string | null = null
+    if (existsSync(dataDir)) {
+      previous = `${dataDir}.before-restore-${stamp}`
+      renameSync(dataDir, previous)
+    }
+    renameSync(staging, dataDir)
+    return { dataDir, previous, manifest }
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}

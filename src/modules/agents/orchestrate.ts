@@ -1,0 +1,167 @@
+// A task's run: rounds of agents (in sequence, each seeing the work before it, or concurrently),
+// the critic's objections sending the work round again, then the synthesis and the confidence.
+import { type Generator, replyBudget } from '../../ml'
+import type { RagService } from '../rag/service'
+import { agentNamed } from './catalog'
+import { reviewWork, stepsOf } from './review'
+import { keySentences } from './text-work'
+import { fitted, runAgent, workSections } from './turn'
+import type { AgentInput, AgentResult } from './types'
+import type { PluginToolbox, ToolCaller } from './tools'
+
+export interface TaskSpec {
+  task: string
+  agents: string[]
+  parallel: boolean
+  maxIterations: number
+  /** Collections the researcher may search; null for all of the caller's. */
+  collections: string[] | null
+}
+
+export interface TaskOutcome {
+  results: AgentResult[]
+  finalSynthesis: string
+  confidence: number
+  iterations: number
+}
+
+export interface RunContext {
+  caller: ToolCaller
+  generator: Generator
+  rag: RagService
+  tools: PluginToolbox
+  signal: AbortSignal
+  onAgentStart?: (agent: string, round: number) => void
+  /** Called as each agent finishes, with the task's progress 0..100 (below 100 until the end). */
+  onAgentDone?: (result: AgentResult, progress: number, all: AgentResult[]) => void
+}
+
+/** An agent's failure, named, so the task's error says which agent failed. */
+export class AgentFailure extends Error {
+  constructor(
+    readonly agent: string,
+    readonly reason: unknown,
+  ) {
+    super(`The ${agent} failed: ${(reason as Error)?.message ?? String(reason)}`)
+  }
+}
+
+const stripSources = (text: string) => text.replace(/\n\nSources[\s\S]*$/, '')
+
+export async function runTask(spec: TaskSpec, run: RunContext): Promise<TaskOutcome> {
+  const builtin = run.generator.id.startsWith('builtin/')
+  const definitions = spec.agents.map((name) => agentNamed(name)!)
+  const rounds = spec.agents.includes('critic') ? spec.maxIterations : 1
+  const total = rounds * definitions.length
+  const all: AgentResult[] = []
+  let previous: AgentResult[] = []
+  let objections: string[] = []
+  let round = 0
+
+  const runOne = async (index: number, earlier: AgentResult[], signal: AbortSignal) => {
+    const definition = definitions[index]!
+    run.onAgentStart?.(definition.name, round)
+    const input: AgentInput = {
+      task: spec.task,
+      caller: run.caller,
+      round,
+      earlier,
+      objections,
+      collections: spec.collections,
+      generator: run.generator,
+      builtin,
+      rag: run.rag,
+      tools: run.tools,
+      signal,
+    }
+    let result: AgentResult
+    try {
+      result = await runAgent(definition, input)
+    } catch (error) {
+      if (run.signal.aborted || error instanceof AgentFailure) throw error
+      throw new AgentFailure(definition.name, error)
+    }
+    all.push(result)
+    run.onAgentDone?.(result, Math.min(99, Math.floor((all.length / total) * 100)), all)
+    return result
+  }
+
+  while (round < rounds) {
+    round++
+    const current: (AgentResult | undefined)[] = new Array(definitions.length)
+    // What an agent may build on: this round's finished work, and the previous round's from the others.
+    const earlierFor = (index: number) => [
+      ...current.filter((r): r is AgentResult => !!r),
+      ...previous.filter((r, i) => i !== index && !current[i] && r.agent !== definitions[index]!.name),
+    ]
+    if (!spec.parallel) {
+      for (let i = 0; i < definitions.length; i++) current[i] = await runOne(i, earlierFor(i), run.signal)
+    } else {
+      // Agents that review others' work start once the rest have finished; a failure stops the round.
+      const round = new AbortController()
+      const signal = AbortSignal.any([run.signal, round.signal])
+      const workers = definitions.map((d, i) => (d.reviews ? -1 : i)).filter((i) => i >= 0)
+      const reviewers = definitions.map((d, i) => (d.reviews ? i : -1)).filter((i) => i >= 0)
+      const shared = previous
+      await Promise.all(
+        workers.map(async (i) => {
+          try {
+            current[i] = await runOne(i, shared.filter((r) => r.agent !== definitions[i]!.name), signal)
+          } catch (error) {
+            round.abort(error)
+            throw error
+          }
+        }),
+      )
+      for (const i of reviewers) current[i] = await runOne(i, earlierFor(i), run.signal)
+    }
+    previous = current as AgentResult[]
+    objections = [...new Set(previous.flatMap((r) => (r.agent === 'critic' ? (r.objections ?? []) : [])))]
+    if (!objections.length) break
+  }
+
+  const finalSynthesis = await synthesize(spec.task, previous, run, builtin)
+  return { results: all, finalSynthesis, confidence: confidenceOf(spec.task, previous), iterations: round }
+}
+
+/** Combines the last round's work: a model's synthesis, or its key sentences and the review's verdict. */
+async function synthesize(task: string, results: AgentResult[], run: RunContext, builtin: boolean): Promise<string> {
+  const work = results.filter((r) => r.agent !== 'critic' && r.agent !== 'planner')
+  const critics = results.filter((r) => r.agent === 'critic')
+  if (!builtin) {
+    const messages = await fitted(run.generator, (chars) => [
+      { role: 'system', content: "Combine the agents' work below into one final answer to the task. Keep the citations [n]. Mention any objection the review left open." },
+      { role: 'user', content: `Task: ${task}\n\n${workSections(results, chars)}` },
+    ])
+    const reply = await run.generator.generate(messages, { maxTokens: replyBudget(run.generator) }, run.signal)
+    return reply.text.trim()
+  }
+  const texts = (work.length ? work : results).map((r) => ({ origin: r.agent, text: stripSources(r.response) }))
+  const parts = [keySentences(texts, task, 5).map((s) => s.text).join(' ')]
+  const sources = results.find((r) => r.sources?.length)?.sources
+  if (sources) parts.push(`Sources: ${sources.map((s) => `[${s.n}] ${s.title}`).join('; ')}.`)
+  if (critics.length) {
+    const open = [...new Set(critics.flatMap((r) => r.objections ?? []))]
+    parts.push(open.length ? `Open objections: ${open.join(' ')}` : 'Review: no objections.')
+  }
+  return parts.filter(Boolean).join('\n\n')
+}
+
+/**
+ * Confidence in [0, 1]: the mean of the signals the run produced — the share of the task's steps
+ * the final work addresses (always); the researcher's retrieval, as the mean score of its top
+ * three sources (0 when it found none; only when a researcher ran); and the critic's verdict,
+ * 1 / (1 + open objections) (only when a critic ran).
+ */
+export function confidenceOf(task: string, results: AgentResult[]): number {
+  const work = results.filter((r) => r.agent !== 'critic')
+  const signals = [reviewWork(work, stepsOf({ task, earlier: results })).addressed]
+  const researched = results.filter((r) => r.agent === 'researcher')
+  if (researched.length) {
+    const scores = researched.flatMap((r) => r.sources ?? []).map((s) => s.score).sort((a, b) => b - a).slice(0, 3)
+    signals.push(scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : 0)
+  }
+  const critics = results.filter((r) => r.agent === 'critic')
+  if (critics.length) signals.push(1 / (1 + new Set(critics.flatMap((r) => r.objections ?? [])).size))
+  return Math.round((signals.reduce((a, b) => a + b, 0) / signals.length) * 1000) / 1000
+}

@@ -1,0 +1,50 @@
+import type { ExportRow } from './service'
+
+export const EXPORT_FORMATS = ['json', 'csv'] as const
+export type ExportFormat = (typeof EXPORT_FORMATS)[number]
+
+const COLUMNS = ['timestamp', 'method', 'route', 'status', 'durationMs', 'userId', 'tokens', 'model'] as const satisfies readonly (keyof ExportRow)[]
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, quotes doubled. */
+export function csvField(value: string | number | null): string {
+  if (value === null) return ''
+  const text = String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+}
+
+const csvLine = (values: (string | number | null)[]) => `${values.map(csvField).join(',')}\r\n`
+
+/**
+ * The rows as a byte stream, produced as the client reads it (a page of rows per pull): a JSON
+ * array of row objects, or CSV with a header row and CRLF line ends.
+ */
+export function exportStream(rows: Iterator<ExportRow>, format: ExportFormat, rowsPerChunk = 500): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  let started = false
+  let count = 0
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      let text = ''
+      if (!started) {
+        started = true
+        text = format === 'csv' ? csvLine([...COLUMNS]) : '['
+      }
+      for (let i = 0; i < rowsPerChunk; i++) {
+        const next = rows.next()
+        if (next.done) {
+          if (format === 'json') text += count ? '\n]\n' : ']\n'
+          if (text) controller.enqueue(encoder.encode(text))
+          controller.close()
+          return
+        }
+        const row = next.value
+        text += format === 'csv' ? csvLine(COLUMNS.map((column) => row[column])) : `${count ? ',' : ''}\n${JSON.stringify(row)}`
+        count++
+      }
+      controller.enqueue(encoder.encode(text))
+    },
+    cancel() {
+      rows.return?.()
+    },
+  })
+}

@@ -1,0 +1,196 @@
+import type { Database } from 'bun:sqlite'
+import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
+import type { RequestRecord } from './recorder'
+
+/**
+ * A Prometheus histogram fed a batch at a time. prom-client's Histogram validates and hashes the
+ * labels of every observation (microseconds each, for every request); this one looks a series up
+ * by a key the caller already has. The registry formats it like any metric, from get().
+ */
+class BatchHistogram {
+  readonly type = 'histogram'
+  readonly aggregator = 'sum'
+  private readonly series = new Map<string, { labels: Record<string, string>; buckets: number[]; sum: number; count: number }>()
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: number[],
+  ) {}
+
+  observe(key: string, labels: Record<string, string>, value: number): void {
+    let series = this.series.get(key)
+    if (!series) this.series.set(key, (series = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }))
+    const bucket = this.bounds.findIndex((bound) => value <= bound)
+    if (bucket >= 0) series.buckets[bucket]!++
+    series.sum += value
+    series.count++
+  }
+
+  get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = []
+    for (const { labels, buckets, sum, count } of this.series.values()) {
+      let cumulative = 0
+      for (const [i, bound] of this.bounds.entries()) {
+        cumulative += buckets[i]!
+        values.push({ labels: { le: bound, ...labels }, value: cumulative, metricName: `${this.name}_bucket` })
+      }
+      values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${this.name}_bucket` })
+      values.push({ labels, value: sum, metricName: `${this.name}_sum` })
+      values.push({ labels, value: count, metricName: `${this.name}_count` })
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
+  }
+
+  reset(): void {
+    this.series.clear()
+  }
+}
+
+let processRegistry: Registry | null = null
+
+/**
+ * Process-wide figures (prom-client's default metrics) in one registry for the whole process:
+ * they describe the process, not an app, and their event-loop monitor should run once.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+const tableExists = (db: Database, name: string) =>
+  db.query<{ found: number }, [string]>("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
+
+/**
+ * The server's metrics in the Prometheus text format, in a registry of its own (several apps in
+ * one process keep theirs apart). Request counts and durations are fed by the recorder as it
+ * flushes; RAG chunks and agent tasks are read from the database at scrape time.
+ */
+export class PrometheusMetrics {
+  readonly registry = new Registry()
+  private readonly requests
+  private readonly durations
+  private readonly tokens
+  private readonly droppedRecords
+
+  constructor(
+    db: Database,
+    pending: () => number,
+  ) {
+    processMetrics()
+    const registers = [this.registry]
+    this.requests = new Counter({
+      name: 'uagent_http_requests_total',
+      help: 'Requests answered, by method, route pattern and status (WebSocket messages: method "WS", route the message type)',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers,
+    })
+    this.durations = new BatchHistogram(
+      'uagent_http_request_duration_seconds',
+      'Time from arrival to the end of the response, by method, route pattern and status',
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    )
+    this.registry.registerMetric(this.durations as unknown as Metric)
+    this.tokens = new Counter({
+      name: 'uagent_model_tokens_total',
+      help: 'Tokens processed by model calls, by model and type (prompt or completion)',
+      labelNames: ['model', 'type'] as const,
+      registers,
+    })
+    this.droppedRecords = new Counter({
+      name: 'uagent_analytics_records_dropped_total',
+      help: 'Request records that could not be stored (database full or failing)',
+      registers,
+    })
+    new Gauge({
+      name: 'uagent_analytics_records_pending',
+      help: 'Request records waiting to be written',
+      registers,
+      collect() {
+        this.set(pending())
+      },
+    })
+    new Gauge({
+      name: 'uagent_rag_chunks',
+      help: 'Chunks stored in RAG collections, all users together',
+      registers,
+      collect() {
+        this.set(tableExists(db, 'rag_chunks') ? db.query<{ n: number }, []>('SELECT count(*) AS n FROM rag_chunks').get()!.n : 0)
+      },
+    })
+    new Gauge({
+      name: 'uagent_rag_collections',
+      help: 'RAG collections, all users together',
+      registers,
+      collect() {
+        this.set(tableExists(db, 'rag_collections') ? db.query<{ n: number }, []>('SELECT count(*) AS n FROM rag_collections').get()!.n : 0)
+      },
+    })
+    new Gauge({
+      name: 'uagent_agent_tasks',
+      help: 'Multi-agent tasks stored, by status',
+      labelNames: ['status'] as const,
+      registers,
+      collect() {
+        this.reset()
+        // Every known state is reported, 0 when there are none, so series do not vanish.
+        for (const status of ['queued', 'running', 'completed', 'failed']) this.set({ status }, 0)
+        if (!tableExists(db, 'agent_tasks')) return
+        for (const row of db.query<{ status: string; n: number }, []>('SELECT status, count(*) AS n FROM agent_tasks GROUP BY status').all()) {
+          this.set({ status: row.status }, row.n)
+        }
+      },
+    })
+    new Gauge({
+      name: 'uagent_process_memory_bytes',
+      help: 'Memory of the server process, by type (rss, heap_used, heap_total, external)',
+      labelNames: ['type'] as const,
+      registers,
+      collect() {
+        const memory = process.memoryUsage()
+        this.set({ type: 'rss' }, memory.rss)
+        this.set({ type: 'heap_used' }, memory.heapUsed)
+        this.set({ type: 'heap_total' }, memory.heapTotal)
+        this.set({ type: 'external' }, memory.external)
+      },
+    })
+  }
+
+  /** Counts a batch of records (called by the recorder as it flushes). */
+  observe(records: RequestRecord[]): void {
+    const counts = new Map<string, { labels: { method: string; route: string; status: string }; n: number }>()
+    for (const record of records) {
+      const key = `${record.method} ${record.route} ${record.status}`
+      let count = counts.get(key)
+      if (count) count.n++
+      else counts.set(key, (count = { labels: { method: record.method, route: record.route, status: String(record.status) }, n: 1 }))
+      this.durations.observe(key, count.labels, record.durationMs / 1000)
+      if (record.model) {
+        if (record.promptTokens) this.tokens.inc({ model: record.model, type: 'prompt' }, record.promptTokens)
+        if (record.completionTokens) this.tokens.inc({ model: record.model, type: 'completion' }, record.completionTokens)
+      }
+    }
+    for (const { labels, n } of counts.values()) this.requests.inc(labels, n)
+  }
+
+  dropped(count: number): void {
+    this.droppedRecords.inc(count)
+  }
+
+  get contentType(): string {
+    return this.registry.contentType
+  }
+
+  /** The exposition text: this app's metrics, then the process's (CPU, memory, event loop, heap). */
+  async render(): Promise<string> {
+    const process = (await processMetrics().metrics())
+      .split('\n')
+      // A figure with no samples yet (the event-loop monitor's first moments) says NaN: left out.
+      .filter((line) => !/ (NaN|Nan)$/.test(line))
+      .join('\n')
+    return `${await this.registry.metrics()}\n${process}`
+  }
+}

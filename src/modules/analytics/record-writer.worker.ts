@@ -1,0 +1,24 @@
+// The writer thread of WriterThread: writes record batches through its own connection to the
+// database file (WAL lets the server's connection read and write beside it), and answers each
+// batch with its id, and the reason when it could not be written (the batch is then dropped).
+import { Database } from 'bun:sqlite'
+import { workerData } from 'node:worker_threads'
+import { RecordStore } from './record-store'
+import type { RequestRecord } from './record'
+
+declare const self: Worker
+
+const db = new Database((workerData as { path: string }).path, { strict: true })
+db.run('PRAGMA busy_timeout = 5000')
+db.run('PRAGMA synchronous = NORMAL')
+const store = new RecordStore(db)
+
+self.addEventListener('message', (event: MessageEvent<{ id: number; records: RequestRecord[] }>) => {
+  const { id, records } = event.data
+  try {
+    store.write(records)
+    self.postMessage({ id })
+  } catch (error) {
+    self.postMessage({ id, failure: (error as { code?: string }).code ?? (error as Error)?.message ?? String(error) })
+  }
+})

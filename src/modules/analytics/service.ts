@@ -1,0 +1,207 @@
+import type { Database } from 'bun:sqlite'
+import { HOUR, MINUTE } from './recorder'
+import { bucketStarts, type TimeRange, timeWindow, type Window } from './window'
+
+export const METRICS = ['requests', 'performance', 'errors', 'users'] as const
+export type MetricName = (typeof METRICS)[number]
+
+/** What the export writes for each record. */
+export interface ExportRow {
+  timestamp: string
+  method: string
+  route: string
+  status: number
+  durationMs: number
+  userId: string | null
+  tokens: number
+  model: string | null
+}
+
+interface Totals {
+  requests: number
+  failures: number
+  duration: number
+  tokens: number
+}
+
+interface BucketRow {
+  bucket: number
+  requests: number
+  duration: number
+  errors: number
+  users: number
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100
+
+/** A health figure 0..100 from the error rate and the mean latency (the README gives the formula). */
+export function healthScore(errorRate: number, averageMs: number): number {
+  const latencyPenalty = Math.min(1, Math.max(0, (averageMs - 500) / 4500))
+  return Math.round(Math.min(100, Math.max(0, 100 - 60 * errorRate - 40 * latencyPenalty)))
+}
+
+/** Dashboard, metric series and export, all computed by SQLite from the recorded requests. */
+export class AnalyticsService {
+  private readonly totals
+  private readonly byHour
+  private readonly endpoints
+  private readonly models
+  private readonly activeUsers
+  private readonly usage
+  private readonly minuteBuckets
+  private readonly hourBuckets
+  private readonly dayBuckets
+  private readonly page
+
+  constructor(
+    private readonly db: Database,
+    private readonly startedAt: number = Date.now(),
+  ) {
+    // Dashboard and hourly/daily series: the hourly rollup, by its primary key (hour first).
+    const inHours = 'FROM analytics_hourly WHERE hour >= ?1 AND hour < ?2'
+    this.totals = db.query<Totals & { modelRequests: number; modelDuration: number }, [number, number]>(
+      `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(failures), 0) AS failures, coalesce(sum(duration_sum), 0) AS duration,
+              coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens,
+              coalesce(sum(requests) FILTER (WHERE model <> ''), 0) AS modelRequests,
+              coalesce(sum(duration_sum) FILTER (WHERE model <> ''), 0) AS modelDuration
+       ${inHours}`,
+    )
+    this.byHour = db.query<{ hour: number; requests: number }, [number, number]>(`SELECT hour, sum(requests) AS requests ${inHours} GROUP BY hour`)
+    this.endpoints = db.query<{ method: string; route: string } & Totals, [number, number]>(
+      `SELECT method, route, sum(requests) AS requests, sum(failures) AS failures, sum(duration_sum) AS duration, 0 AS tokens
+       ${inHours} GROUP BY method, route ORDER BY requests DESC, method, route LIMIT 10`,
+    )
+    this.models = db.query<{ model: string } & Totals, [number, number]>(
+      `SELECT model, sum(requests) AS requests, sum(failures) AS failures, sum(duration_sum) AS duration, sum(prompt_tokens + completion_tokens) AS tokens
+       ${inHours} AND model <> '' GROUP BY model ORDER BY tokens DESC, requests DESC, model LIMIT 10`,
+    )
+    this.activeUsers = db.query<{ users: number }, [number, number]>(`SELECT count(DISTINCT user_id) AS users ${inHours} AND user_id <> ''`)
+    this.usage = db.query<{ userId: string; email: string | null; requests: number; promptTokens: number; completionTokens: number }, [number, number]>(
+      `SELECT u.user_id AS userId, users.email AS email, u.requests, u.promptTokens, u.completionTokens
+       FROM (SELECT user_id, sum(requests) AS requests, sum(prompt_tokens) AS promptTokens, sum(completion_tokens) AS completionTokens
+             ${inHours} AND user_id <> '' GROUP BY user_id) AS u
+       LEFT JOIN users ON users.id = u.user_id
+       ORDER BY u.requests DESC, u.promptTokens + u.completionTokens DESC, u.user_id LIMIT 100`,
+    )
+    const perBucket = `count(*) AS requests, sum(duration_ms) AS duration, sum(status >= 400) AS errors, count(DISTINCT user_id) AS users`
+    // Minute series: the records themselves, through the time index that covers these columns.
+    this.minuteBuckets = db.query<BucketRow, [number, number]>(
+      `SELECT (ts - ?1) / ${MINUTE} AS bucket, ${perBucket} FROM analytics_requests WHERE ts >= ?1 AND ts < ?2 GROUP BY bucket`,
+    )
+    const perRollup = `sum(requests) AS requests, sum(duration_sum) AS duration, sum(failures) AS errors, count(DISTINCT nullif(user_id, '')) AS users`
+    this.hourBuckets = db.query<BucketRow, [number, number]>(`SELECT hour - ?1 AS bucket, ${perRollup} ${inHours} GROUP BY hour`)
+    this.dayBuckets = db.query<BucketRow, [number, number]>(`SELECT (hour - ?1) / 24 AS bucket, ${perRollup} ${inHours} GROUP BY bucket`)
+    // Export pages: in time order, continuing after the last (ts, id) sent.
+    this.page = db.query<
+      { id: number; ts: number; method: string; route: string; status: number; durationMs: number; userId: string | null; tokens: number; model: string | null },
+      [number, number, number, number]
+    >(
+      `SELECT id, ts, method, route, status, duration_ms AS durationMs, user_id AS userId, prompt_tokens + completion_tokens AS tokens, model
+       FROM analytics_requests WHERE ts >= ?1 AND ts < ?2 AND NOT (ts = ?1 AND id <= ?3)
+       ORDER BY ts, id LIMIT ?4`,
+    )
+  }
+
+  /** The dashboard over the last 24 hourly buckets (the current hour and the 23 before it). */
+  dashboard(now = Date.now()) {
+    const window = timeWindow('24h', now)
+    const hours: [number, number] = [window.start / HOUR, window.end / HOUR]
+    const totals = this.totals.get(...hours)!
+    const successful = totals.requests - totals.failures
+    const averageResponseTime = totals.requests ? Math.round(totals.duration / totals.requests) : 0
+    const errorRate = totals.requests ? totals.failures / totals.requests : 0
+    const byHour = new Array<number>(window.count).fill(0)
+    for (const row of this.byHour.all(...hours)) byHour[row.hour - hours[0]] = row.requests
+    return {
+      overview: {
+        uptime: Math.floor((Date.now() - this.startedAt) / 1000),
+        totalRequests: totals.requests,
+        successRate: `${(totals.requests ? (successful / totals.requests) * 100 : 100).toFixed(1)}%`,
+        averageResponseTime,
+        activeUsers: this.activeUsers.get(...hours)!.users,
+        healthScore: healthScore(errorRate, averageResponseTime),
+      },
+      requests: {
+        total: totals.requests,
+        successful,
+        failed: totals.failures,
+        byHour,
+        topEndpoints: this.endpoints.all(...hours).map((row) => ({
+          endpoint: `${row.method} ${row.route}`,
+          requests: row.requests,
+          averageTime: Math.round(row.duration / row.requests),
+          errorRate: row.failures / row.requests,
+        })),
+      },
+      ai: {
+        totalTokens: totals.tokens,
+        // Self-hosted models cost nothing per token; an upstream's prices are not known here.
+        totalCost: 0,
+        averageResponseTime: totals.modelRequests ? Math.round(totals.modelDuration / totals.modelRequests) : 0,
+        topModels: this.models.all(...hours).map((row) => ({ model: row.model, requests: row.requests, tokens: row.tokens, cost: 0 })),
+      },
+      usage: this.usage.all(...hours).map((row) => ({
+        userId: row.userId,
+        email: row.email,
+        requests: row.requests,
+        tokens: row.promptTokens + row.completionTokens,
+        promptTokens: row.promptTokens,
+        completionTokens: row.completionTokens,
+      })),
+    }
+  }
+
+  /** Metric series over a range's buckets; every bucket present, empty ones 0. */
+  metrics(range: TimeRange, metric?: MetricName, now = Date.now()) {
+    const window = timeWindow(range, now)
+    const rows = this.buckets(window)
+    const series = { requests: zeros(window), performance: zeros(window), errors: zeros(window), users: zeros(window) }
+    for (const row of rows) {
+      if (row.bucket < 0 || row.bucket >= window.count) continue
+      series.requests[row.bucket] = row.requests
+      series.performance[row.bucket] = row.requests ? round2(row.duration / row.requests) : 0
+      series.errors[row.bucket] = row.errors
+      series.users[row.bucket] = row.users
+    }
+    const timestamps = bucketStarts(window)
+    const names = metric ? [metric] : METRICS
+    return {
+      timeRange: range,
+      metrics: Object.fromEntries(names.map((name) => [name, { timestamps, values: series[name] }])) as Record<string, { timestamps: string[]; values: number[] }>,
+    }
+  }
+
+  private buckets(window: Window): BucketRow[] {
+    if (window.size === MINUTE) return this.minuteBuckets.all(window.start, window.end)
+    const hours: [number, number] = [window.start / HOUR, window.end / HOUR]
+    return window.size === HOUR ? this.hourBuckets.all(...hours) : this.dayBuckets.all(...hours)
+  }
+
+  /** The records of a range in time order, read a page at a time. */
+  *exportRows(range: TimeRange, now = Date.now(), pageSize = 1000): Generator<ExportRow> {
+    const window = timeWindow(range, now)
+    let after = { ts: window.start, id: 0 }
+    for (;;) {
+      const rows = this.page.all(after.ts, window.end, after.id, pageSize)
+      for (const row of rows) {
+        yield {
+          timestamp: new Date(row.ts).toISOString(),
+          method: row.method,
+          route: row.route,
+          status: row.status,
+          durationMs: row.durationMs,
+          userId: row.userId,
+          tokens: row.tokens,
+          model: row.model,
+        }
+      }
+      if (rows.length < pageSize) return
+      const last = rows[rows.length - 1]!
+      after = { ts: last.ts, id: last.id }
+    }
+  }
+}
+
+function zeros(window: Window): number[] {
+  return new Array<number>(window.count).fill(0)
+}

@@ -1,0 +1,65 @@
+import type { RequestRecord } from './record'
+
+interface Reply {
+  id: number
+  /** Set when the batch could not be written (and was dropped): the SQLite code or message. */
+  failure?: string
+}
+
+/**
+ * A worker thread that writes record batches to the database file through its own connection
+ * (see record-writer.worker.ts). Batches are written in the order they are sent.
+ */
+export class WriterThread {
+  private readonly worker: Worker
+  private nextId = 0
+  private readonly waiting = new Map<number, { count: number; done: () => void }>()
+  private readonly idle = new Set<() => void>()
+
+  constructor(
+    path: string,
+    private readonly onFailure: (count: number, reason: string) => void = () => {},
+  ) {
+    this.worker = new Worker(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
+    this.worker.addEventListener('message', (event: MessageEvent<Reply>) => this.settled(event.data))
+    this.worker.addEventListener('error', (event) => {
+      // The thread failed: the batches it had are lost; they are counted, and whoever waits is released.
+      for (const id of [...this.waiting.keys()]) this.settled({ id, failure: (event as ErrorEvent).message || 'writer thread failed' })
+    })
+    // Never what keeps a process alive; close() waits for the writes in flight.
+    this.worker.unref()
+  }
+
+  /** Sends a batch; `done` runs once it is written or dropped. */
+  write(records: RequestRecord[], done: () => void = () => {}): void {
+    const id = ++this.nextId
+    this.waiting.set(id, { count: records.length, done })
+    this.worker.postMessage({ id, records })
+  }
+
+  private settled(reply: Reply): void {
+    const batch = this.waiting.get(reply.id)
+    if (!batch) return
+    this.waiting.delete(reply.id)
+    if (reply.failure) this.onFailure(batch.count, reply.failure)
+    batch.done()
+    if (this.waiting.size === 0) for (const wake of [...this.idle]) wake()
+  }
+
+  /** Resolves once every batch sent so far is written (or dropped). */
+  drained(): Promise<void> {
+    if (this.waiting.size === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.idle.delete(wake)
+        resolve()
+      }
+      this.idle.add(wake)
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.drained()
+    this.worker.terminate()
+  }
+}

@@ -1,0 +1,95 @@
+import type { Database } from 'bun:sqlite'
+import { AppError } from '../../core/errors'
+import { buildCommandGrammar } from '../../ml/speech/command-grammar'
+import { decodeAudio } from '../../ml/speech/decode-audio'
+import type { AudioFormat } from '../../ml/speech/encoders'
+import { listVoices } from '../../ml/speech/espeak'
+import { AudioFormatError } from '../../ml/speech/pcm'
+import { Recognizer, type Transcript, type TranscribeMode } from '../../ml/speech/recognizer'
+import { resolveVoice, synthesizeToFile } from '../../ml/speech/synthesizer'
+import { intentClassifier, TRAINING_FILE } from '../../ml/intent/classifier'
+import { AudioStore } from './audio-store'
+
+/** Audio longer than this is refused before it is decoded further. */
+export const MAX_AUDIO_SECONDS = 300
+
+export interface TtsRequest {
+  text: string
+  voice: string
+  language: string
+  speed: number
+  format: AudioFormat
+}
+
+export interface TtsResult {
+  success: true
+  audioUrl: string
+  duration: number
+  format: AudioFormat
+  size: number
+}
+
+export interface SpeechDeps {
+  db: Database
+  audioDir: string
+  audioRetentionMs: number
+  speechModelDir: string
+  /** The names `commands` mode adds to its grammar for this user. */
+  grammarNames: (userId: string) => { collections: string[]; plugins: string[]; agents: string[] }
+  recognizer?: Recognizer
+}
+
+/** Text to speech, stored audio, and speech recognition. */
+export class SpeechService {
+  readonly audio: AudioStore
+  readonly recognizer: Recognizer
+
+  constructor(private readonly deps: SpeechDeps) {
+    this.audio = new AudioStore(deps.db, deps.audioDir, deps.audioRetentionMs)
+    this.recognizer = deps.recognizer ?? new Recognizer(deps.speechModelDir)
+  }
+
+  /** Trains the intent classifier and loads the command recognizer (at start-up, off the request path). */
+  async warm(): Promise<void> {
+    await Promise.all([intentClassifier(), this.recognizer.warm()])
+  }
+
+  voices() {
+    return { voices: listVoices() }
+  }
+
+  async tts(userId: string, request: TtsRequest): Promise<TtsResult> {
+    if (!/\S/.test(request.text)) throw new AppError('VALIDATION_ERROR', 'text: must not be blank')
+    const voice = resolveVoice(request.voice, request.language)
+    const { id, path } = this.audio.reserve(request.format)
+    try {
+      const result = await synthesizeToFile(path, { text: request.text, voice, speed: request.speed, format: request.format })
+      const duration = Math.round((result.samples / result.sampleRate) * 1000) / 1000
+      this.audio.record({ id, user_id: userId, format: request.format, size: result.bytes, duration })
+      return { success: true, audioUrl: `/voice/audio/${id}.${request.format}`, duration, format: request.format, size: result.bytes }
+    } catch (error) {
+      this.audio.discard(path)
+      throw error
+    }
+  }
+
+  /** Audio bytes (WAV, MP3, Ogg Vorbis) → text. `commands` decodes against this user's command grammar. */
+  async transcribe(userId: string, bytes: Uint8Array, mode: TranscribeMode): Promise<Transcript> {
+    let pcm
+    try {
+      pcm = await decodeAudio(bytes)
+    } catch (error) {
+      if (error instanceof AudioFormatError) throw new AppError('VALIDATION_ERROR', `audio: cannot read it (${error.message})`)
+      throw new AppError('VALIDATION_ERROR', 'audio: cannot read it (corrupt or unsupported data)')
+    }
+    if (!pcm.sampleRate || pcm.sampleRate < 4000 || pcm.sampleRate > 192_000) throw new AppError('VALIDATION_ERROR', `audio: unsupported sample rate ${pcm.sampleRate} Hz`)
+    if (pcm.samples.length === 0) throw new AppError('VALIDATION_ERROR', 'audio: holds no samples')
+    if (pcm.samples.length / pcm.sampleRate > MAX_AUDIO_SECONDS) throw new AppError('VALIDATION_ERROR', `audio: longer than ${MAX_AUDIO_SECONDS} seconds`)
+    const grammar = mode === 'commands' ? await buildCommandGrammar(TRAINING_FILE, this.deps.grammarNames(userId)) : undefined
+    return this.recognizer.transcribe(pcm, mode, grammar)
+  }
+
+  close(): void {
+    this.recognizer.close()
+  }
+}

@@ -1,0 +1,53 @@
+import { t } from 'elysia'
+
+/**
+ * The WebSocket protocol at /ws, as documented in /openapi/json (OpenAPI has no WebSocket
+ * operations: it is described on `GET /ws`, the upgrade request, under `x-websocket`).
+ * Message handlers check their own input at run time; these schemas are the documentation.
+ */
+const id = t.Optional(t.Union([t.String(), t.Number()], { description: 'Any value; echoed on every reply to this message' }))
+
+export const ClientMessages = {
+  auth: t.Object({ type: t.Literal('auth'), token: t.String({ description: 'An access token from POST /auth/login' }), id }),
+  stream_chat: t.Object({
+    type: t.Literal('stream_chat'),
+    message: t.String({ minLength: 1, maxLength: 32_000 }),
+    conversationId: t.Optional(t.String({ maxLength: 100 })),
+    context: t.Optional(t.String({ maxLength: 100_000 })),
+    optimizePrompt: t.Optional(t.Boolean()),
+    id,
+  }),
+  voice_command: t.Object({ type: t.Literal('voice_command'), command: t.String(), context: t.Optional(t.Record(t.String(), t.Unknown())), id }),
+  plugin_execute: t.Object({
+    type: t.Literal('plugin_execute'),
+    plugin: t.String(),
+    action: t.String(),
+    parameters: t.Optional(t.Record(t.String(), t.Unknown())),
+    id,
+  }),
+}
+
+export const ServerMessages = {
+  auth_success: t.Object({ type: t.Literal('auth_success'), userId: t.String(), sessionId: t.String(), id }),
+  stream_chunk: t.Object({ type: t.Literal('stream_chunk'), content: t.String({ description: 'The next piece of the reply' }), id }),
+  chat_response: t.Object({
+    type: t.Literal('chat_response'),
+    data: t.Unknown({ description: 'The result: a ChatResponse (stream_chat), VoiceCommandResponse (voice_command) or PluginExecuteResponse (plugin_execute)' }),
+    id,
+  }),
+  error: t.Object({
+    type: t.Literal('error'),
+    code: t.String({ description: 'UNAUTHORIZED, VALIDATION_ERROR, or the code an HTTP call would answer with' }),
+    message: t.String(),
+    id,
+  }),
+}
+
+export const WS_DESCRIPTION = `Upgrade to a WebSocket. Every message, both ways, is a JSON object with a \`type\`; a client may add \`id\`, echoed on every reply to that message.
+
+1. Send \`{"type":"auth","token":"<accessToken>"}\` first; the server answers \`auth_success {userId, sessionId}\`, or \`error {code:"UNAUTHORIZED"}\` (the socket stays open; try again).
+2. \`stream_chat {message, conversationId?, context?, optimizePrompt?}\` → \`stream_chunk {content}\` … then \`chat_response {data: ChatResponse}\`.
+3. \`voice_command {command, context?}\` → \`chat_response {data: VoiceCommandResponse}\`; \`plugin_execute {plugin, action, parameters}\` → \`chat_response {data: PluginExecuteResponse}\` (when those areas are installed).
+4. Anything before \`auth\` → \`error {code:"UNAUTHORIZED"}\`; invalid JSON, a bad shape or an unknown \`type\` → \`error {code:"VALIDATION_ERROR"}\`. Errors never close the socket. Frames larger than the request size limit close it with 1009; closing the socket cancels what it started.
+
+The message shapes are under \`x-websocket\` of this operation: \`client\` (what a client sends) and \`server\` (what it receives).`

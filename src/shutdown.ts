@@ -1,0 +1,63 @@
+import type { Server } from 'bun'
+import type { Services } from './app'
+
+/** How long running requests get to finish once a shutdown starts (below Docker's 10 s to SIGKILL). */
+export const SHUTDOWN_GRACE_MS = 5000
+
+interface Stoppable {
+  server: Server<unknown> | null
+  stop(closeActiveConnections?: boolean): Promise<unknown>
+}
+
+/**
+ * Stops the server in order: no new connections; running requests (and open WebSockets) get up
+ * to `graceMs` to finish, after which they are cut off; then the request records still pending
+ * are written and the database is closed.
+ */
+export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+  services.backups?.stop()
+  const server = app.server
+  if (server) {
+    const running = server.pendingRequests + server.pendingWebSockets
+    if (running) services.log(`Shutting down: waiting up to ${graceMs / 1000} s for ${running} running request(s) and socket(s)`)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const finished = await Promise.race([
+      app.stop(false).then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs)
+      }),
+    ])
+    clearTimeout(timer)
+    if (!finished) {
+      services.log(`Shutting down: ${server.pendingRequests + server.pendingWebSockets} request(s) and socket(s) still running after ${graceMs / 1000} s, closing them`)
+      await server.stop(true)
+    }
+  }
+  // The last responses' records are queued by hooks that run on the next turn of the event loop.
+  await new Promise((resolve) => setImmediate(resolve))
+  services.plugins?.close()
+  services.speech?.close()
+  await services.recorder.close()
+  services.db.close()
+}
+
+/** SIGINT and SIGTERM shut the server down (see shutdown) and end the process; a second signal ends it at once. */
+export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech'>>, exit: (code: number) => void = (code) => process.exit(code)) {
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      services.log(`${signal} again: exiting without waiting`)
+      return exit(1)
+    }
+    stopping = true
+    shutdown(app, services).then(
+      () => exit(0),
+      (error) => {
+        services.log(`Shutdown failed: ${(error as Error)?.stack ?? String(error)}`)
+        exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+}
