@@ -11,8 +11,14 @@ export const STOPWORDS = new Set(
 
 /** Lowercased word tokens, accents folded. */
 export function words(text: string): string[] {
-  return (text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(WORD) ?? []).map((w) => w.replace(/['’]s$/, ''))
+  // ASCII text (most of it) has nothing to normalise or fold: the same tokens, several times faster.
+  const found = ASCII.test(text) ? text.toLowerCase().match(ASCII_WORD) : text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(WORD)
+  if (!found) return []
+  for (let i = 0; i < found.length; i++) if (found[i]!.length > 2 && /['’]s$/.test(found[i]!)) found[i] = found[i]!.slice(0, -2)
+  return found
 }
+const ASCII = /^[\x00-\x7f]*$/
+const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g
 
 /** A light suffix-stripping stemmer: "connections", "connected", "connecting" → "connect". */
 export function stem(word: string): string {

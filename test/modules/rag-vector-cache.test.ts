@@ -3,16 +3,32 @@ import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
-import { createDotKernel } from '../../src/modules/rag/simd-dot'
-import { scanNearest, VectorCache } from '../../src/modules/rag/vector-cache'
+import { createDotKernel, createInt8Kernel } from '../../src/modules/rag/simd-dot'
+import { RagStore } from '../../src/modules/rag/store'
+import { matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vector-cache'
 import corpus from '../fixtures/rag-corpus.json'
 
 function service(minRows: number) {
+  return serviceWithDb(minRows).rag
+}
+
+function serviceWithDb(minRows: number) {
   const db = openDatabase(':memory:')
   db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'u@example.com', 'x', '[\"user\"]', '')")
   const embedder = new HashEmbedder()
-  return new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator(), vectorCache: { minRows, budgetBytes: 64 * 1024 * 1024 } })
+  return { db, rag: new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator(), vectorCache: { minRows, budgetBytes: 64 * 1024 * 1024 } }) }
 }
+
+/** The cached (chunk id → vector) of a collection, and the same read afresh from the database by a new store. */
+function cachedAndRebuilt(db: ReturnType<typeof openDatabase>, rag: RagService, name: string) {
+  const collection = rag.collection('u', name)
+  const cached = rag.store.cache.peek(collection.id)
+  const fresh = new RagStore(db, { minRows: 1, budgetBytes: 64 * 1024 * 1024 })
+  fresh.nearest(collection, new Float32Array(collection.dimensions).fill(1), 1)
+  return { cached: cached && matrixEntries(cached), rebuilt: matrixEntries(fresh.cache.peek(collection.id)!) }
+}
+
+const asArrays = (entries: Map<number, Float32Array>) => new Map([...entries].map(([id, vector]) => [id, [...vector]]))
 
 describe('in-memory vector copy of large collections', () => {
   test('returns exactly what sqlite-vec returns, and follows changes to the collection', async () => {
@@ -30,6 +46,68 @@ describe('in-memory vector copy of large collections', () => {
     expect((await viaCache.search('u', 'kb', 'zebra stripes', 1)).results[0]!.id).toBe('new')
     viaCache.deleteDocument('u', 'kb', 'new')
     expect((await viaCache.search('u', 'kb', 'zebra stripes', 5)).results.some((r) => r.id === 'new')).toBe(false)
+  })
+
+  test('after ingest, re-ingest of an id, document delete and collection delete, the copy equals one rebuilt from the database, without reloading', async () => {
+    const { db, rag } = serviceWithDb(1)
+    await rag.ingest('u', 'kb', corpus.documents.slice(0, 10))
+    // The first search builds the copy; from then on writes update it in place.
+    await rag.search('u', 'kb', 'password', 3)
+    const collection = rag.collection('u', 'kb')
+    const matrix = rag.store.cache.peek(collection.id)!
+    expect(matrix).toBeDefined()
+    const check = () => {
+      const { cached, rebuilt } = cachedAndRebuilt(db, rag, 'kb')
+      // The same object: updated, never rebuilt.
+      expect(rag.store.cache.peek(collection.id)).toBe(matrix)
+      expect(asArrays(cached!)).toEqual(asArrays(rebuilt))
+      expect(cached!.size).toBe((db.query('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collection.id) as { n: number }).n)
+    }
+    // Ingest: enough new chunks to make it grow past its room.
+    await rag.ingest('u', 'kb', corpus.documents.slice(10))
+    await rag.ingest('u', 'kb', Array.from({ length: 60 }, (_, i) => ({ id: `extra-${i}`, content: `Extra note ${i} about ${corpus.documents[i % 32]!.content}` })))
+    check()
+    // Re-ingest of an id: its old chunks leave, its new ones arrive.
+    await rag.ingest('u', 'kb', [{ id: corpus.documents[3]!.id, content: 'Entirely new text about lighthouses and their keepers.' }])
+    check()
+    expect((await rag.search('u', 'kb', 'lighthouse keepers', 1)).results[0]!.id).toBe(corpus.documents[3]!.id)
+    // Document delete.
+    for (const id of ['extra-5', corpus.documents[0]!.id, 'extra-59']) rag.deleteDocument('u', 'kb', id)
+    check()
+    // Search results agree with sqlite-vec's own (no copy) on the updated collection.
+    const plain = new RagStore(db, { minRows: Number.POSITIVE_INFINITY, budgetBytes: 0 })
+    for (const query of corpus.queries.slice(0, 8)) {
+      const [vector] = await (await rag.embedder()).embed([query.paraphrase])
+      expect(rag.store.nearest(collection, vector!, 10).map((h) => h.chunkId)).toEqual(plain.nearest(collection, vector!, 10).map((h) => h.chunkId))
+    }
+    // Collection delete: the copy goes with it, and a collection made anew (SQLite may reuse the id) starts from its own rows.
+    rag.deleteCollection('u', 'kb')
+    expect(rag.store.cache.peek(collection.id)).toBeUndefined()
+    await rag.ingest('u', 'kb', [{ id: 'only', content: 'A single document about tea.' }])
+    await rag.search('u', 'kb', 'tea', 1)
+    const again = cachedAndRebuilt(db, rag, 'kb')
+    expect(again.cached!.size).toBe(1)
+    expect(asArrays(again.cached!)).toEqual(asArrays(again.rebuilt))
+  })
+
+  test('the copy follows removals and growth in the plain TypeScript path too (dimensions not a multiple of 16)', () => {
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    const vector = (i: number) => Float32Array.from({ length: 7 }, (_, d) => Math.sin(i * 7 + d))
+    const rows = new Map(Array.from({ length: 20 }, (_, i) => [i + 1, vector(i + 1)]))
+    const matrix = cache.matrix(1, () => rows.size, 7, () => [...rows].map(([id, v]) => ({ id, bytes: new Uint8Array(v.buffer) })))!
+    expect(matrix.kernel).toBeNull()
+    for (let i = 21; i <= 80; i++) rows.set(i, vector(i))
+    cache.update(1, [], Array.from({ length: 60 }, (_, i) => ({ id: i + 21, vector: vector(i + 21) })))
+    for (const id of [1, 40, 80, 2]) rows.delete(id)
+    cache.update(1, [1, 40, 80, 2], [])
+    expect(asArrays(matrixEntries(cache.peek(1)!))).toEqual(asArrays(rows))
+    const query = vector(1000)
+    const expected = [...rows]
+      .map(([id, v]) => ({ id, similarity: v.reduce((s, x, d) => s + x * query[d]!, 0) / Math.sqrt(v.reduce((s, x) => s + x * x, 0)) }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, 5)
+      .map((e) => e.id)
+    expect(scanNearest(cache.peek(1)!, query, 5).map((h) => h.chunkId)).toEqual(expected)
   })
 
   for (const [dims, path] of [
@@ -53,6 +131,45 @@ describe('in-memory vector copy of large collections', () => {
     })
   }
 
+  test('past QUANTIZED_MIN_ROWS the int8 scan with its exact re-rank returns exactly the float top-k, also after rows come and go', () => {
+    const dims = 64
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    let seed = 7
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1
+    // Sparse, uneven vectors like the built-in embedder's, a zero vector, and exact duplicates (ties).
+    const make = () => Float32Array.from({ length: dims }, () => (random() > 0.6 ? random() * (random() > 0.9 ? 4 : 1) : 0))
+    const rows = new Map<number, Float32Array>()
+    for (let id = 1; id <= QUANTIZED_MIN_ROWS + 2000; id++) rows.set(id, id % 997 === 0 ? rows.get(id - 1)! : make())
+    rows.set(5, new Float32Array(dims))
+    const matrix = cache.matrix(1, () => rows.size, dims, () => [...rows].map(([id, v]) => ({ id, bytes: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) })))!
+    expect(matrix.quantized).not.toBeNull()
+    const exactTop = (query: Float32Array, k: number) => {
+      const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+      const order = [...matrix.rowOf].map(([id, row]) => {
+        const v = rows.get(id)!
+        const n = norm(v)
+        return { id, row, similarity: n ? v.reduce((s, x, d) => s + x * query[d]!, 0) / (n * norm(query)) : 0 }
+      })
+      return order.sort((a, b) => b.similarity - a.similarity || a.row - b.row).slice(0, k)
+    }
+    const check = () => {
+      for (let i = 0; i < 15; i++) {
+        const query = i % 3 === 0 ? rows.get(100 + i)! : make()
+        const hits = scanNearest(matrix, query, 10)
+        const expected = exactTop(query, 10)
+        expect(hits.map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
+        hits.forEach((hit, j) => expect(1 - (hit.distance ?? 1)).toBeCloseTo(expected[j]!.similarity, 5))
+      }
+    }
+    check()
+    const removed = [1, 2, 3, 500, 4000, QUANTIZED_MIN_ROWS + 1999]
+    for (const id of removed) rows.delete(id)
+    const added = Array.from({ length: 3000 }, (_, i) => ({ id: 100_000 + i, vector: make() }))
+    for (const { id, vector } of added) rows.set(id, vector)
+    cache.update(1, removed, added)
+    check()
+  })
+
   test('the SIMD kernel computes every row\'s dot product', () => {
     const rows = 37
     const dims = 64
@@ -60,7 +177,7 @@ describe('in-memory vector copy of large collections', () => {
     expect(kernel).not.toBeNull()
     for (let i = 0; i < rows * dims; i++) kernel.vectors[i] = ((i * 7919) % 101) / 50 - 1
     const query = Float32Array.from({ length: dims }, (_, d) => ((d * 31) % 17) / 8 - 1)
-    const scores = Array.from(kernel.scores(query))
+    const scores = Array.from(kernel.scores(query, rows))
     expect(scores).toHaveLength(rows)
     scores.forEach((score, row) => {
       let expected = 0
@@ -68,6 +185,15 @@ describe('in-memory vector copy of large collections', () => {
       expect(score).toBeCloseTo(expected, 4)
     })
     expect(createDotKernel(10, 7)).toBeNull()
+    // The int8 kernel: exact integer sums.
+    const bytes = createInt8Kernel(rows, dims)!
+    for (let i = 0; i < rows * dims; i++) bytes.vectors[i] = ((i * 7919) % 255) - 127
+    const small = Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127)
+    Array.from(bytes.scores(small, rows)).forEach((score, row) => {
+      let expected = 0
+      for (let d = 0; d < dims; d++) expected += bytes.vectors[row * dims + d]! * small[d]!
+      expect(score).toBe(expected)
+    })
   })
 
   test('collections below the size floor, or over the budget, stay with sqlite-vec', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
-import { RagService } from '../../src/modules/rag/service'
+import { EMBED_BATCH, RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import { join } from 'node:path'
 import { AppError } from '../../src/core/errors'
 import { openDatabase } from '../../src/db'
@@ -175,7 +175,8 @@ describe('ingest', () => {
     const server = serverWithEmbedder(embedder)
     const { accessToken: token } = await server.login()
     const documents = Array.from({ length: 200 }, (_, i) => ({ id: `d${i}`, content: `Document ${i} is about cold storage. `.repeat(30) }))
-    embedder.hold(1) // the ingest's second batch: its collection exists by then
+    // 2 chunks a document: the first call of the ingest's second write batch (its collection exists by then).
+    embedder.hold(WRITE_BATCH / EMBED_BATCH)
     const ingest = server.call('POST', '/rag/ingest', { token, body: { collection: 'abc', documents } })
     await embedder.waiting
     const firstId = (server.services.db.query("SELECT id FROM rag_collections WHERE name = 'abc'").get() as { id: number }).id

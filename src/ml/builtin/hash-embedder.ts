@@ -1,17 +1,23 @@
 import type { Embedder } from '../types'
-import { keyTerms } from '../text'
+import { STOPWORDS, stem, words } from '../text'
 
 const DIMENSIONS = 384
 
-/** FNV-1a, 32-bit. */
-function fnv1a(text: string, seed = 0x811c9dc5): number {
-  let hash = seed
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
+const FNV_PRIME = 0x01000193
+/** FNV-1a state after `text`, continuing from `hash`. */
+function fnvMore(hash: number, text: string): number {
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME)
+  return hash
 }
+const WORD_SEED = fnvMore(0x811c9dc5, 'w:')
+const BIGRAM_SEED = fnvMore(0x811c9dc5, 'b:')
+const TRIGRAM_SEED = fnvMore(0x811c9dc5, 'c:')
+const SPACE = ' '.charCodeAt(0)
+const OPEN = '<'.charCodeAt(0)
+const CLOSE = '>'.charCodeAt(0)
+const STEM_CACHE_LIMIT = 100_000
+/** Weight of each kind of feature: words 1, bigrams 0.5, trigrams 0.25. */
+const WEIGHTS = [0, 1, 0.5, 0.25]
 
 /**
  * The built-in embedder, used when no embedding model is installed: feature hashing of
@@ -20,33 +26,102 @@ function fnv1a(text: string, seed = 0x811c9dc5): number {
  * cancel collisions, and L2 normalisation. Deterministic, no weights, ~tens of thousands of
  * short texts per second. It captures shared vocabulary, not meaning: install a real model for
  * paraphrase-level retrieval (models/README.md).
+ *
+ * Features are hashed in place (FNV-1a of "w:term", "b:term next", "c:abc", computed without
+ * building those strings) and counted by hash, and stems are memoised: about three times the
+ * speed of building and hashing each feature string, with the same vectors (two different
+ * features of one text would have to share all 32 bits of their hash to be counted together).
  */
 export class HashEmbedder implements Embedder {
   readonly id = `builtin/hash-embed-${DIMENSIONS}`
   readonly dimensions = DIMENSIONS
+  private readonly stems = new Map<string, string>()
+
+  /** Content words, stemmed: `keyTerms` of ../text, with the stems memoised. */
+  private terms(text: string): string[] {
+    const terms: string[] = []
+    for (const word of words(text)) {
+      if (STOPWORDS.has(word)) continue
+      let stemmed = this.stems.get(word)
+      if (stemmed === undefined) {
+        if (this.stems.size >= STEM_CACHE_LIMIT) this.stems.clear()
+        stemmed = stem(word)
+        this.stems.set(word, stemmed)
+      }
+      terms.push(stemmed)
+    }
+    return terms
+  }
+
+  // Feature counts of the text being embedded: an open-addressing table keyed by (hash, kind),
+  // reused from call to call (kinds: 1 word, 2 bigram, 3 trigram; 0 marks a free slot).
+  private hashes = new Int32Array(1024)
+  private kinds = new Uint8Array(1024)
+  private counts = new Int32Array(1024)
+  /** Occupied slots in insertion order. */
+  private order = new Int32Array(512)
+  private features = 0
+
+  private count(hash: number, kind: number): void {
+    const mask = this.kinds.length - 1
+    let slot = (hash ^ (hash >>> 15)) & mask
+    for (;;) {
+      const k = this.kinds[slot]!
+      if (k === 0) break
+      if (k === kind && this.hashes[slot] === hash) {
+        this.counts[slot]!++
+        return
+      }
+      slot = (slot + 1) & mask
+    }
+    this.kinds[slot] = kind
+    this.hashes[slot] = hash
+    this.counts[slot] = 1
+    this.order[this.features++] = slot
+    if (this.features * 2 >= this.kinds.length) this.grow()
+  }
+
+  private grow(): void {
+    const { hashes, kinds, counts, order, features } = this
+    this.hashes = new Int32Array(hashes.length * 2)
+    this.kinds = new Uint8Array(kinds.length * 2)
+    this.counts = new Int32Array(counts.length * 2)
+    this.order = new Int32Array(order.length * 2)
+    this.features = 0
+    for (let i = 0; i < features; i++) {
+      const slot = order[i]!
+      this.count(hashes[slot]!, kinds[slot]!)
+      this.counts[this.order[this.features - 1]!] = counts[slot]!
+    }
+  }
 
   embedOne(text: string): Float32Array {
-    // feature → [occurrences, weight of its kind]
-    const features = new Map<string, [number, number]>()
-    const add = (feature: string, weight: number) => {
-      const seen = features.get(feature)
-      if (seen) seen[0]++
-      else features.set(feature, [1, weight])
-    }
-    const terms = keyTerms(text)
+    const terms = this.terms(text)
     for (let i = 0; i < terms.length; i++) {
       const term = terms[i]!
-      add(`w:${term}`, 1)
-      if (i + 1 < terms.length) add(`b:${term} ${terms[i + 1]}`, 0.5)
-      const padded = `<${term}>`
-      for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.25)
+      this.count(fnvMore(WORD_SEED, term), 1)
+      if (i + 1 < terms.length) this.count(fnvMore(Math.imul(fnvMore(BIGRAM_SEED, term) ^ SPACE, FNV_PRIME), terms[i + 1]!), 2)
+      // Trigrams of "<term>".
+      const last = term.length
+      let a = OPEN
+      let b = term.charCodeAt(0)
+      for (let j = 1; j <= last; j++) {
+        const c = j === last ? CLOSE : term.charCodeAt(j)
+        this.count(Math.imul(Math.imul(Math.imul(TRIGRAM_SEED ^ a, FNV_PRIME) ^ b, FNV_PRIME) ^ c, FNV_PRIME), 3)
+        a = b
+        b = c
+      }
     }
     const vector = new Float32Array(DIMENSIONS)
-    for (const [feature, [count, weight]] of features) {
-      const hash = fnv1a(feature)
+    for (let i = 0; i < this.features; i++) {
+      const slot = this.order[i]!
+      const hash = this.hashes[slot]! >>> 0
       const sign = hash & 0x80000000 ? -1 : 1
-      vector[hash % DIMENSIONS]! += sign * weight * (1 + Math.log(count))
+      const weight = WEIGHTS[this.kinds[slot]!]!
+      vector[hash % DIMENSIONS]! += sign * weight * (1 + Math.log(this.counts[slot]!))
+      this.kinds[slot] = 0
     }
+    this.features = 0
     let norm = 0
     for (let i = 0; i < DIMENSIONS; i++) norm += vector[i]! * vector[i]!
     norm = Math.sqrt(norm)

@@ -1,16 +1,20 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
+import { words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { cosineDistance, ftsQuery, fuse } from './scoring'
-import { type CollectionRow, RagStore } from './store'
+import { cosineDistance, fuse, queryPhrases } from './scoring'
+import { type ChunkHit, type CollectionRow, RagStore } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export const MAX_DOCUMENTS = 1000
 export const MAX_DOCUMENT_BYTES = 1024 * 1024
 export const MAX_METADATA_BYTES = 64 * 1024
-const EMBED_BATCH = 64
+/** Chunks per call to the embedder (other requests get a turn after each). */
+export const EMBED_BATCH = 64
+/** Chunks per write transaction (whole documents: a batch closes after the document that fills it). */
+export const WRITE_BATCH = 256
 
 export interface IngestDocument {
   id: string
@@ -28,6 +32,8 @@ export interface SearchResult {
 export interface RagDeps {
   db: Database
   vectorCache?: VectorCacheOptions
+  /** See RagStore: postings ranked to find keyword candidates. */
+  keywordPostings?: number
   embedder: () => Promise<Embedder>
   generator: () => Promise<Generator>
   /** The free-space floor: an ingest that would leave less is refused (507) before anything is written. */
@@ -50,7 +56,7 @@ export class RagService {
   readonly store: RagStore
 
   constructor(private readonly deps: RagDeps) {
-    this.store = new RagStore(deps.db, deps.vectorCache)
+    this.store = new RagStore(deps.db, deps.vectorCache, deps.keywordPostings)
   }
 
   /** The caller's collection, 404 when it does not exist or is someone else's. */
@@ -107,7 +113,13 @@ export class RagService {
     let pending: { document: IngestDocument; chunks: string[] }[] = []
     let pendingChunks = 0
     const write = async () => {
-      const vectors = await embedder.embed(pending.flatMap((p) => p.chunks))
+      const texts = pending.flatMap((p) => p.chunks)
+      const vectors: Float32Array[] = []
+      for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+        vectors.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH))))
+        // A built-in embedder never waits: let other requests in between slices all the same.
+        await yieldToEventLoop()
+      }
       if (!collection) {
         // A new collection is made once its first batch is embedded, so a failed embedding leaves
         // nothing behind (another ingest may have made it meanwhile).
@@ -123,12 +135,13 @@ export class RagService {
         )
       }
       let offset = 0
-      for (const { document, chunks } of pending) {
+      const stored = pending.map(({ document, chunks }) => {
         const own = vectors.slice(offset, offset + chunks.length)
         offset += chunks.length
-        this.store.writeDocument(collection, { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own })
-        ingested++
-      }
+        return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
+      })
+      this.store.writeDocuments(collection, stored)
+      ingested += stored.length
       pending = []
       pendingChunks = 0
       // Let other requests in between batches: a large ingest never stalls the server.
@@ -138,7 +151,7 @@ export class RagService {
       const chunks = chunkDocument(document.content, options)
       pending.push({ document, chunks })
       pendingChunks += chunks.length
-      if (pendingChunks >= EMBED_BATCH) await write()
+      if (pendingChunks >= WRITE_BATCH) await write()
     }
     if (pending.length) await write()
     return {
@@ -170,17 +183,29 @@ export class RagService {
     const vectorRanking = hasDirection
       ? this.store.nearest(collection, vector!, pool)
       : this.store.firstChunks(collection, pool).map((chunkId) => ({ chunkId, distance: null }))
-    const fts = ftsQuery(query)
-    const keywordRanking = fts ? this.store.keywordMatches(collection, fts, pool) : []
+    const keywordRanking = this.store.keywordCandidates(collection, query, pool)
     const keywordOnly = keywordRanking.map((hit) => hit.chunkId).filter((id) => !vectorRanking.some((hit) => hit.chunkId === id))
     const stored = this.store.vectors(collection, keywordOnly)
-    const scored = fuse(vectorRanking, keywordRanking, (chunkId) => {
+    const fused = fuse(vectorRanking, keywordRanking, (chunkId) => {
       const v = stored.get(chunkId)
       return v && hasDirection ? cosineDistance(vector!, v) : null
     })
-      .filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold)
-      .slice(0, limit)
-    const chunks = this.store.chunks(scored.map((hit) => hit.chunkId))
+    // A quoted phrase or an identifier (ERR_SSL_PROTOCOL_ERROR, CVE-2024-3094…): the chunks holding it
+    // exactly come first, whatever merely resembles the query in vector space (their scores are unchanged).
+    const phrases = queryPhrases(query)
+    let ordered = fused
+    let chunks: Map<number, ChunkHit> | undefined
+    if (phrases.length) {
+      chunks = this.store.chunks(fused.map((hit) => hit.chunkId))
+      const holds = (chunkId: number) => {
+        const text = words(chunks!.get(chunkId)?.content ?? '')
+        return phrases.some(({ words: phrase }) => text.some((_, i) => phrase.every((word, j) => text[i + j] === word)))
+      }
+      const holders = new Set(fused.filter((hit) => holds(hit.chunkId)).map((hit) => hit.chunkId))
+      ordered = [...fused.filter((hit) => holders.has(hit.chunkId)), ...fused.filter((hit) => !holders.has(hit.chunkId))]
+    }
+    const scored = ordered.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
+    chunks ??= this.store.chunks(scored.map((hit) => hit.chunkId))
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
       return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }

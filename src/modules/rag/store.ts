@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
+import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './scoring'
 import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
 
 export interface CollectionRow {
@@ -29,6 +30,29 @@ export interface StoredDocument {
 
 const vecTable = (dimensions: number) => `rag_vec_${dimensions}`
 const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
+const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
+const TOKENIZER = 'porter unicode61 remove_diacritics 2'
+const FREQUENCY_CACHE_LIMIT = 50_000
+
+/** An SQLite varint (big-endian, 7 bits a byte, the ninth byte whole): [value, offset after it]. */
+function readVarint(bytes: Uint8Array, offset: number): [number, number] {
+  let value = 0
+  for (let i = 0; i < 8; i++) {
+    const byte = bytes[offset + i] ?? 0
+    if (byte < 0x80) return [value * 128 + byte, offset + i + 1]
+    value = value * 128 + (byte & 0x7f)
+  }
+  return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
+}
+
+/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's offsets there. */
+function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
+  const first = offsets?.get(tokens[0]!)
+  if (!first) return 0
+  if (tokens.length === 1) return first.length
+  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
+  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
+}
 
 /**
  * The RAG tables: collections, documents, chunks, the sqlite-vec tables, and one FTS5 index per
@@ -38,11 +62,22 @@ const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 export class RagStore {
   private readonly vecTables = new Set<number>()
   private readonly ftsTables = new Set<number>()
-  private readonly cache: VectorCache
+  /** Chunks per collection, as counted since its last write. */
+  private readonly chunkCounts = new Map<number, number>()
+  /**
+   * Document frequency of terms per collection, since its last write: fts5vocab counts a term's
+   * chunks by reading its whole posting list (7 ms for "the" at 100,000 chunks), and questions
+   * repeat the same common words.
+   */
+  private readonly frequencies = new Map<number, Map<string, number>>()
+  private queryTokenizer = false
+  readonly cache: VectorCache
 
   constructor(
     private readonly db: Database,
     cacheOptions?: VectorCacheOptions,
+    /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
+    private readonly keywordPostings = KEYWORD_POSTINGS,
   ) {
     this.cache = new VectorCache(cacheOptions)
   }
@@ -69,16 +104,156 @@ export class RagStore {
     if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
       this.db.transaction(() => {
         this.db.run(
-          `CREATE VIRTUAL TABLE ${table} USING fts5(content, content = 'rag_chunks', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')`,
+          `CREATE VIRTUAL TABLE ${table} USING fts5(content, content = 'rag_chunks', content_rowid = 'id', tokenize = '${TOKENIZER}')`,
         )
         this.db.run(`INSERT INTO ${table} (rowid, content) SELECT id, content FROM rag_chunks WHERE collection_id = ?`, [collectionId])
       })()
     }
+    // Its vocabulary (document frequency of each term), read by keyword search; temp: this connection's, nothing on disk.
+    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocabTable(collectionId)} USING fts5vocab(main, ${table}, row)`)
     this.ftsTables.add(collectionId)
     return table
   }
 
+  /** The tokens FTS5 makes of each word (stemmed as the index stems them), through a scratch index of the same tokenizer. */
+  private tokensOf(words: string[]): string[][] {
+    if (!this.queryTokenizer) {
+      // Contentless: 'delete-all' empties it outright (deleted rows would otherwise pile up as tombstones).
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.rag_query_tokens USING fts5(content, content = '', tokenize = '${TOKENIZER}')`)
+      this.db.run('CREATE VIRTUAL TABLE IF NOT EXISTS temp.rag_query_vocab USING fts5vocab(temp, rag_query_tokens, instance)')
+      this.queryTokenizer = true
+    }
+    const tokens = words.map(() => [] as string[])
+    this.db.transaction(() => {
+      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
+      words.forEach((word, i) => insert.run(i, word))
+      for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab ORDER BY doc, offset').all()) tokens[row.doc]!.push(row.term)
+      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
+    })()
+    return tokens
+  }
+
+  private chunkCount(collectionId: number): number {
+    let count = this.chunkCounts.get(collectionId)
+    if (count === undefined) {
+      count = (this.db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collectionId) as { n: number }).n
+      this.chunkCounts.set(collectionId, count)
+    }
+    return count
+  }
+
+  /**
+   * Keyword candidates for free text, best BM25 first: the query's words are looked up in the
+   * collection's vocabulary and only the informative ones are searched (see `keywordPlan`), so a
+   * question full of common words costs what its rare words cost.
+   */
+  keywordCandidates(collection: CollectionRow, text: string, k: number): { chunkId: number; bm25: number }[] {
+    const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
+    const words = [...queryWords(text), ...phrases]
+    if (!words.length) return []
+    const table = this.ensureFts(collection.id)
+    const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
+    let known = this.frequencies.get(collection.id)
+    if (!known || known.size > FREQUENCY_CACHE_LIMIT) this.frequencies.set(collection.id, (known = new Map()))
+    const frequency = (token: string) => {
+      let df = known.get(token)
+      if (df === undefined) known.set(token, (df = lookup.get(token)?.doc ?? 0))
+      return df
+    }
+    const tokens = this.tokensOf(words)
+    const phraseCount = this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`)
+    const terms = tokens.map((own, i) => {
+      const word = words[i]!
+      // A phrase's own count of chunks (BM25's idf for it); its words' counts only bound it.
+      if (own.length > 1) {
+        let df = known.get(`"${word}"`)
+        if (df === undefined) known.set(`"${word}"`, (df = own.some((token) => frequency(token) === 0) ? 0 : phraseCount.get(ftsQueryOf([word])!)!.n))
+        return { word, df, phrase: true }
+      }
+      return { word, df: own.length ? frequency(own[0]!) : 0, phrase: false }
+    })
+    const plan = keywordPlan(terms, this.chunkCount(collection.id), this.keywordPostings)
+    if (!plan.query) return []
+    const pool = Math.max(k, RESCORE_POOL)
+    const hits = plan.capped
+      ? this.db
+          .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
+          .all(plan.query, CAPPED_CANDIDATES)
+          .sort((a, b) => a.rank - b.rank)
+          .slice(0, pool)
+          .map((row) => ({ chunkId: row.id, bm25: row.rank }))
+      : this.keywordMatches(collection, plan.query, pool)
+    if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
+    // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
+    const scored = plan.scored.map((word) => {
+      const i = words.indexOf(word)
+      return { tokens: tokens[i]!, df: terms[i]!.df }
+    })
+    const counts = this.termCounts(
+      hits.map((hit) => hit.chunkId),
+      scored.flatMap((term) => term.tokens),
+    )
+    const { rows, averageLength } = this.indexStatistics(collection.id)
+    const lengths = this.chunkLengths(
+      collection.id,
+      hits.map((hit) => hit.chunkId),
+    )
+    return hits
+      .map((hit) => {
+        const own = counts.get(hit.chunkId)
+        const tf = scored.map((term) => ({ tf: phraseFrequency(term.tokens, own), df: term.df }))
+        return { chunkId: hit.chunkId, bm25: bm25(tf, lengths.get(hit.chunkId) ?? averageLength, averageLength, rows) }
+      })
+      .sort((a, b) => a.bm25 - b.bm25)
+      .slice(0, k)
+  }
+
+  /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
+  private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number[]>> {
+    this.tokensOf([])
+    const counts = new Map<number, Map<string, number[]>>()
+    this.db.transaction(() => {
+      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
+      for (const row of this.db
+        .query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
+        .all(...chunkIds))
+        insert.run(row.id, row.content)
+      const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
+      for (const token of new Set(wanted)) {
+        for (const { doc, offset } of instances.all(token)) {
+          let own = counts.get(doc)
+          if (!own) counts.set(doc, (own = new Map()))
+          let offsets = own.get(token)
+          if (!offsets) own.set(token, (offsets = []))
+          offsets.push(offset)
+        }
+      }
+      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
+    })()
+    return counts
+  }
+
+  /** Rows and average row length (in tokens) of a collection's keyword index: FTS5's own figures, from its averages record. */
+  private indexStatistics(collectionId: number): { rows: number; averageLength: number } {
+    const record = this.db.query<{ block: Uint8Array }, []>(`SELECT block FROM ${ftsTable(collectionId)}_data WHERE id = 1`).get()
+    if (!record) return { rows: 0, averageLength: 1 }
+    const [rows, next] = readVarint(record.block, 0)
+    const [tokens] = readVarint(record.block, next)
+    return { rows, averageLength: rows ? Math.max(tokens / rows, 1) : 1 }
+  }
+
+  /** Each chunk's length in tokens, from FTS5's docsize table. */
+  private chunkLengths(collectionId: number, chunkIds: number[]): Map<number, number> {
+    return new Map(
+      this.db
+        .query<{ id: number; sz: Uint8Array }, number[]>(`SELECT id, sz FROM ${ftsTable(collectionId)}_docsize WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
+        .all(...chunkIds)
+        .map((row) => [row.id, readVarint(row.sz, 0)[0]]),
+    )
+  }
+
   private dropFts(collectionId: number): void {
+    this.db.run(`DROP TABLE IF EXISTS temp.${vocabTable(collectionId)}`)
     this.db.run(`DROP TABLE IF EXISTS ${ftsTable(collectionId)}`)
     this.ftsTables.delete(collectionId)
   }
@@ -132,43 +307,74 @@ export class RagStore {
       this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
     })()
     this.cache.invalidate(collection.id)
+    this.chunkCounts.delete(collection.id)
+    this.frequencies.delete(collection.id)
   }
 
   deleteDocument(collection: CollectionRow, docId: string): boolean {
     this.ensureVecTable(collection.dimensions)
-    this.cache.invalidate(collection.id)
-    return this.db.transaction(() => {
+    const removed: number[] = []
+    const deleted = this.db.transaction(() => {
+      removed.push(...this.chunkIdsOf(collection.id, docId))
       this.unindexDocument(collection.id, docId)
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
     })()
+    this.cache.update(collection.id, removed, [])
+    this.chunkCounts.delete(collection.id)
+    this.frequencies.delete(collection.id)
+    return deleted
+  }
+
+  private chunkIdsOf(collectionId: number, docId: string): number[] {
+    return this.db
+      .query<{ id: number }, [number, string]>('SELECT c.id FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.collection_id = ? AND d.doc_id = ?')
+      .all(collectionId, docId)
+      .map((row) => row.id)
   }
 
   /** Writes one document (replacing any earlier one with its id) in one transaction. */
   writeDocument(collection: CollectionRow, document: StoredDocument): void {
+    this.writeDocuments(collection, [document])
+  }
+
+  /**
+   * Writes a batch of documents, each replacing any earlier one with its id, in ONE transaction:
+   * a crash leaves all of the batch or none of it, never half a document, and FTS5 flushes one
+   * segment per batch instead of one per document. The in-memory vectors follow once committed.
+   */
+  writeDocuments(collection: CollectionRow, documents: StoredDocument[]): void {
     const table = this.ensureVecTable(collection.dimensions)
-    const hash = createHash('sha256').update(document.content).digest('hex')
-    this.cache.invalidate(collection.id)
     const fts = this.ensureFts(collection.id)
+    const removed: number[] = []
+    const added: { id: number; vector: Float32Array }[] = []
+    const now = new Date().toISOString()
+    const existing = this.db.query<{ id: number }, [number, string]>('SELECT id FROM rag_documents WHERE collection_id = ? AND doc_id = ?')
+    const insertDocument = this.db.query<never, [number, string, string, string, string]>(
+      'INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)',
+    )
+    const insertChunk = this.db.query<never, [number, number, number, string]>('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
+    const insertVector = this.db.query<never, [number, number, Float32Array]>(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
+    const insertText = this.db.query<never, [number, string]>(`INSERT INTO ${fts} (rowid, content) VALUES (?, ?)`)
     this.db.transaction(() => {
-      this.unindexDocument(collection.id, document.docId)
-      this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
-      const inserted = this.db.run('INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)', [
-        collection.id,
-        document.docId,
-        JSON.stringify(document.metadata),
-        hash,
-        new Date().toISOString(),
-      ])
-      const documentRow = Number(inserted.lastInsertRowid)
-      const insertChunk = this.db.prepare('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
-      const insertVector = this.db.prepare(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
-      const insertText = this.db.prepare(`INSERT INTO ${fts} (rowid, content) VALUES (?, ?)`)
-      document.chunks.forEach((chunk, position) => {
-        const chunkRow = insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid
-        insertVector.run(chunkRow, collection.id, document.vectors[position]!)
-        insertText.run(chunkRow, chunk)
-      })
+      for (const document of documents) {
+        if (existing.get(collection.id, document.docId)) {
+          removed.push(...this.chunkIdsOf(collection.id, document.docId))
+          this.unindexDocument(collection.id, document.docId)
+          this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
+        }
+        const hash = createHash('sha256').update(document.content).digest('hex')
+        const documentRow = Number(insertDocument.run(collection.id, document.docId, JSON.stringify(document.metadata), hash, now).lastInsertRowid)
+        document.chunks.forEach((chunk, position) => {
+          const chunkRow = Number(insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid)
+          insertVector.run(chunkRow, collection.id, document.vectors[position]!)
+          insertText.run(chunkRow, chunk)
+          added.push({ id: chunkRow, vector: document.vectors[position]! })
+        })
+      }
     })()
+    this.cache.update(collection.id, removed, added)
+    this.chunkCounts.delete(collection.id)
+    this.frequencies.delete(collection.id)
   }
 
   /**

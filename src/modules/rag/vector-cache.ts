@@ -1,13 +1,14 @@
-import { createDotKernel, type DotKernel } from './simd-dot'
+import { createDotKernel, createInt8Kernel, type DotKernel, type Int8Kernel } from './simd-dot'
 
 /**
  * An exact in-memory copy of large collections' vectors. sqlite-vec's scan runs ~0.5 µs per
  * 384-dimension vector here (about 55 ms at 100,000 chunks); a contiguous matrix scored by a
  * WebAssembly SIMD kernel (./simd-dot.ts) is about three times faster, and just as exact
  * (a plain-TypeScript loop with four accumulators, when dimensions are not a multiple of 16,
- * about 1.7 times). Collections below
- * `minRows` chunks are left to sqlite-vec; the copies are built lazily from the vec0 table,
- * dropped when their collection changes, and evicted least-recently-used past `budgetBytes`.
+ * about 1.7 times). Collections below `minRows` chunks are left to sqlite-vec; the copies are
+ * built lazily from the vec0 table on a collection's first search, then follow every committed
+ * write row by row (nothing reloads a collection after a write), and are evicted
+ * least-recently-used past `budgetBytes`.
  */
 export interface VectorCacheOptions {
   minRows: number
@@ -16,24 +17,109 @@ export interface VectorCacheOptions {
 
 export const DEFAULT_VECTOR_CACHE: VectorCacheOptions = { minRows: 10_000, budgetBytes: 512 * 1024 * 1024 }
 
-interface Matrix {
+const ROW_OVERHEAD = 12 // id (8 bytes) + inverse norm (4)
+const GROWTH = 1.5
+
+export interface Matrix {
   dimensions: number
+  /** Rows in use; the arrays have room for `capacity`. */
+  rows: number
+  capacity: number
   ids: Float64Array
   vectors: Float32Array
   /** 1 / norm of each row (0 for a zero vector). */
   inverseNorms: Float32Array
-  /** chunk id → row, built on first use. */
-  rowOf?: Map<number, number>
-  bytes: number
+  /** chunk id → row. */
+  rowOf: Map<number, number>
   /** The SIMD kernel that owns `vectors`, when there is one. */
   kernel: DotKernel | null
+  /** An int8 copy of the rows (each scaled by its largest component), scanned first: a quarter of the memory to read. */
+  quantized: Int8Kernel | null
+  /** Per row: the int8 scale (largest |component| / 127) and the L1 norm, which bound the int8 scan's error. */
+  scales: Float32Array
+  l1: Float32Array
 }
+
+const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 8 : 0)
+const matrixBytes = (matrix: Matrix) => matrix.capacity * rowBytes(matrix.dimensions, matrix.quantized !== null)
 
 /** A row of a cached matrix as its own vector, or undefined when the chunk is not in it. */
 export function cachedVector(matrix: Matrix, chunkId: number): Float32Array | undefined {
-  matrix.rowOf ??= new Map(Array.from(matrix.ids, (id, row) => [id, row]))
   const row = matrix.rowOf.get(chunkId)
   return row === undefined ? undefined : matrix.vectors.subarray(row * matrix.dimensions, (row + 1) * matrix.dimensions)
+}
+
+/** Every (chunk id, vector) of a matrix, in no particular order. */
+export function matrixEntries(matrix: Matrix): Map<number, Float32Array> {
+  return new Map([...matrix.rowOf.keys()].map((id) => [id, cachedVector(matrix, id)!]))
+}
+
+function emptyMatrix(capacity: number, dimensions: number): Matrix {
+  const kernel = createDotKernel(capacity, dimensions)
+  return {
+    quantized: kernel && createInt8Kernel(capacity, dimensions),
+    scales: new Float32Array(capacity),
+    l1: new Float32Array(capacity),
+    dimensions,
+    rows: 0,
+    capacity,
+    ids: new Float64Array(capacity),
+    vectors: kernel?.vectors ?? new Float32Array(capacity * dimensions),
+    inverseNorms: new Float32Array(capacity),
+    rowOf: new Map(),
+    kernel,
+  }
+}
+
+/** Room for `capacity` rows; false when there is no memory for it. */
+function growMatrix(matrix: Matrix, capacity: number): boolean {
+  if (matrix.kernel) {
+    if (!matrix.kernel.grow(capacity)) return false
+    matrix.vectors = matrix.kernel.vectors
+  } else {
+    const vectors = new Float32Array(capacity * matrix.dimensions)
+    vectors.set(matrix.vectors.subarray(0, matrix.rows * matrix.dimensions))
+    matrix.vectors = vectors
+  }
+  if (matrix.quantized && !matrix.quantized.grow(capacity)) return false
+  const grown = <T extends Float64Array | Float32Array>(array: T, make: (n: number) => T): T => {
+    const next = make(capacity)
+    next.set(array.subarray(0, matrix.rows) as never)
+    return next
+  }
+  matrix.ids = grown(matrix.ids, (n) => new Float64Array(n))
+  matrix.inverseNorms = grown(matrix.inverseNorms, (n) => new Float32Array(n))
+  matrix.scales = grown(matrix.scales, (n) => new Float32Array(n))
+  matrix.l1 = grown(matrix.l1, (n) => new Float32Array(n))
+  matrix.capacity = capacity
+  return true
+}
+
+/** Sets a row (already in range) from raw float32 bytes or a vector. */
+function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
+  const { dimensions } = matrix
+  // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
+  if (vector instanceof Float32Array) matrix.vectors.set(vector.subarray(0, dimensions), row * dimensions)
+  else new Uint8Array(matrix.vectors.buffer, matrix.vectors.byteOffset + row * dimensions * 4, dimensions * 4).set(vector.subarray(0, dimensions * 4))
+  let norm = 0
+  let l1 = 0
+  let largest = 0
+  for (let d = row * dimensions; d < (row + 1) * dimensions; d++) {
+    const x = matrix.vectors[d]!
+    norm += x * x
+    l1 += Math.abs(x)
+    largest = Math.max(largest, Math.abs(x))
+  }
+  matrix.inverseNorms[row] = norm > 0 ? 1 / Math.sqrt(norm) : 0
+  if (matrix.quantized) {
+    const scale = largest / 127
+    const bytes = matrix.quantized.vectors
+    for (let d = 0; d < dimensions; d++) bytes[row * dimensions + d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
+    matrix.scales[row] = scale
+    matrix.l1[row] = l1
+  }
+  matrix.ids[row] = id
+  matrix.rowOf.set(id, row)
 }
 
 export class VectorCache {
@@ -50,8 +136,51 @@ export class VectorCache {
   invalidate(collectionId: number): void {
     const matrix = this.matrices.get(collectionId)
     if (!matrix) return
-    this.bytes -= matrix.bytes
+    this.bytes -= matrixBytes(matrix)
     this.matrices.delete(collectionId)
+  }
+
+  /**
+   * Follows a committed write: the chunks `removed` leave the collection's matrix (the last row
+   * fills each hole) and `added` ones are appended, growing it by half when full. A collection
+   * without a matrix is left alone (its first search loads one); one that no longer fits the
+   * budget is dropped.
+   */
+  update(collectionId: number, removed: number[], added: { id: number; vector: Float32Array }[]): void {
+    const matrix = this.matrices.get(collectionId)
+    if (!matrix) return
+    const { dimensions } = matrix
+    for (const id of removed) {
+      const row = matrix.rowOf.get(id)
+      if (row === undefined) continue
+      const last = matrix.rows - 1
+      matrix.rowOf.delete(id)
+      if (row !== last) {
+        matrix.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
+        matrix.ids[row] = matrix.ids[last]!
+        matrix.inverseNorms[row] = matrix.inverseNorms[last]!
+        matrix.scales[row] = matrix.scales[last]!
+        matrix.l1[row] = matrix.l1[last]!
+        matrix.quantized?.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
+        matrix.rowOf.set(matrix.ids[row]!, row)
+      }
+      matrix.rows = last
+    }
+    const needed = matrix.rows + added.length
+    if (needed > matrix.capacity) {
+      const before = matrixBytes(matrix)
+      const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
+      const grownBytes = capacity * rowBytes(dimensions, matrix.quantized !== null)
+      if (this.bytes - before + grownBytes > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
+        this.invalidate(collectionId)
+        return
+      }
+      this.bytes += matrixBytes(matrix) - before
+    }
+    for (const { id, vector } of added) {
+      const existing = matrix.rowOf.get(id)
+      setRow(matrix, existing ?? matrix.rows++, id, vector)
+    }
   }
 
   /**
@@ -67,49 +196,34 @@ export class VectorCache {
       return cached
     }
     const rows = countRows()
-    const bytes = rows * (dimensions * 4 + 12)
+    // Room to grow by a quarter before the first reallocation.
+    const capacity = Math.ceil(rows * 1.25)
+    const bytes = capacity * rowBytes(dimensions, dimensions % 16 === 0)
     if (rows < this.options.minRows || bytes > this.options.budgetBytes) return null
     for (const [id, matrix] of this.matrices) {
       if (this.bytes + bytes <= this.options.budgetBytes) break
-      this.bytes -= matrix.bytes
-      this.matrices.delete(id)
+      this.invalidate(id)
     }
     const loaded = load()
-    const kernel = createDotKernel(loaded.length, dimensions)
-    const matrix: Matrix = {
-      dimensions,
-      ids: new Float64Array(loaded.length),
-      vectors: kernel?.vectors ?? new Float32Array(loaded.length * dimensions),
-      inverseNorms: new Float32Array(loaded.length),
-      bytes,
-      kernel,
-    }
-    // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
-    const raw = new Uint8Array(matrix.vectors.buffer)
-    loaded.forEach((row, i) => {
-      matrix.ids[i] = row.id
-      raw.set(row.bytes, i * dimensions * 4)
-      let norm = 0
-      for (let d = i * dimensions; d < (i + 1) * dimensions; d++) norm += matrix.vectors[d]! * matrix.vectors[d]!
-      matrix.inverseNorms[i] = norm > 0 ? 1 / Math.sqrt(norm) : 0
-    })
+    const matrix = emptyMatrix(Math.max(capacity, loaded.length), dimensions)
+    for (const row of loaded) setRow(matrix, matrix.rows++, row.id, row.bytes)
     this.matrices.set(collectionId, matrix)
-    this.bytes += bytes
+    this.bytes += matrixBytes(matrix)
     return matrix
   }
 }
 
 /** Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. */
 export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
-  const { dimensions, vectors, inverseNorms, ids } = matrix
+  const { dimensions, vectors, inverseNorms, ids, rows } = matrix
   let queryNorm = 0
   for (let d = 0; d < dimensions; d++) queryNorm += query[d]! * query[d]!
-  const rows = ids.length
   const size = Math.min(k, rows)
   const best = new Float64Array(size).fill(Number.NEGATIVE_INFINITY)
   const bestRows = new Int32Array(size).fill(-1)
   if (queryNorm === 0 || size === 0) return []
   const inverseQuery = 1 / Math.sqrt(queryNorm)
+  if (matrix.quantized && rows >= QUANTIZED_MIN_ROWS) return quantizedNearest(matrix, query, size, inverseQuery)
   let floor = Number.NEGATIVE_INFINITY
   const keep = (row: number, similarity: number) => {
     let slot = size - 1
@@ -123,7 +237,7 @@ export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { c
     floor = best[size - 1]!
   }
   if (matrix.kernel) {
-    const dots = matrix.kernel.scores(query)
+    const dots = matrix.kernel.scores(query, rows)
     for (let row = 0; row < rows; row++) {
       const similarity = dots[row]! * inverseNorms[row]! * inverseQuery
       if (similarity > floor) keep(row, similarity)
@@ -150,4 +264,77 @@ export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { c
   const hits: { chunkId: number; distance: number | null }[] = []
   for (let i = 0; i < size; i++) if (bestRows[i]! >= 0) hits.push({ chunkId: ids[bestRows[i]!]!, distance: inverseNorms[bestRows[i]!] ? 1 - best[i]! : null })
   return hits
+}
+
+/** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
+export const QUANTIZED_MIN_ROWS = 4096
+
+/** Exact cosine similarity of a row and a query, in float64. */
+function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inverseQuery: number): number {
+  const { dimensions, vectors } = matrix
+  let dot = 0
+  for (let d = 0, offset = row * dimensions; d < dimensions; d++) dot += vectors[offset + d]! * query[d]!
+  return dot * matrix.inverseNorms[row]! * inverseQuery
+}
+
+/**
+ * The exact top-k through the int8 copy. The int8 scan reads a quarter of the bytes; its estimate
+ * of each row's dot product is off by at most ‖v‖₁·s_q/2 + ‖q‖₁·s_v/2 + D·s_v·s_q/4 (s: the int8
+ * scales; rounding moves each component by at most half a step). The best rows by estimate are
+ * re-ranked with their float32 vectors; then every other row whose estimate plus that bound could
+ * still reach the k-th exact similarity is computed exactly too. The result is the exact top-k,
+ * ordered as the float scan orders it (similarity, then row).
+ */
+function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number): { chunkId: number; distance: number | null }[] {
+  const { dimensions, rows, inverseNorms, scales, l1, ids } = matrix
+  let largest = 0
+  let queryL1 = 0
+  for (let d = 0; d < dimensions; d++) {
+    largest = Math.max(largest, Math.abs(query[d]!))
+    queryL1 += Math.abs(query[d]!)
+  }
+  const queryScale = largest / 127
+  const quantizedQuery = new Int8Array(dimensions)
+  for (let d = 0; d < dimensions; d++) quantizedQuery[d] = Math.round(query[d]! / queryScale)
+  const dots = matrix.quantized!.scores(quantizedQuery, rows)
+
+  // The best rows by estimate.
+  const pool = Math.min(rows, Math.max(k * 4, 64))
+  const best = new Float64Array(pool).fill(Number.NEGATIVE_INFINITY)
+  const bestRows = new Int32Array(pool).fill(-1)
+  let floor = Number.NEGATIVE_INFINITY
+  for (let row = 0; row < rows; row++) {
+    const estimate = dots[row]! * scales[row]! * inverseNorms[row]!
+    if (estimate <= floor) continue
+    let slot = pool - 1
+    while (slot > 0 && best[slot - 1]! < estimate) {
+      best[slot] = best[slot - 1]!
+      bestRows[slot] = bestRows[slot - 1]!
+      slot--
+    }
+    best[slot] = estimate
+    bestRows[slot] = row
+    floor = best[pool - 1]!
+  }
+  const checked = new Uint8Array(rows)
+  const found: { row: number; similarity: number }[] = []
+  for (const row of bestRows) {
+    if (row < 0) continue
+    checked[row] = 1
+    found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
+  }
+  const order = (a: { row: number; similarity: number }, b: { row: number; similarity: number }) => b.similarity - a.similarity || a.row - b.row
+  found.sort(order)
+  // Every row that could still beat the k-th: estimate + bound ≥ threshold (a hair of slack for float rounding).
+  const threshold = found.length >= k ? found[k - 1]!.similarity - 1e-6 : Number.NEGATIVE_INFINITY
+  for (let row = 0; row < rows; row++) {
+    if (checked[row]) continue
+    const scale = scales[row]!
+    const bound = (l1[row]! * queryScale) / 2 + (queryL1 * scale) / 2 + (dimensions * scale * queryScale) / 4
+    if ((dots[row]! * scale * queryScale + bound) * inverseNorms[row]! * inverseQuery >= threshold) {
+      found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
+    }
+  }
+  found.sort(order)
+  return found.slice(0, k).map(({ row, similarity }) => ({ chunkId: ids[row]!, distance: inverseNorms[row] ? 1 - similarity : null }))
 }

@@ -1,0 +1,221 @@
+// RAG on real text: Debian's PostgreSQL and Git documentation (downloaded once with `apt-get download`
+// into .bench/), stripped to text, copied until the collection holds >= 100,000 chunks, ingested and
+// searched over HTTP against a real listening server, with natural-language questions built from the
+// pages' titles and section headings ("how do I …", "what is …"). Prints ingest MB/s and docs/s, search
+// p50/p95, the share of questions whose source page is in the top 10, and the server's resident memory.
+//
+// Self-contained on purpose (it only spawns the server and talks HTTP), so the same file can be run
+// against an older checkout to compare: `bun bench/rag-real.ts` from that checkout's root.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+const CACHE = process.env.BENCH_CACHE ?? join(root, '.bench')
+const PACKAGES = ['postgresql-doc-15', 'git-doc']
+const MIN_CHUNKS = Number(process.env.BENCH_RAG_CHUNKS ?? 100_000)
+const QUESTIONS = Number(process.env.BENCH_RAG_QUESTIONS ?? 300)
+const BATCH_BYTES = 4 * 1024 * 1024
+const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
+
+/** Downloads and unpacks the documentation packages once; false (with the reason printed) when that is impossible. */
+function ensurePackages(): boolean {
+  mkdirSync(CACHE, { recursive: true })
+  for (const name of PACKAGES) {
+    const dir = join(CACHE, name)
+    if (existsSync(join(dir, 'usr'))) continue
+    let deb = readdirSync(CACHE).find((file) => file.startsWith(`${name}_`) && file.endsWith('.deb'))
+    if (!deb) {
+      if (!Bun.which('apt-get')) {
+        console.log(`(skipped: apt-get is not available to download ${name})`)
+        return false
+      }
+      const result = Bun.spawnSync(['apt-get', 'download', name], { cwd: CACHE, stdout: 'ignore', stderr: 'pipe' })
+      deb = readdirSync(CACHE).find((file) => file.startsWith(`${name}_`) && file.endsWith('.deb'))
+      if (!deb) {
+        console.log(`(skipped: apt-get download ${name} failed: ${result.stderr.toString().trim().split('\n').pop()}; run apt-get update first?)`)
+        return false
+      }
+    }
+    mkdirSync(dir, { recursive: true })
+    const extracted = Bun.spawnSync(['dpkg-deb', '-x', join(CACHE, deb), dir], { stderr: 'pipe' })
+    if (extracted.exitCode !== 0) {
+      console.log(`(skipped: dpkg-deb -x ${deb} failed: ${extracted.stderr.toString().trim()})`)
+      return false
+    }
+  }
+  return true
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', copy: '©' }
+const decode = (text: string) =>
+  text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
+    if (entity[0] === '#') {
+      const code = entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1))
+      return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' '
+    }
+    return ENTITIES[entity.toLowerCase()] ?? whole
+  })
+const inline = (html: string) => decode(html.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim()
+
+/** Text of an HTML page: blocks become paragraphs, preformatted text keeps its lines. */
+function htmlToText(html: string): string {
+  const body = html
+    .replace(/<head[\s\S]*?<\/head>/i, '')
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<div class="nav(header|footer)">[\s\S]*?<\/div>/g, '')
+  const blocks = body
+    .replace(/<\/?(p|div|h[1-6]|li|dt|dd|tr|table|pre|blockquote|br|hr|ul|ol|dl)\b[^>]*>/gi, '\n\n')
+    .split(/\n\s*\n/)
+    .map((block) => decode(block.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim())
+    .filter(Boolean)
+  return blocks.join('\n\n')
+}
+
+interface Page {
+  id: string
+  text: string
+  titles: string[]
+}
+
+function loadPages(): Page[] {
+  const pages: Page[] = []
+  const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? walk(path) : name.endsWith('.html') ? [path] : []
+  })
+  for (const name of PACKAGES) {
+    for (const path of walk(join(CACHE, name)).sort()) {
+      const html = readFileSync(path, 'utf8')
+      const text = htmlToText(html)
+      if (text.length < 200 || Buffer.byteLength(text) > 1_000_000) continue
+      const headings = [...html.matchAll(/<(title|h[1-3])\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => inline(m[2]!))
+      const titles = [...new Set(headings.map((t) => t.replace(/^(Chapter|Appendix|Part)?\s*[\dIVXA-Z]+(\.\d+)*\.?\s+/, '').replace(/\s*\(\d\)$/, '').trim()))]
+        .filter((t) => t.length >= 4 && t.length <= 80 && !/^(PostgreSQL|Git)\b.*Documentation/i.test(t))
+      pages.push({ id: relative(CACHE, path), text, titles })
+    }
+  }
+  return pages
+}
+
+/** A deterministic sample of questions as people type them, each with the page it came from. */
+function questions(pages: Page[]): { query: string; source: string }[] {
+  const templates = [(t: string) => `how do I use ${t}`, (t: string) => `what is ${t}`, (t: string) => `how does ${t} work`, (t: string) => `what is the ${t} for`]
+  // Only titles found on one page: "Synopsis" or "Examples" head hundreds of pages and name none of them.
+  const pagesOf = new Map<string, number>()
+  for (const page of pages) for (const title of page.titles) pagesOf.set(title.toLowerCase(), (pagesOf.get(title.toLowerCase()) ?? 0) + 1)
+  const all = pages.flatMap((page) => page.titles.filter((title) => pagesOf.get(title.toLowerCase()) === 1).map((title) => ({ title, source: page.id })))
+  const picked: { query: string; source: string }[] = []
+  const step = all.length / QUESTIONS
+  for (let i = 0; i < QUESTIONS && i * step < all.length; i++) {
+    const { title, source } = all[Math.floor(i * step)]!
+    picked.push({ query: templates[i % templates.length]!(title.toLowerCase()), source })
+  }
+  return picked
+}
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!
+
+async function startServer(dataDir: string) {
+  const proc = Bun.spawn(['bun', join(root, 'src/index.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: ADMIN.email, UAGENT_ADMIN_PASSWORD: ADMIN.password, UAGENT_RATE_LIMIT_MAX: '1000000000', UAGENT_MAX_REQUEST_SIZE: '16mb' },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  const reader = proc.stdout.getReader()
+  let output = ''
+  while (!/listening on (http:\/\/\S+)/.test(output)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the server exited before listening: ${output}`)
+    output += new TextDecoder().decode(value)
+  }
+  // Keep draining its output so the pipe never fills.
+  void (async () => {
+    for (;;) if ((await reader.read()).done) break
+  })()
+  return { proc, url: /listening on (http:\/\/\S+)/.exec(output)![1]!.replace('0.0.0.0', '127.0.0.1') }
+}
+
+const rss = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1]) / 1024
+
+export async function benchRagReal() {
+  console.log('\n== RAG on real text (PostgreSQL 15 + Git documentation from Debian, built-in embedder, over HTTP)')
+  if (!ensurePackages()) return
+  const pages = loadPages()
+  const pageBytes = pages.reduce((sum, page) => sum + Buffer.byteLength(page.text), 0)
+  const asked = questions(pages)
+  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-rag-'))
+  const { proc, url } = await startServer(dataDir)
+  try {
+    const login = (await (await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as { accessToken: string }
+    const headers = { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+      return response.json()
+    }
+    const chunkCount = async () => {
+      const { collections } = (await (await fetch(`${url}/rag/collections`, { headers })).json()) as { collections: { name: string; chunks: number }[] }
+      return collections.find((c) => c.name === 'docs')?.chunks ?? 0
+    }
+
+    let bytes = 0
+    let documents = 0
+    let ingestMs = 0
+    let copies = 0
+    while ((await chunkCount()) < MIN_CHUNKS) {
+      let batch: { id: string; content: string; metadata: { page: string } }[] = []
+      let batchBytes = 0
+      const send = async () => {
+        const started = performance.now()
+        const result = (await post('/rag/ingest', { collection: 'docs', documents: batch })) as { ingested: number; failed: number }
+        ingestMs += performance.now() - started
+        if (result.failed) throw new Error(`${result.failed} documents failed to ingest`)
+        documents += result.ingested
+        bytes += batchBytes
+        batch = []
+        batchBytes = 0
+      }
+      for (const page of pages) {
+        const size = Buffer.byteLength(page.text)
+        if (batch.length && (batchBytes + size > BATCH_BYTES || batch.length >= 500)) await send()
+        batch.push({ id: `${copies}/${page.id}`, content: page.text, metadata: { page: page.id } })
+        batchBytes += size
+      }
+      if (batch.length) await send()
+      copies++
+    }
+    const chunks = await chunkCount()
+    const afterIngest = await rss(proc.pid)
+    const seconds = ingestMs / 1000
+
+    const latencies: number[] = []
+    let found = 0
+    // One warm-up query, as a server answers many: the first search may load the collection's vectors.
+    await post('/rag/search', { collection: 'docs', query: asked[0]!.query, limit: 10 })
+    for (const question of asked) {
+      const started = performance.now()
+      const { results } = (await post('/rag/search', { collection: 'docs', query: question.query, limit: 10 })) as { results: { metadata: { page?: string } }[] }
+      latencies.push(performance.now() - started)
+      if (results.some((r) => r.metadata.page === question.source)) found++
+    }
+    const afterSearch = await rss(proc.pid)
+    const mb = bytes / 1024 / 1024
+    console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${navigator.hardwareConcurrency} cores (timings scale with it)`)
+    console.log(`corpus: ${pages.length} pages, ${(pageBytes / 1024 / 1024).toFixed(1)} MB of text, ${copies} copies → ${documents} documents, ${chunks} chunks`)
+    console.log(`${'ingest over HTTP'.padEnd(34)} ${(mb / seconds).toFixed(2).padStart(7)} MB/s  ${(documents / seconds).toFixed(0).padStart(6)} docs/s  (${mb.toFixed(0)} MB in ${seconds.toFixed(1)} s)   goal >= 5 MB/s  ${mb / seconds >= 5 ? 'ok' : 'MISSED'}`)
+    console.log(`${`search over HTTP, ${asked.length} questions`.padEnd(34)} p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   goal p95 <= 50 ms  ${percentile(latencies, 95) <= 50 ? 'ok' : 'MISSED'}`)
+    console.log(`${'source page in top 10'.padEnd(34)} ${((found / asked.length) * 100).toFixed(1).padStart(7)} %`)
+    console.log(`${'server RSS after ingest'.padEnd(34)} ${afterIngest.toFixed(0).padStart(7)} MB   (after searches ${afterSearch.toFixed(0)} MB)   goal <= 500 MB  ${afterIngest <= 500 ? 'ok' : 'MISSED'}`)
+  } finally {
+    proc.kill()
+    await proc.exited
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.main) await benchRagReal()
+/** For experiments on the corpus and questions without a server. */
+export const corpus = { loadPages, questions }
