@@ -22,13 +22,23 @@ async function start(dataDir: string, extra: Record<string, string> = {}) {
   return { code, stdout, stderr }
 }
 
-/** A data dir with a real database (some rows in it) and its key, as a server leaves it. */
+/**
+ * A data dir with a real database (some rows in it) and its key, as a server leaves it. Made in a
+ * process of its own that then ends, so that no connection of this test process stays open on it.
+ */
 function populated(): string {
   const dataDir = tempDir('startup')
-  const services = createServices({ dataDir, adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {} })
-  services.db.run('CREATE TABLE ballast (x BLOB)')
-  for (let i = 0; i < 200; i++) services.db.run('INSERT INTO ballast VALUES (randomblob(4000))')
-  services.db.close()
+  const script = `
+    import { createServices } from ${JSON.stringify(join(import.meta.dir, '../src/app.ts'))}
+    const services = createServices({ dataDir: process.argv[1], adminEmail: ${JSON.stringify(ADMIN.email)}, adminPassword: ${JSON.stringify(ADMIN.password)}, analyticsEnabled: false, env: {}, log: () => {} })
+    services.db.run('CREATE TABLE ballast (x BLOB)')
+    for (let i = 0; i < 200; i++) services.db.run('INSERT INTO ballast VALUES (randomblob(4000))')
+    services.plugins.close()
+    services.db.close()
+    process.exit(0)
+  `
+  const result = Bun.spawnSync(['bun', '-e', script, dataDir], { stderr: 'pipe' })
+  if (result.exitCode !== 0) throw new Error(`populating failed: ${result.stderr.toString()}`)
   return dataDir
 }
 

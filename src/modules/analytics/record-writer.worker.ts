@@ -13,8 +13,15 @@ db.run('PRAGMA busy_timeout = 5000')
 db.run('PRAGMA synchronous = NORMAL')
 const store = new RecordStore(db)
 
-self.addEventListener('message', (event: MessageEvent<{ id: number; records: RequestRecord[] }>) => {
-  const { id, records } = event.data
+self.addEventListener('message', (event: MessageEvent<{ id: number; records?: RequestRecord[]; close?: true }>) => {
+  const { id, records, close } = event.data
+  if (close) {
+    // Closed here, on its own thread, so the last connection's close checkpoints the WAL away.
+    db.close()
+    self.postMessage({ id })
+    return
+  }
+  if (!records) return
   try {
     store.write(records)
     self.postMessage({ id })

@@ -60,6 +60,15 @@ export class WriterThread {
 
   async close(): Promise<void> {
     await this.drained()
+    // The thread closes its connection before it is stopped (bounded, should it not answer).
+    const id = ++this.nextId
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        this.waiting.set(id, { count: 0, done: resolve })
+        this.worker.postMessage({ id, close: true })
+      }),
+      Bun.sleep(2000),
+    ])
     this.worker.terminate()
   }
 }

@@ -53,12 +53,14 @@ export function documentsModule(rag: RagService, library: DocumentLibrary, uploa
       auth: true,
       params: PathDocumentParams,
       response: { 200: DocumentResponse, ...errors },
-      detail: { summary: 'One document whose id holds slashes, given as a path: its metadata and full extracted text' },
+      // Aliases of the {id} routes for unencoded slashes: OpenAPI has no wildcard path parameter, so
+      // they stay out of the document (the {id} operations say ids may be percent-encoded paths).
+      detail: { hide: true, summary: 'One document whose id holds slashes, given as a path: its metadata and full extracted text' },
     })
     .delete('/collections/:name/documents/*', ({ params, principal }) => rag.deleteDocument(principal.user.id, params.name, params['*']), {
       auth: true,
       params: PathDocumentParams,
       response: { 200: DeletedDocument, ...errors },
-      detail: { summary: 'Delete one document whose id holds slashes, given as a path' },
+      detail: { hide: true, summary: 'Delete one document whose id holds slashes, given as a path' },
     })
 }

@@ -126,14 +126,23 @@ export class DocumentLibrary {
     for (const d of unchanged) outcomes.set(d.id, { id: d.id, status: 'unchanged', contentHash: d.contentHash })
     let result = { success: true, ingested: 0, failed: 0, collection: name, processingTime: 0, errors: [] as { id: string; message: string }[] }
     if (changed.length) {
+      const byId = new Map(changed.map((d) => [d.id, d]))
+      const written = new Map<string, number>()
+      // The info row is written in the same transaction as the document's chunks: a full disk or a
+      // crash leaves both or neither, so a 507 never leaves a document behind it.
+      const info = this.describer()
       result = await this.rag.ingest(
         userId,
         name,
         changed.map((d) => ({ id: d.id, content: d.content, metadata: d.metadata })),
+        (documentRow, document) => {
+          const d = byId.get(document.docId)
+          if (!d) return
+          info(documentRow, d, document.chunks)
+          written.set(d.id, document.chunks.length)
+        },
       )
       const failed = new Map(result.errors.map((e) => [e.id, e.message]))
-      const collection = this.rag.store.findCollection(userId, name)
-      const written = collection ? this.describe(collection, changed.filter((d) => !failed.has(d.id))) : new Map<string, number>()
       for (const d of changed) {
         const message = failed.get(d.id)
         outcomes.set(
@@ -152,34 +161,24 @@ export class DocumentLibrary {
     }
   }
 
-  /** Writes the info rows of documents just ingested; returns their chunk counts. */
-  private describe(collection: CollectionRow, documents: (DocumentInput & { contentHash: string })[]): Map<string, number> {
-    const counts = new Map<string, number>()
-    const row = this.db.query<{ id: number }, [number, string]>('SELECT id FROM rag_documents WHERE collection_id = ? AND doc_id = ?')
-    const chunks = this.db.query<{ content: string }, [number]>('SELECT content FROM rag_chunks WHERE document_id = ? ORDER BY position')
-    const insert = this.db.prepare(
+  /** Writes one document's info row (title, type, size, text, source, hash, pages of its chunks). */
+  private describer() {
+    const insert = this.db.query(
       `INSERT OR REPLACE INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    this.db.transaction(() => {
-      for (const d of documents) {
-        const documentRow = row.get(collection.id, d.id)
-        if (!documentRow) continue
-        const texts = chunks.all(documentRow.id).map((c) => c.content)
-        counts.set(d.id, texts.length)
-        const metadataTitle = typeof d.metadata?.title === 'string' && d.metadata.title ? d.metadata.title : null
-        insert.run(
-          documentRow.id,
-          d.title ?? metadataTitle ?? d.id,
-          d.type ?? 'text',
-          d.bytes ?? Buffer.byteLength(d.content),
-          d.content,
-          d.source ?? null,
-          d.contentHash,
-          d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
-        )
-      }
-    })()
-    return counts
+    return (documentRow: number, d: DocumentInput & { contentHash: string }, texts: string[]) => {
+      const metadataTitle = typeof d.metadata?.title === 'string' && d.metadata.title ? d.metadata.title : null
+      insert.run(
+        documentRow,
+        d.title ?? metadataTitle ?? d.id,
+        d.type ?? 'text',
+        d.bytes ?? Buffer.byteLength(d.content),
+        d.content,
+        d.source ?? null,
+        d.contentHash,
+        d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
+      )
+    }
   }
 
   list(userId: string, name: string, options: ListOptions) {

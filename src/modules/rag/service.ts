@@ -4,7 +4,7 @@ import type { Embedder, Generator } from '../../ml'
 import { words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { cosineDistance, fuse, queryPhrases } from './scoring'
-import { type ChunkHit, type CollectionRow, RagStore } from './store'
+import { type ChunkHit, type CollectionRow, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -88,7 +88,7 @@ export class RagService {
     }
   }
 
-  async ingest(userId: string, name: string, documents: IngestDocument[]) {
+  async ingest(userId: string, name: string, documents: IngestDocument[], alongside?: WrittenHook) {
     const started = performance.now()
     assertCollectionName(name)
     if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
@@ -140,7 +140,7 @@ export class RagService {
         offset += chunks.length
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
-      this.store.writeDocuments(collection, stored)
+      this.store.writeDocuments(collection, stored, alongside)
       ingested += stored.length
       pending = []
       pendingChunks = 0

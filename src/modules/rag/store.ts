@@ -20,6 +20,9 @@ export interface ChunkHit {
   metadata: Record<string, unknown>
 }
 
+/** Runs inside a batch's write transaction, once per document written (its row id and what was written). */
+export type WrittenHook = (documentRow: number, document: StoredDocument) => void
+
 export interface StoredDocument {
   docId: string
   content: string
@@ -342,7 +345,7 @@ export class RagStore {
    * a crash leaves all of the batch or none of it, never half a document, and FTS5 flushes one
    * segment per batch instead of one per document. The in-memory vectors follow once committed.
    */
-  writeDocuments(collection: CollectionRow, documents: StoredDocument[]): void {
+  writeDocuments(collection: CollectionRow, documents: StoredDocument[], alongside?: WrittenHook): void {
     const table = this.ensureVecTable(collection.dimensions)
     const fts = this.ensureFts(collection.id)
     const removed: number[] = []
@@ -370,6 +373,8 @@ export class RagStore {
           insertText.run(chunkRow, chunk)
           added.push({ id: chunkRow, vector: document.vectors[position]! })
         })
+        // Rows that describe the document (the knowledge base's) commit with it or not at all.
+        alongside?.(documentRow, document)
       }
     })()
     this.cache.update(collection.id, removed, added)

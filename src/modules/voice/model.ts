@@ -1,11 +1,11 @@
 import { t } from 'elysia'
 
 export const TtsRequest = t.Object({
-  text: t.String({ minLength: 1, maxLength: 5000, pattern: '\\S', error: 'text: must be 1 to 5000 characters, not blank' }),
+  text: t.String({ minLength: 1, maxLength: 5000, pattern: '\\S', error: 'body.text: must be 1 to 5000 characters, not blank' }),
   voice: t.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voice/voices (optionally +variant, e.g. en-us+f2), or "default" for the voice of `language`' }),
-  language: t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$', error: 'language: must be a locale tag such as en-US' }),
-  speed: t.Number({ minimum: 0.25, maximum: 4, error: 'speed: must be a number from 0.25 to 4' }),
-  format: t.Union([t.Literal('mp3'), t.Literal('wav'), t.Literal('ogg')], { error: 'format: must be one of mp3, wav, ogg' }),
+  language: t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$', error: 'body.language: must be a locale tag such as en-US' }),
+  speed: t.Number({ minimum: 0.25, maximum: 4, error: 'body.speed: must be a number from 0.25 to 4' }),
+  format: t.Union([t.Literal('mp3'), t.Literal('wav'), t.Literal('ogg')], { error: 'body.format: must be one of mp3, wav, ogg' }),
 })
 
 export const TtsResponse = t.Object({
@@ -18,12 +18,12 @@ export const TtsResponse = t.Object({
 
 export const VoicesResponse = t.Object({ voices: t.Array(t.Object({ id: t.String(), name: t.String(), language: t.String() })) })
 
-const Mode = t.Union([t.Literal('commands'), t.Literal('dictation')], { error: 'mode: must be commands or dictation' })
+const Mode = t.Union([t.Literal('commands'), t.Literal('dictation')], { error: 'body.mode: must be commands or dictation' })
 /** Base64 audio in JSON: at most the request size limit; the base64 alphabet only. */
-const Base64Audio = t.String({ minLength: 4, maxLength: 20_000_000, pattern: '^[A-Za-z0-9+/=\\s]+$', error: 'audio: must be base64-encoded WAV, MP3 or Ogg Vorbis' })
+const Base64Audio = t.String({ minLength: 4, maxLength: 20_000_000, pattern: '^[A-Za-z0-9+/=\\s]+$', error: 'body.audio: must be base64-encoded WAV, MP3 or Ogg Vorbis' })
 
 export const TranscribeJson = t.Object({ audio: Base64Audio, mode: t.Optional(Mode) })
-export const TranscribeMultipart = t.Object({ audio: t.File({ error: 'audio: must be an uploaded audio file' }), mode: t.Optional(Mode) })
+export const TranscribeMultipart = t.Object({ audio: t.File({ error: 'body.audio: must be an uploaded audio file' }), mode: t.Optional(Mode) })
 export const TranscribeRequest = t.Union([TranscribeJson, TranscribeMultipart], { error: 'body: send {"audio": "<base64>", "mode"?} as JSON, or multipart/form-data with an "audio" file' })
 
 export const TranscribeResponse = t.Object({
@@ -35,7 +35,7 @@ export const TranscribeResponse = t.Object({
 })
 
 export const VoiceCommandRequest = t.Object({
-  command: t.Optional(t.String({ minLength: 1, maxLength: 2000, pattern: '\\S', error: 'command: must be 1 to 2000 characters, not blank' })),
+  command: t.Optional(t.String({ minLength: 1, maxLength: 2000, pattern: '\\S', error: 'body.command: must be 1 to 2000 characters, not blank' })),
   audio: t.Optional(Base64Audio),
   mode: t.Optional(Mode),
   context: t.Optional(t.Nullable(t.String({ maxLength: 10_000 }))),
@@ -57,7 +57,7 @@ export const VoiceCommandResponse = t.Object({
 })
 
 export const AutopilotRequest = t.Object({
-  mode: t.Union([t.Literal('start'), t.Literal('stop'), t.Literal('status')], { error: 'mode: must be start, stop or status' }),
+  mode: t.Union([t.Literal('start'), t.Literal('stop'), t.Literal('status')], { error: 'body.mode: must be start, stop or status' }),
   context: t.Optional(t.Nullable(t.String({ maxLength: 10_000 }))),
   preferences: t.Optional(
     t.Object({

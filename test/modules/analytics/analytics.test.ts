@@ -324,6 +324,7 @@ describe('Prometheus /metrics', () => {
         // Fill whatever columns the agents table has: its own status, made-up values elsewhere.
         for (const column of columns) {
           if (column.name === 'status') values.status = status
+          else if (column.name === 'user_id') values.user_id = admin.user.id
           else if (column.notnull && column.dflt_value === null) values[column.name] = column.name.includes('id') ? crypto.randomUUID() : column.name.endsWith('_at') ? new Date().toISOString() : '0'
         }
         db.run(`INSERT INTO agent_tasks (${Object.keys(values).join(', ')}) VALUES (${Object.keys(values).map(() => '?').join(', ')})`, Object.values(values) as string[])
