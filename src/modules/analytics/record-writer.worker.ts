@@ -29,3 +29,6 @@ self.addEventListener('message', (event: MessageEvent<{ id: number; records?: Re
     self.postMessage({ id, failure: (error as { code?: string }).code ?? (error as Error)?.message ?? String(error) })
   }
 })
+
+// Messages are sent once this is heard: none can arrive before the listener above is in place.
+self.postMessage({ ready: true })
