@@ -35,8 +35,6 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
   }
   // The last responses' records are queued by hooks that run on the next turn of the event loop.
   await new Promise((resolve) => setImmediate(resolve))
-  await Bun.sleep(20)
-  await new Promise((resolve) => setImmediate(resolve))
   services.plugins?.close()
   services.speech?.close()
   await services.recorder.close()

@@ -13,15 +13,8 @@ db.run('PRAGMA busy_timeout = 5000')
 db.run('PRAGMA synchronous = NORMAL')
 const store = new RecordStore(db)
 
-self.addEventListener('message', (event: MessageEvent<{ id: number; records?: RequestRecord[]; close?: true }>) => {
-  const { id, records, close } = event.data
-  if (close) {
-    // Closed here, on its own thread, so the last connection's close checkpoints the WAL away.
-    db.close()
-    self.postMessage({ id })
-    return
-  }
-  if (!records) return
+self.addEventListener('message', (event: MessageEvent<{ id: number; records: RequestRecord[] }>) => {
+  const { id, records } = event.data
   try {
     store.write(records)
     self.postMessage({ id })
@@ -29,6 +22,3 @@ self.addEventListener('message', (event: MessageEvent<{ id: number; records?: Re
     self.postMessage({ id, failure: (error as { code?: string }).code ?? (error as Error)?.message ?? String(error) })
   }
 })
-
-// Messages are sent once this is heard: none can arrive before the listener above is in place.
-self.postMessage({ ready: true })

@@ -44,8 +44,7 @@ export class RequestRecorder {
   private droppedTotal = 0
   private lastFailureLog = 0
   private readonly store: RecordStore
-  private writerThread: WriterThread | null = null
-  private readonly writerFile: string | null = null
+  private readonly writer: WriterThread | null = null
   private readonly options: Required<Omit<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>
 
   constructor(
@@ -58,17 +57,7 @@ export class RequestRecorder {
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
     // cannot be shared with another thread: its writes stay here.)
-    // The thread (and its connection) starts with the first batch: a recorder that never writes holds nothing open.
-    if (this.options.writer === 'thread' && file && file !== ':memory:') this.writerFile = file
-  }
-
-  private get writer(): WriterThread | null {
-    return this.writerThread
-  }
-
-  private startWriter(): WriterThread | null {
-    if (!this.writerThread && this.writerFile && !this.closed) this.writerThread = new WriterThread(this.writerFile, (count, reason) => this.drop(count, reason))
-    return this.writerThread
+    if (this.options.writer === 'thread' && file && file !== ':memory:') this.writer = new WriterThread(file, (count, reason) => this.drop(count, reason))
   }
 
   /** Starts the flush and prune timers (they never keep the process alive). */
@@ -140,8 +129,7 @@ export class RequestRecorder {
     } catch (error) {
       this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
     }
-    const writer = this.startWriter()
-    if (writer) return writer.write(batch)
+    if (this.writer) return this.writer.write(batch)
     try {
       this.write(batch)
     } catch (error) {

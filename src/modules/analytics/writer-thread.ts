@@ -2,8 +2,6 @@ import type { RequestRecord } from './record'
 
 interface Reply {
   id: number
-  /** The thread's first message: its connection is open and it listens. */
-  ready?: true
   /** Set when the batch could not be written (and was dropped): the SQLite code or message. */
   failure?: string
 }
@@ -17,22 +15,13 @@ export class WriterThread {
   private nextId = 0
   private readonly waiting = new Map<number, { count: number; done: () => void }>()
   private readonly idle = new Set<() => void>()
-  /** Messages held until the thread says it is ready. */
-  private queued: unknown[] | null = []
 
   constructor(
     path: string,
     private readonly onFailure: (count: number, reason: string) => void = () => {},
   ) {
     this.worker = new Worker(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
-    this.worker.addEventListener('message', (event: MessageEvent<Reply>) => {
-      if (event.data.ready) {
-        for (const message of this.queued ?? []) this.worker.postMessage(message)
-        this.queued = null
-        return
-      }
-      this.settled(event.data)
-    })
+    this.worker.addEventListener('message', (event: MessageEvent<Reply>) => this.settled(event.data))
     this.worker.addEventListener('error', (event) => {
       // The thread failed: the batches it had are lost; they are counted, and whoever waits is released.
       for (const id of [...this.waiting.keys()]) this.settled({ id, failure: (event as ErrorEvent).message || 'writer thread failed' })
@@ -45,12 +34,7 @@ export class WriterThread {
   write(records: RequestRecord[], done: () => void = () => {}): void {
     const id = ++this.nextId
     this.waiting.set(id, { count: records.length, done })
-    this.post({ id, records })
-  }
-
-  private post(message: unknown): void {
-    if (this.queued) this.queued.push(message)
-    else this.worker.postMessage(message)
+    this.worker.postMessage({ id, records })
   }
 
   private settled(reply: Reply): void {
@@ -76,15 +60,6 @@ export class WriterThread {
 
   async close(): Promise<void> {
     await this.drained()
-    // The thread closes its connection before it is stopped (bounded, should it not answer).
-    const id = ++this.nextId
-    await Promise.race([
-      new Promise<void>((resolve) => {
-        this.waiting.set(id, { count: 0, done: resolve })
-        this.post({ id, close: true })
-      }),
-      Bun.sleep(2000),
-    ])
     this.worker.terminate()
   }
 }
