@@ -149,6 +149,7 @@ export function createServices(options: AppOptions = {}): Services {
   const analytics = new AnalyticsService(db, startedAt)
   const plugins = new PluginService({
     db,
+    storage,
     rag,
     // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
     pluginsDir: config.pluginsDir ?? (inMemory ? join(tmpdir(), `uagent-plugins-${randomUUID()}`) : join(config.dataDir, 'plugins')),

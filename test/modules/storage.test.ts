@@ -74,6 +74,11 @@ describe('a full disk', () => {
     expect(res.json.code).toBe('INSUFFICIENT_STORAGE')
     expect(res.json.message).toContain('free')
     expect((await call('GET', '/rag/collections', { token })).json.collections).toEqual([])
+    // A plugin install is refused the same way, before anything is fetched, and leaves no plugin.
+    const install = await call('POST', '/plugins/install', { token, body: { source: 'url', package: 'http://127.0.0.1:9/never-fetched.tgz', version: '1.0.0' } })
+    expect(install.status).toBe(507)
+    expect(install.json.code).toBe('INSUFFICIENT_STORAGE')
+    expect((await call('GET', '/plugins', { token })).json.plugins.map((p: { name: string }) => p.name)).not.toContain('never-fetched')
     const health = await call('GET', '/health')
     expect(health.json.status).toBe('degraded')
     expect(health.json.reason).toContain('UAGENT_MIN_FREE_MB')

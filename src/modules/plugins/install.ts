@@ -1,3 +1,4 @@
+import { storageFull } from '../../core/storage'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join, resolve, sep } from 'node:path'
@@ -239,7 +240,8 @@ export async function installPlugin(request: InstallRequest, hooks: InstallHooks
       throw error
     }
   } catch (error) {
-    if (error instanceof AppError) throw error
+    // A full disk is the server's condition, not the package's: the global handler answers 507.
+    if (error instanceof AppError || storageFull(error)) throw error
     const reason =
       error instanceof InstallFailure || error instanceof UnsafeArchiveError || error instanceof ManifestError
         ? error.message

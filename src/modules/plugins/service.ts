@@ -15,6 +15,8 @@ export type PluginStatus = 'enabled' | 'disabled' | 'error'
 
 export interface PluginServiceOptions {
   db: Database
+  /** The data dir's free-space floor: an install is refused with 507 below it. */
+  storage?: { assertRoom(bytes: number): void }
   rag: RagService
   /** Where installed plugins live, one folder each. */
   pluginsDir: string
@@ -202,6 +204,8 @@ export class PluginService {
 
   /** Installs from npm, git or a .tgz URL; 409 when the name exists, 400 INSTALL_FAILED with the reason otherwise. */
   async install(request: InstallRequest) {
+    // A package and its dependencies take a few MB; below the floor the install is refused before anything is fetched.
+    this.options.storage?.assertRoom(16 * 1024 * 1024)
     if (this.options.ephemeral) removeAtExit(this.options.pluginsDir)
     const { manifest, row } = await installPlugin(request, {
       pluginsDir: this.options.pluginsDir,
