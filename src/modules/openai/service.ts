@@ -195,8 +195,7 @@ export class OpenAiService {
       }
     } catch (error) {
       if (signal.aborted) return
-      const failure = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'Generation failed')
-      yield { error: { message: failure.message, type: 'server_error', param: null, code: failure.code.toLowerCase() } }
+      yield streamFailure(error)
       return
     } finally {
       await pieces.return?.()
@@ -229,8 +228,7 @@ export class OpenAiService {
       }
     } catch (error) {
       if (signal.aborted) return
-      const failure = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'Generation failed')
-      yield { error: { message: failure.message, type: 'server_error', param: null, code: failure.code.toLowerCase() } }
+      yield streamFailure(error)
       return
     } finally {
       await events.return?.()
@@ -316,4 +314,10 @@ async function* streamPieces(text: string, signal: AbortSignal): AsyncGenerator<
     yield piece
     await new Promise<void>((resolve) => setImmediate(resolve))
   }
+}
+
+/** A failure after a stream has started, as the event OpenAI's clients read as an error. */
+function streamFailure(error: unknown) {
+  const failure = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'Generation failed')
+  return { error: { message: failure.message, type: 'server_error', param: null, code: failure.code.toLowerCase() } }
 }
