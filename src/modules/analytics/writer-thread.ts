@@ -26,13 +26,16 @@ export class WriterThread {
       // The thread failed: the batches it had are lost; they are counted, and whoever waits is released.
       for (const id of [...this.waiting.keys()]) this.settled({ id, failure: (event as ErrorEvent).message || 'writer thread failed' })
     })
-    // Never what keeps a process alive; close() waits for the writes in flight.
+    // Idle, it never keeps the process alive. While batches are in flight it does (see write()):
+    // otherwise a process whose server has stopped has nothing else keeping its event loop
+    // alive, and it ends while close() still waits for the last batch, which is then lost.
     this.worker.unref()
   }
 
   /** Sends a batch; `done` runs once it is written or dropped. */
   write(records: RequestRecord[], done: () => void = () => {}): void {
     const id = ++this.nextId
+    if (this.waiting.size === 0) this.worker.ref()
     this.waiting.set(id, { count: records.length, done })
     this.worker.postMessage({ id, records })
   }
@@ -43,7 +46,10 @@ export class WriterThread {
     this.waiting.delete(reply.id)
     if (reply.failure) this.onFailure(batch.count, reply.failure)
     batch.done()
-    if (this.waiting.size === 0) for (const wake of [...this.idle]) wake()
+    if (this.waiting.size === 0) {
+      this.worker.unref()
+      for (const wake of [...this.idle]) wake()
+    }
   }
 
   /** Resolves once every batch sent so far is written (or dropped). */

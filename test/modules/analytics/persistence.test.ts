@@ -104,5 +104,5 @@ describe('the server process', () => {
       if (proc.exitCode === null) proc.kill('SIGKILL')
       await proc.exited
     }
-  }, { retry: 2 }) // Known flaky under heavy load (a record of a request answered during shutdown is sometimes missing): see the README's Analytics notes.
+  })
 })
