@@ -1,11 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
-import type { RequestRecord } from './recorder'
+import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, type StringList } from './record-batch'
 
 /**
  * A Prometheus histogram fed a batch at a time. prom-client's Histogram validates and hashes the
- * labels of every observation (microseconds each, for every request); this one looks a series up
- * by a key the caller already has. The registry formats it like any metric, from get().
+ * labels of every observation (microseconds each, for every request); this one takes the counts
+ * of a batch per series, added up by the caller. The registry formats it like any metric, from get().
  */
 class BatchHistogram {
   readonly type = 'histogram'
@@ -18,13 +18,25 @@ class BatchHistogram {
     private readonly bounds: number[],
   ) {}
 
-  observe(key: string, labels: Record<string, string>, value: number): void {
+  /** The bucket (index into the bounds) of a value; bounds.length for one above them all. */
+  bucketOf(value: number): number {
+    const bounds = this.bounds
+    let i = 0
+    while (i < bounds.length && value > bounds[i]!) i++
+    return i
+  }
+
+  /** Adds observations to a series: their count per bucket (bounds.length + 1 slots, the last above all bounds), sum and count. */
+  add(key: string, labels: Record<string, string>, buckets: number[], sum: number, count: number): void {
     let series = this.series.get(key)
     if (!series) this.series.set(key, (series = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }))
-    const bucket = this.bounds.findIndex((bound) => value <= bound)
-    if (bucket >= 0) series.buckets[bucket]!++
-    series.sum += value
-    series.count++
+    for (let i = 0; i < this.bounds.length; i++) series.buckets[i]! += buckets[i]!
+    series.sum += sum
+    series.count += count
+  }
+
+  get size(): number {
+    return this.bounds.length
   }
 
   get() {
@@ -159,21 +171,50 @@ export class PrometheusMetrics {
     })
   }
 
-  /** Counts a batch of records (called by the recorder as it flushes). */
-  observe(records: RequestRecord[]): void {
-    const counts = new Map<string, { labels: { method: string; route: string; status: string }; n: number }>()
-    for (const record of records) {
-      const key = `${record.method} ${record.route} ${record.status}`
-      let count = counts.get(key)
-      if (count) count.n++
-      else counts.set(key, (count = { labels: { method: record.method, route: record.route, status: String(record.status) }, n: 1 }))
-      this.durations.observe(key, count.labels, record.durationMs / 1000)
-      if (record.model) {
-        if (record.promptTokens) this.tokens.inc({ model: record.model, type: 'prompt' }, record.promptTokens)
-        if (record.completionTokens) this.tokens.inc({ model: record.model, type: 'completion' }, record.completionTokens)
+  /**
+   * Counts a batch of records (called by the recorder as it flushes; `names` are the batch's
+   * strings by id). Records are added up per series first, by number, and each series of the
+   * batch then updates its counter and histogram once.
+   */
+  observe(batch: RecordBatch, names: StringList): void {
+    const rows = batch.rows
+    const groups = new Map<number, { method: number; route: number; status: number; buckets: number[]; sum: number; count: number }>()
+    const tokens = new Map<number, { prompt: number; completion: number }>()
+    const slots = this.durations.size + 1
+    // Every id of the batch is below names.length and every status below 1000: a key of numbers
+    // that cannot collide (exact while names stay below a few million).
+    const stride = names.length
+    for (let i = 0, at = 0; i < batch.count; i++, at += FIELDS) {
+      const method = rows[at + METHOD]!
+      const route = rows[at + ROUTE]!
+      const status = rows[at + STATUS]!
+      const key = (route * stride + method) * 1000 + status
+      let group = groups.get(key)
+      if (!group) groups.set(key, (group = { method, route, status, buckets: new Array<number>(slots).fill(0), sum: 0, count: 0 }))
+      const seconds = rows[at + DURATION]! / 1000
+      group.buckets[this.durations.bucketOf(seconds)]!++
+      group.sum += seconds
+      group.count++
+      const model = rows[at + MODEL]!
+      if (model) {
+        let used = tokens.get(model)
+        if (!used) tokens.set(model, (used = { prompt: 0, completion: 0 }))
+        used.prompt += rows[at + PROMPT]!
+        used.completion += rows[at + COMPLETION]!
       }
     }
-    for (const { labels, n } of counts.values()) this.requests.inc(labels, n)
+    for (const group of groups.values()) {
+      const method = names[group.method]!
+      const route = names[group.route]!
+      const labels = { method, route, status: String(group.status) }
+      this.requests.inc(labels, group.count)
+      this.durations.add(`${method} ${route} ${group.status}`, labels, group.buckets, group.sum, group.count)
+    }
+    for (const [id, used] of tokens) {
+      const model = names[id]!
+      if (used.prompt) this.tokens.inc({ model, type: 'prompt' }, used.prompt)
+      if (used.completion) this.tokens.inc({ model, type: 'completion' }, used.completion)
+    }
   }
 
   dropped(count: number): void {

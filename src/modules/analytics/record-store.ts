@@ -1,16 +1,31 @@
 import type { Database } from 'bun:sqlite'
 import { HOUR, type RequestRecord } from './record'
+import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
 
 /** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
 const ROWS_PER_INSERT = 64
 
 type Binding = string | number | null
 
+interface HourSum {
+  hour: number
+  method: number
+  route: number
+  user: number
+  model: number
+  requests: number
+  failures: number
+  duration: number
+  prompt: number
+  completion: number
+}
+
 /** The SQL side of recording: inserts records and adds them to the hourly rollup. */
 export class RecordStore {
   private readonly insertRecord
   private readonly insertRecords
   private readonly upsertHour
+  private readonly values: Binding[] = new Array(ROWS_PER_INSERT * FIELDS)
 
   constructor(private readonly db: Database) {
     const insert = 'INSERT INTO analytics_requests (ts, method, route, status, duration_ms, user_id, prompt_tokens, completion_tokens, model) VALUES '
@@ -31,35 +46,89 @@ export class RecordStore {
 
   /** Writes records and their rollup in one transaction; throws what SQLite throws (nothing is then written). */
   write(records: RequestRecord[]): void {
-    const hours = new Map<string, { hour: number; r: RequestRecord; requests: number; failures: number; duration: number; prompt: number; completion: number }>()
-    const values: Binding[] = []
+    const strings = new StringIds()
+    const rows = new Float64Array(records.length * FIELDS)
+    for (let i = 0, at = 0; i < records.length; i++, at += FIELDS) {
+      const r = records[i]!
+      rows[at + TS] = r.ts
+      rows[at + DURATION] = r.durationMs
+      rows[at + STATUS] = r.status
+      rows[at + METHOD] = strings.id(r.method)
+      rows[at + ROUTE] = strings.id(r.route)
+      rows[at + USER] = strings.id(r.userId)
+      rows[at + MODEL] = strings.id(r.model)
+      rows[at + PROMPT] = r.promptTokens
+      rows[at + COMPLETION] = r.completionTokens
+    }
+    this.writeBatch({ count: records.length, rows }, strings.names)
+  }
+
+  /**
+   * Writes a batch (see record-batch.ts; `names` are its strings by id) and its rollup in one
+   * transaction; throws what SQLite throws (nothing is then written).
+   */
+  writeBatch(batch: Pick<RecordBatch, 'count' | 'rows'>, names: StringList): void {
+    const { count, rows } = batch
+    const values = this.values
+    // Rollup rows by hour, then by method and route, then by user and model: keys of numbers
+    // (every id is below names.length), no string built per record.
+    const stride = names.length
+    const hours = new Map<number, Map<number, Map<number, HourSum>>>()
     this.db.transaction(() => {
       let i = 0
-      for (; i + ROWS_PER_INSERT <= records.length; i += ROWS_PER_INSERT) {
-        values.length = 0
-        for (let j = i; j < i + ROWS_PER_INSERT; j++) {
-          const r = records[j]!
-          values.push(r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)
+      for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
+        for (let j = 0, at = i * FIELDS, v = 0; j < ROWS_PER_INSERT; j++, at += FIELDS) {
+          values[v++] = rows[at + TS]!
+          values[v++] = names[rows[at + METHOD]!]!
+          values[v++] = names[rows[at + ROUTE]!]!
+          values[v++] = rows[at + STATUS]!
+          values[v++] = rows[at + DURATION]!
+          values[v++] = names[rows[at + USER]!] ?? null
+          values[v++] = rows[at + PROMPT]!
+          values[v++] = rows[at + COMPLETION]!
+          values[v++] = names[rows[at + MODEL]!] ?? null
         }
         this.insertRecords.run(...values)
       }
-      for (; i < records.length; i++) {
-        const r = records[i]!
-        this.insertRecord.run(r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)
+      for (let at = i * FIELDS; i < count; i++, at += FIELDS) {
+        this.insertRecord.run(
+          rows[at + TS]!,
+          names[rows[at + METHOD]!]!,
+          names[rows[at + ROUTE]!]!,
+          rows[at + STATUS]!,
+          rows[at + DURATION]!,
+          names[rows[at + USER]!] ?? null,
+          rows[at + PROMPT]!,
+          rows[at + COMPLETION]!,
+          names[rows[at + MODEL]!] ?? null,
+        )
       }
-      for (const r of records) {
-        const hour = Math.floor(r.ts / HOUR)
-        const key = `${hour}\u0000${r.method}\u0000${r.route}\u0000${r.userId ?? ''}\u0000${r.model ?? ''}`
-        let sum = hours.get(key)
-        if (!sum) hours.set(key, (sum = { hour, r, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
+      for (let k = 0, at = 0; k < count; k++, at += FIELDS) {
+        const hour = Math.floor(rows[at + TS]! / HOUR)
+        const method = rows[at + METHOD]!
+        const route = rows[at + ROUTE]!
+        const user = rows[at + USER]!
+        const model = rows[at + MODEL]!
+        let byEndpoint = hours.get(hour)
+        if (!byEndpoint) hours.set(hour, (byEndpoint = new Map()))
+        const endpoint = route * stride + method
+        let byCaller = byEndpoint.get(endpoint)
+        if (!byCaller) byEndpoint.set(endpoint, (byCaller = new Map()))
+        const caller = user * stride + model
+        let sum = byCaller.get(caller)
+        if (!sum) byCaller.set(caller, (sum = { hour, method, route, user, model, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
         sum.requests++
-        if (r.status >= 400) sum.failures++
-        sum.duration += r.durationMs
-        sum.prompt += r.promptTokens
-        sum.completion += r.completionTokens
+        if (rows[at + STATUS]! >= 400) sum.failures++
+        sum.duration += rows[at + DURATION]!
+        sum.prompt += rows[at + PROMPT]!
+        sum.completion += rows[at + COMPLETION]!
       }
-      for (const s of hours.values()) {
-        this.upsertHour.run(s.hour, s.r.method, s.r.route, s.r.userId ?? '', s.r.model ?? '', s.requests, s.failures, s.duration, s.prompt, s.completion)
+      for (const byEndpoint of hours.values()) {
+        for (const byCaller of byEndpoint.values()) {
+          for (const s of byCaller.values()) {
+            this.upsertHour.run(s.hour, names[s.method]!, names[s.route]!, names[s.user] ?? '', names[s.model] ?? '', s.requests, s.failures, s.duration, s.prompt, s.completion)
+          }
+        }
       }
     })()
   }

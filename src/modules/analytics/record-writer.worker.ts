@@ -4,7 +4,7 @@
 import { Database } from 'bun:sqlite'
 import { workerData } from 'node:worker_threads'
 import { RecordStore } from './record-store'
-import type { RequestRecord } from './record'
+import { type RecordBatch, receiveStrings, type StringList } from './record-batch'
 
 declare const self: Worker
 
@@ -12,11 +12,14 @@ const db = new Database((workerData as { path: string }).path, { strict: true })
 db.run('PRAGMA busy_timeout = 5000')
 db.run('PRAGMA synchronous = NORMAL')
 const store = new RecordStore(db)
+const names: StringList = [null]
 
-self.addEventListener('message', (event: MessageEvent<{ id: number; records: RequestRecord[] }>) => {
-  const { id, records } = event.data
+self.addEventListener('message', (event: MessageEvent<{ id: number; batch: RecordBatch }>) => {
+  const { id, batch } = event.data
+  // The batch's new strings are taken in even when it cannot be written: later batches use them.
+  receiveStrings(names, batch)
   try {
-    store.write(records)
+    store.writeBatch(batch, names)
     self.postMessage({ id })
   } catch (error) {
     self.postMessage({ id, failure: (error as { code?: string }).code ?? (error as Error)?.message ?? String(error) })

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
+import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
 import { WriterThread } from './writer-thread'
 
@@ -10,15 +11,15 @@ export interface RecorderOptions {
   retentionDays: number
   /** Pending records are written at least this often (default 1 s)... */
   flushIntervalMs?: number
-  /** ...and as soon as this many wait (default 500). */
+  /** ...and as soon as this many wait (default 10,000: a transaction's commit is worth sharing). */
   maxBatch?: number
   /** Records waiting beyond this many (the database stayed busy) are dropped, oldest first. */
   maxPending?: number
   /** How often old records are pruned (default every 10 minutes, first a few seconds after start). */
   pruneIntervalMs?: number
   log?: (line: string) => void
-  /** Sees every batch as it is flushed, whether or not the database takes it (Prometheus). */
-  onFlush?: (records: RequestRecord[]) => void
+  /** Sees every batch as it is flushed, whether or not the database takes it (Prometheus); `names` are its strings by id. */
+  onFlush?: (batch: RecordBatch, names: StringList) => void
   /** Told how many records were dropped (database full or failing). */
   onDrop?: (count: number) => void
   /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
@@ -30,13 +31,20 @@ export const UNMATCHED = '(unmatched)'
 
 /**
  * Buffers request records in memory and writes them in batches, one transaction each, off the
- * request path: a request costs a push onto an array. Each batch also updates the hourly rollup.
- * When the database cannot take a batch (full, or failing) the batch is dropped and counted,
- * never thrown at a request.
+ * request path: a request costs a few numbers written into a typed array (see record-batch.ts).
+ * Each batch also updates the hourly rollup. When the database cannot take a batch (full, or
+ * failing) the batch is dropped and counted, never thrown at a request.
  */
 export class RequestRecorder {
-  private pending: (RequestRecord | (() => RequestRecord))[] = []
+  private rows: Float64Array
+  private count = 0
+  private readonly strings = new StringIds()
+  /** Records the database was busy for (inline writer only), written first next time. */
+  private retry: RequestRecord[] = []
   private readonly open = new Set<() => void>()
+  /** Requests being answered (see arrive()), and who waits for there to be none. */
+  private running = 0
+  private readonly quiet = new Set<() => void>()
   private flushTimer: ReturnType<typeof setInterval> | null = null
   private pruneTimer: ReturnType<typeof setTimeout> | null = null
   private flushQueued = false
@@ -51,8 +59,9 @@ export class RequestRecorder {
     private readonly db: Database,
     options: RecorderOptions,
   ) {
-    this.options = { flushIntervalMs: 1000, maxBatch: 500, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
+    this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
     this.store = new RecordStore(db)
+    this.rows = new Float64Array(Math.min(this.options.maxBatch, 1024) * FIELDS)
     const file = db.filename
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
@@ -69,33 +78,83 @@ export class RequestRecorder {
     return this
   }
 
-  /**
-   * Queues a record, or a function that makes it when the batch is written (work kept off the
-   * request path); a full batch is written on the next turn of the event loop.
-   */
-  record(record: RequestRecord | (() => RequestRecord)): void {
+  /** Queues a record; a full batch is written on the next turn of the event loop. */
+  record(record: RequestRecord): void {
+    this.add(record.ts, record.method, record.route, record.status, record.durationMs, record.userId, record.promptTokens, record.completionTokens, record.model)
+  }
+
+  /** Queues a record given field by field (what a request pays for: no object is made). */
+  add(ts: number, method: string, route: string, status: number, durationMs: number, userId: string | null, promptTokens: number, completionTokens: number, model: string | null): void {
     if (this.closed) return
-    this.pending.push(record)
-    if (this.pending.length >= this.options.maxBatch && !this.flushQueued) {
+    let rows = this.rows
+    const at = this.count * FIELDS
+    if (at === rows.length) {
+      // Room for more (the buffer starts small, and grows up to a batch and beyond while a queued flush waits).
+      rows = new Float64Array(rows.length * 2)
+      rows.set(this.rows)
+      this.rows = rows
+    }
+    rows[at + TS] = ts
+    rows[at + DURATION] = durationMs
+    rows[at + STATUS] = status
+    rows[at + METHOD] = this.strings.id(method)
+    rows[at + ROUTE] = this.strings.id(route)
+    rows[at + USER] = this.strings.id(userId)
+    rows[at + MODEL] = this.strings.id(model)
+    rows[at + PROMPT] = promptTokens
+    rows[at + COMPLETION] = completionTokens
+    if (++this.count >= this.options.maxBatch && !this.flushQueued) {
       this.flushQueued = true
       setImmediate(() => this.flush())
     }
   }
 
   /**
-   * A record that can only be completed later (a streamed response): `finish` is called by the
-   * returned `end()`, or at close() if the stream is still running then.
+   * A record that can only be completed later (a streamed response): `finish` (which records it)
+   * is called by the returned `end()`, or at close() if the stream is still running then.
    */
-  begin(finish: () => RequestRecord): () => void {
+  begin(finish: () => void): () => void {
     let done = false
     const end = () => {
       if (done) return
       done = true
       this.open.delete(end)
-      this.record(finish())
+      finish()
     }
     this.open.add(end)
     return end
+  }
+
+  /** A request arrived (recording counts the requests being answered, for idle()). */
+  arrive(): void {
+    this.running++
+  }
+
+  /** A request counted by arrive() was answered (and recorded). */
+  leave(): void {
+    if (--this.running === 0 && this.quiet.size) for (const wake of [...this.quiet]) wake()
+  }
+
+  /** Requests arrived and not yet answered. */
+  get runningCount(): number {
+    return this.running
+  }
+
+  /**
+   * Resolves once no request is being answered, or after `timeoutMs`: a server stopping waits
+   * for the records of the requests it still answers before the last flush.
+   */
+  idle(timeoutMs: number): Promise<void> {
+    if (this.running <= 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.quiet.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, timeoutMs)
+      this.quiet.add(wake)
+    })
   }
 
   /** Records dropped so far because the database could not take them. */
@@ -105,7 +164,7 @@ export class RequestRecorder {
 
   /** Records waiting to be written. */
   get pendingCount(): number {
-    return this.pending.length
+    return this.count + this.retry.length
   }
 
   /**
@@ -115,33 +174,38 @@ export class RequestRecorder {
    */
   flush(): void {
     this.flushQueued = false
-    if (this.pending.length === 0) return
-    const batch: RequestRecord[] = []
-    for (const entry of this.pending.splice(0)) {
+    if (this.count === 0 && this.retry.length === 0) return
+    let batch: RecordBatch | null = null
+    if (this.count) {
+      batch = { count: this.count, rows: this.rows, ...this.strings.take() }
+      // The next batch starts with the room this one needed.
+      this.rows = new Float64Array(this.rows.length)
+      this.count = 0
       try {
-        batch.push(typeof entry === 'function' ? entry() : entry)
+        this.options.onFlush?.(batch, this.strings.names)
       } catch (error) {
-        this.drop(1, (error as Error)?.message ?? String(error))
+        this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
       }
     }
-    try {
-      this.options.onFlush?.(batch)
-    } catch (error) {
-      this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
-    }
-    if (this.writer) return this.writer.write(batch)
-    try {
-      this.write(batch)
-    } catch (error) {
-      const code = (error as { code?: string }).code
-      if (code === 'SQLITE_BUSY' && !this.closed) {
-        // Another writer holds the database: try again next time, within bounds.
-        this.pending = [...batch, ...this.pending]
-        if (this.pending.length > this.options.maxPending) this.drop(this.pending.splice(0, this.pending.length - this.options.maxPending).length, code)
-        return
+    if (this.writer) {
+      // The batch's buffer moves to the thread (this side can no longer read it).
+      if (batch) this.writer.write(batch)
+    } else {
+      const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry
+      this.retry = []
+      try {
+        this.write(records)
+      } catch (error) {
+        const code = (error as { code?: string }).code
+        if (code === 'SQLITE_BUSY' && !this.closed) {
+          // Another writer holds the database: try again next time, within bounds.
+          this.retry = records
+          if (records.length > this.options.maxPending) this.drop(records.splice(0, records.length - this.options.maxPending).length, code)
+        } else this.drop(records.length, code ?? (error as Error)?.message ?? String(error))
       }
-      this.drop(batch.length, code ?? (error as Error)?.message ?? String(error))
     }
+    // Ids only grow with new users, routes and models; past a bound the table starts again.
+    this.strings.restartOver()
   }
 
   /** Waits for records of responses already sent, then writes everything pending, and waits for that. */

@@ -2,8 +2,8 @@ import { Elysia } from 'elysia'
 import { principalOf } from '../../core/auth'
 import { usageOf } from '../../core/usage'
 import type { HandledMessage } from '../ws'
-import type { RequestRecord, RequestRecorder } from './recorder'
-import { pathOf, type RouteTable } from './route-table'
+import type { RequestRecorder } from './recorder'
+import type { RouteTable } from './route-table'
 
 /** A copy of `body` that calls `end` once, when it has been read to the end or cancelled. */
 function watchEnd(body: ReadableStream<Uint8Array>, end: () => void): ReadableStream<Uint8Array> {
@@ -33,9 +33,10 @@ const round2 = (value: number) => Math.round(value * 100) / 100
 /**
  * Records every request: method, route pattern (looked up in `routes`, so a path with ids is never
  * stored, and a path that matches no route gets a fixed label), final status, duration, caller,
- * and the model usage a route attached (recordUsage). The record is queued as a function the
- * recorder runs when it writes the batch, so a request pays for little more than a timestamp.
- * Server-sent event streams are recorded when their stream ends.
+ * and the model usage a route attached (recordUsage). The record is written straight into the
+ * recorder's batch as numbers (no object or closure per request, and the request itself is not
+ * kept). Server-sent event streams are recorded when their stream ends. The recorder also counts
+ * the requests being answered, so that a server stopping can wait for their records.
  *
  * This wraps the app's fetch handler (Elysia's `wrap`) instead of using lifecycle hooks: an
  * onRequest/mapResponse/onAfterResponse trio changes how Elysia compiles every route and was
@@ -46,50 +47,57 @@ const round2 = (value: number) => Math.round(value * 100) / 100
 export function requestRecording(recorder: RequestRecorder, routes: RouteTable, enabled = true) {
   const plugin = new Elysia({ name: 'analytics:recording' })
   if (!enabled) return plugin
-  const recordOf = (request: Request, arrived: number, ended: number, status: number) => (): RequestRecord => {
+  const record = (request: Request, arrived: number, status: number): void => {
+    const durationMs = performance.now() - arrived
     const usage = usageOf(request)
-    return {
-      ts: Math.round(Date.now() - (performance.now() - arrived)),
-      method: request.method,
-      route: routes.resolve(request.method, pathOf(request.url)),
+    const method = request.method
+    recorder.add(
+      Math.round(Date.now() - durationMs),
+      method,
+      routes.resolveUrl(method, request.url),
       status,
-      durationMs: round2(ended - arrived),
-      userId: principalOf(request)?.user.id ?? null,
-      promptTokens: usage?.promptTokens ?? 0,
-      completionTokens: usage?.completionTokens ?? 0,
-      model: usage?.model ?? null,
-    }
+      round2(durationMs),
+      principalOf(request)?.user.id ?? null,
+      usage?.promptTokens ?? 0,
+      usage?.completionTokens ?? 0,
+      usage?.model ?? null,
+    )
+  }
+  /** Records a request that ended without a response (it threw): a 500. */
+  const failed = (request: Request, arrived: number): void => {
+    record(request, arrived, 500)
+    recorder.leave()
   }
   const finish = (request: Request, arrived: number, response: unknown): unknown => {
     if (!(response instanceof Response)) {
       // A WebSocket upgrade answers nothing: the connection was handed over (101).
-      recorder.record(recordOf(request, arrived, performance.now(), request.headers.get('upgrade') ? 101 : 200))
-      return response
-    }
-    // The header first: reading `body` makes Bun build a stream object for any response.
-    if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
-      const end = recorder.begin(() => recordOf(request, arrived, performance.now(), response.status)())
-      return new Response(watchEnd(response.body, end), { status: response.status, statusText: response.statusText, headers: response.headers })
-    }
-    recorder.record(recordOf(request, arrived, performance.now(), response.status))
+      record(request, arrived, request.headers.get('upgrade') ? 101 : 200)
+    } else if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+      // (The header first: reading `body` makes Bun build a stream object for any response.)
+      const status = response.status
+      const end = recorder.begin(() => record(request, arrived, status))
+      response = new Response(watchEnd(response.body, end), { status, statusText: response.statusText, headers: response.headers })
+    } else record(request, arrived, response.status)
+    recorder.leave()
     return response
   }
   return plugin.wrap(
     (handle) =>
       (request: Request): unknown => {
         const arrived = performance.now()
+        recorder.arrive()
         let result: unknown
         try {
           result = handle(request)
         } catch (error) {
-          recorder.record(recordOf(request, arrived, performance.now(), 500))
+          failed(request, arrived)
           throw error
         }
         if (result instanceof Promise) {
           return result.then(
             (response) => finish(request, arrived, response),
             (error) => {
-              recorder.record(recordOf(request, arrived, performance.now(), 500))
+              failed(request, arrived)
               throw error
             },
           )

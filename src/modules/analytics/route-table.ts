@@ -9,6 +9,10 @@ interface Node {
   wildcard?: Map<string, string>
 }
 
+/** Paths remembered per method, and the longest one remembered. */
+const KNOWN_PATHS = 2048
+const KNOWN_PATH_LENGTH = 256
+
 const node = (): Node => ({ statics: new Map(), routes: new Map() })
 
 /** The route registered for `method` among `routes`, with the fallbacks Elysia applies (HEAD → GET, ALL, WebSocket upgrades). */
@@ -25,6 +29,8 @@ function pick(routes: Map<string, string> | undefined, method: string): string |
  */
 export class RouteTable {
   private root: Node | null = null
+  /** Patterns of paths already resolved, by method and path (bounded: emptied when full). */
+  private readonly known = new Map<string, Map<string, string>>()
 
   constructor(private readonly list: () => readonly { method: string; path: string }[]) {}
 
@@ -53,6 +59,29 @@ export class RouteTable {
     this.root ??= this.build()
     const segments = path.split('/').filter(Boolean)
     return this.match(this.root, segments, 0, method) ?? UNMATCHED
+  }
+
+  /**
+   * The pattern of the route a request to `url` reaches (see resolve()), remembered for paths
+   * seen before: most requests go to a few paths, which then cost a lookup instead of a walk.
+   */
+  resolveUrl(method: string, url: string): string {
+    const path = pathOf(url)
+    let paths = this.known.get(method)
+    if (!paths) {
+      if (this.known.size >= KNOWN_PATHS) this.known.clear()
+      this.known.set(method, (paths = new Map()))
+    }
+    let pattern = paths.get(path)
+    if (pattern === undefined) {
+      pattern = this.resolve(method, path)
+      // Paths with ids or long ones are seldom seen twice: the memory stays bounded.
+      if (path.length <= KNOWN_PATH_LENGTH) {
+        if (paths.size >= KNOWN_PATHS) paths.clear()
+        paths.set(path, pattern)
+      }
+    }
+    return pattern
   }
 
   private match(at: Node, segments: string[], i: number, method: string): string | undefined {

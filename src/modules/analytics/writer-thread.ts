@@ -1,4 +1,4 @@
-import type { RequestRecord } from './record'
+import type { RecordBatch } from './record-batch'
 
 interface Reply {
   id: number
@@ -8,7 +8,8 @@ interface Reply {
 
 /**
  * A worker thread that writes record batches to the database file through its own connection
- * (see record-writer.worker.ts). Batches are written in the order they are sent.
+ * (see record-writer.worker.ts). Batches are written in the order they are sent, which is also
+ * how the thread keeps its copy of the batches' string table (see record-batch.ts) in step.
  */
 export class WriterThread {
   private readonly worker: Worker
@@ -32,12 +33,12 @@ export class WriterThread {
     this.worker.unref()
   }
 
-  /** Sends a batch; `done` runs once it is written or dropped. */
-  write(records: RequestRecord[], done: () => void = () => {}): void {
+  /** Sends a batch, its buffer transferred (no copy); `done` runs once it is written or dropped. */
+  write(batch: RecordBatch, done: () => void = () => {}): void {
     const id = ++this.nextId
     if (this.waiting.size === 0) this.worker.ref()
-    this.waiting.set(id, { count: records.length, done })
-    this.worker.postMessage({ id, records })
+    this.waiting.set(id, { count: batch.count, done })
+    this.worker.postMessage({ id, batch }, [batch.rows.buffer])
   }
 
   private settled(reply: Reply): void {
