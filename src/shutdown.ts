@@ -12,10 +12,13 @@ interface Stoppable {
 /**
  * Stops the server in order: no new connections; running requests (and open WebSockets) get up
  * to `graceMs` to finish, after which they are cut off; then the request records still pending
- * are written and the database is closed.
+ * are written and the database is closed. Requests the app is still answering when the server
+ * reports itself stopped (or that came through app.handle) are waited for too, within the same
+ * `graceMs`, so that their records are written and the database is open while they run.
  */
 export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   services.backups?.stop()
+  const deadline = Date.now() + graceMs
   const server = app.server
   if (server) {
     const running = server.pendingRequests + server.pendingWebSockets
@@ -33,7 +36,8 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
       await server.stop(true)
     }
   }
-  // The last responses' records are queued by hooks that run on the next turn of the event loop.
+  // Requests counted by request recording and not answered yet (none once the grace is over).
+  await services.recorder.idle(Math.max(0, deadline - Date.now()))
   await new Promise((resolve) => setImmediate(resolve))
   services.plugins?.close()
   services.speech?.close()

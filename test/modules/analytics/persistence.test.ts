@@ -62,6 +62,21 @@ describe('records on disk', () => {
   })
 })
 
+describe('shutdown', () => {
+  test('waits for requests the app is still answering, and keeps their records', async () => {
+    const dir = dataDir()
+    const services = createServices({ dataDir: dir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, log: () => {} })
+    const app = buildApp(services)
+    // Logins take a while (password hashing): both are running when the shutdown starts.
+    const running = Array.from({ length: 2 }, () => app.handle(new Request('http://localhost/auth/login', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(ADMIN) })))
+    expect(services.recorder.runningCount).toBe(2)
+    await shutdown({ server: null, stop: async () => {} }, services)
+    expect(services.recorder.runningCount).toBe(0)
+    expect((await Promise.all(running)).map((res) => res.status)).toEqual([200, 200])
+    expect(countRows(join(dir, 'uagent.db'))).toBe(2)
+  })
+})
+
 describe('the server process', () => {
   test('on SIGTERM it lets running requests finish and loses no record', async () => {
     const dir = dataDir()
