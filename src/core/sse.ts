@@ -1,5 +1,23 @@
 const HEARTBEAT_MS = 15_000
 
+/** Bodies of the event streams sseResponse made that no wrapper has claimed yet, and their count. */
+const unclaimedBodies = new WeakSet<ReadableStream>()
+let unclaimed = 0
+
+/**
+ * How many event streams sseResponse made that request recording has not yet seen leave (it
+ * claims each with claimEventStream). While there are none, a response cannot be one of them, and
+ * recording need not read the response's content-type, which costs every response a Headers object.
+ */
+export function unclaimedEventStreams(): number {
+  return unclaimed
+}
+
+/** Request recording saw this event stream body leave (a body sseResponse did not make is ignored). */
+export function claimEventStream(body: ReadableStream): void {
+  if (unclaimedBodies.delete(body)) unclaimed--
+}
+
 /**
  * A text/event-stream Response from an async iterable of events, one `data:` JSON line each
  * (a string event is written as it is, e.g. OpenAI's closing `[DONE]`).
@@ -47,6 +65,8 @@ export function sseResponse(
       await iterator?.return?.()
     },
   })
+  unclaimedBodies.add(body)
+  unclaimed++
   return new Response(body, {
     headers: {
       ...headers,

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { principalOf } from '../../core/auth'
+import { claimEventStream, unclaimedEventStreams } from '../../core/sse'
 import { usageOf } from '../../core/usage'
 import type { HandledMessage } from '../ws'
 import type { RequestRecorder } from './recorder'
@@ -72,8 +73,10 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
     if (!(response instanceof Response)) {
       // A WebSocket upgrade answers nothing: the connection was handed over (101).
       record(request, arrived, request.headers.get('upgrade') ? 101 : 200)
-    } else if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
-      // (The header first: reading `body` makes Bun build a stream object for any response.)
+    } else if (unclaimedEventStreams() > 0 && response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+      // Headers are read only while an event stream is on its way (reading them costs every
+      // response a Headers object), and before `body` (which makes Bun build a stream object).
+      claimEventStream(response.body)
       const status = response.status
       const end = recorder.begin(() => record(request, arrived, status))
       response = new Response(watchEnd(response.body, end), { status, statusText: response.statusText, headers: response.headers })
