@@ -1,6 +1,7 @@
 // The writer thread of WriterThread: writes record batches through its own connection to the
 // database file (WAL lets the server's connection read and write beside it), and answers each
-// batch with its id, and the reason when it could not be written (the batch is then dropped).
+// batch with its id, and the reason when it could not be written (the batch is then dropped),
+// handing the batch's buffer back.
 import { Database } from 'bun:sqlite'
 import { workerData } from 'node:worker_threads'
 import { RecordStore } from './record-store'
@@ -18,10 +19,12 @@ self.addEventListener('message', (event: MessageEvent<{ id: number; batch: Recor
   const { id, batch } = event.data
   // The batch's new strings are taken in even when it cannot be written: later batches use them.
   receiveStrings(names, batch)
+  let failure: string | undefined
   try {
     store.writeBatch(batch, names)
-    self.postMessage({ id })
   } catch (error) {
-    self.postMessage({ id, failure: (error as { code?: string }).code ?? (error as Error)?.message ?? String(error) })
+    failure = (error as { code?: string }).code ?? (error as Error)?.message ?? String(error)
   }
+  // The buffer goes back for the recorder's next batch (no new one to allocate and zero).
+  self.postMessage({ id, failure, rows: batch.rows }, [batch.rows.buffer])
 })

@@ -37,6 +37,8 @@ export const UNMATCHED = '(unmatched)'
  */
 export class RequestRecorder {
   private rows: Float64Array
+  /** A buffer the writer thread handed back, for the next batch. */
+  private spare: Float64Array | null = null
   private count = 0
   private readonly strings = new StringIds()
   /** Records the database was busy for (inline writer only), written first next time. */
@@ -66,7 +68,15 @@ export class RequestRecorder {
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
     // cannot be shared with another thread: its writes stay here.)
-    if (this.options.writer === 'thread' && file && file !== ':memory:') this.writer = new WriterThread(file, (count, reason) => this.drop(count, reason))
+    if (this.options.writer === 'thread' && file && file !== ':memory:') {
+      this.writer = new WriterThread(
+        file,
+        (count, reason) => this.drop(count, reason),
+        (rows) => {
+          this.spare = rows
+        },
+      )
+    }
   }
 
   /** Starts the flush and prune timers (they never keep the process alive). */
@@ -178,8 +188,11 @@ export class RequestRecorder {
     let batch: RecordBatch | null = null
     if (this.count) {
       batch = { count: this.count, rows: this.rows, ...this.strings.take() }
-      // The next batch starts with the room this one needed.
-      this.rows = new Float64Array(this.rows.length)
+      // The next batch starts with the room this one needed, in the buffer of an earlier one when
+      // the writer thread has handed it back (every slot of a record is written, none read stale).
+      const spare = this.spare
+      this.spare = null
+      this.rows = spare && spare.length >= this.rows.length ? spare : new Float64Array(this.rows.length)
       this.count = 0
       try {
         this.options.onFlush?.(batch, this.strings.names)

@@ -4,6 +4,8 @@ interface Reply {
   id: number
   /** Set when the batch could not be written (and was dropped): the SQLite code or message. */
   failure?: string
+  /** The batch's buffer, handed back once written. */
+  rows?: Float64Array
 }
 
 /**
@@ -20,6 +22,8 @@ export class WriterThread {
   constructor(
     path: string,
     private readonly onFailure: (count: number, reason: string) => void = () => {},
+    /** Gets each batch's buffer back once the batch is written, to fill again. */
+    private readonly onBuffer: (rows: Float64Array) => void = () => {},
   ) {
     this.worker = new Worker(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
     this.worker.addEventListener('message', (event: MessageEvent<Reply>) => this.settled(event.data))
@@ -46,6 +50,7 @@ export class WriterThread {
     if (!batch) return
     this.waiting.delete(reply.id)
     if (reply.failure) this.onFailure(batch.count, reply.failure)
+    if (reply.rows) this.onBuffer(reply.rows)
     batch.done()
     if (this.waiting.size === 0) {
       this.worker.unref()
