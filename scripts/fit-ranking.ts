@@ -45,7 +45,7 @@ function rankingQuality(prepared: Prepared[], params: RankingParams): number {
 }
 
 const GRID: { [K in keyof RankingParams]?: number[] } = {
-  bm25Half: [1, 2, 3, 4, 6, 8, 12, 16, 24],
+  bm25Half: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
   rareShare: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
   minFeatures: [0, 4, 8, 12, 16, 24, 32, 48, 64, 96],
   vectorPool: [20, 40, 80, 160],
