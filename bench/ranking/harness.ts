@@ -2,16 +2,14 @@
 // user would have it), every query's candidates gathered once with large pools, and the metrics of a
 // ranking over them. Shared by scripts/fit-ranking.ts (fitting) and bench/ranking.ts (evaluation).
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db'
 import { loadConfig } from '../../src/config'
 import { createModels, type Embedder } from '../../src/ml'
-import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { chunkOptionsFor } from '../../src/modules/rag/chunking'
 import { type Candidate, type RankingParams, rankCandidates, type RankingTerms } from '../../src/modules/rag/scoring'
-import { RagService } from '../../src/modules/rag/service'
 import type { CollectionRow } from '../../src/modules/rag/store'
 import { fillerDocuments } from '../../test/fixtures/filler'
 import { identifierCorpus } from '../../test/fixtures/identifier-corpus'
+import { inMemoryRag } from '../../test/rag-service'
 import labelled from '../../test/fixtures/ranking-labelled.json'
 import kb from '../../test/fixtures/kb-labelled.json'
 import intranet from '../../test/fixtures/rag-corpus.json'
@@ -61,9 +59,7 @@ export interface Prepared {
 
 /** Every corpus ingested as it is now (RagService: today's chunker), one collection each. */
 export async function ingestNow(embedder: Embedder, docs: Map<string, { id: string; content: string }[]>) {
-  const db = openDatabase(':memory:')
-  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('bench', 'bench@example.com', 'x', '[\"user\"]', '')")
-  const rag = new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+  const { rag } = inMemoryRag({ user: 'bench', embedder })
   const collections = new Map<string, CollectionRow>()
   for (const [name, documents] of docs) {
     for (let i = 0; i < documents.length; i += 500) await rag.ingest('bench', name, documents.slice(i, i + 500))
@@ -74,9 +70,7 @@ export async function ingestNow(embedder: Embedder, docs: Map<string, { id: stri
 
 /** Every corpus ingested with the chunker of before (bench/ranking/before), for the baseline. */
 export async function ingestBefore(embedder: Embedder, docs: Map<string, { id: string; content: string }[]>) {
-  const db = openDatabase(':memory:')
-  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('bench', 'bench@example.com', 'x', '[\"user\"]', '')")
-  const rag = new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+  const { rag } = inMemoryRag({ user: 'bench', embedder })
   const options = chunkOptionsFor(embedder.maxTokens)
   const collections = new Map<string, CollectionRow>()
   for (const [name, documents] of docs) {

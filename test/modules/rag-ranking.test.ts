@@ -1,23 +1,14 @@
 import { describe, expect, test } from 'bun:test'
-import { openDatabase } from '../../src/db'
-import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
-import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { chunkDocument, chunkOptionsFor, PAGE_BREAK } from '../../src/modules/rag/chunking'
 import { isFitted, rankingParams } from '../../src/modules/rag/ranking-params'
 import stored from '../../src/modules/rag/ranking-params.json'
 import { type Candidate, rankCandidates, rareTerms } from '../../src/modules/rag/scoring'
-import { RagService } from '../../src/modules/rag/service'
 import { COMMON, FORMS, identifierCorpus, random } from '../fixtures/identifier-corpus'
 import labelled from '../fixtures/ranking-labelled.json'
 import { makeServer } from '../helpers'
+import { inMemoryRag } from '../rag-service'
 
-function service() {
-  const db = openDatabase(':memory:')
-  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'u@example.com', 'x', '[\"user\"]', '')")
-  const embedder = new HashEmbedder()
-  const rag = new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
-  return { db, rag, embedder }
-}
+const service = () => inMemoryRag()
 
 const FEW = 'data to by at the of and in was it for on as with be'.split(' ')
 
