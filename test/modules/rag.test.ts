@@ -99,9 +99,10 @@ describe('ingest', () => {
     const listening = server.app.listen({ port: 0 })
     const base = `http://127.0.0.1:${listening.server!.port}`
     try {
-      const documents = Array.from({ length: 600 }, (_, i) => ({
+      // About 5,000 chunks: long enough to be under way while the other requests are answered.
+      const documents = Array.from({ length: 1000 }, (_, i) => ({
         id: `doc-${i}`,
-        content: `Document ${i} talks about topic ${i % 17}. `.repeat(30) + `\n\nA second paragraph about subject ${i % 23} and more words.`.repeat(5),
+        content: (`Document ${i} talks about topic ${i % 17}. `.repeat(30) + `\n\nA second paragraph about subject ${i % 23} and more words.`.repeat(5)).repeat(4),
       }))
       let ingestDone = false
       const ingest = fetch(`${base}/rag/ingest`, {
@@ -122,7 +123,7 @@ describe('ingest', () => {
       expect((await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(200)
       answeredDuring.push(!ingestDone)
       expect(answeredDuring).toEqual([true, true, true, true])
-      expect(await ingest).toMatchObject({ ingested: 600, failed: 0 })
+      expect(await ingest).toMatchObject({ ingested: 1000, failed: 0 })
     } finally {
       listening.stop(true)
     }
