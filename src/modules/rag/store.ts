@@ -315,7 +315,7 @@ export class RagStore {
     this.db.transaction(() => {
       this.dropFts(collection.id)
       this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
-    })()
+    }).immediate()
     this.cache.invalidate(collection.id)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
@@ -328,7 +328,7 @@ export class RagStore {
       removed.push(...this.chunkIdsOf(collection.id, docId))
       this.unindexDocument(collection.id, docId)
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
-    })()
+    }).immediate()
     this.cache.update(collection.id, removed, [])
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
@@ -383,7 +383,10 @@ export class RagStore {
         // Rows that describe the document (the knowledge base's) commit with it or not at all.
         alongside?.(documentRow, document)
       }
-    })()
+      // IMMEDIATE: the write lock is taken (waiting out busy_timeout) before the first read. A deferred
+      // transaction that reads first fails with SQLITE_BUSY at its first write, without waiting, when
+      // another connection (the analytics writer thread) committed in between.
+    }).immediate()
     this.cache.update(collection.id, removed, added)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
