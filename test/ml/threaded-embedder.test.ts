@@ -1,6 +1,11 @@
 import { describe, expect, test } from 'bun:test'
+import { openDatabase } from '../../src/db'
+import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { THREAD_MIN_TEXTS, ThreadedHashEmbedder } from '../../src/ml/builtin/threaded-hash-embedder'
+import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
+import { RagStore } from '../../src/modules/rag/store'
+import { matrixEntries } from '../../src/modules/rag/vector-cache'
 
 // Prose, code, accents, other scripts, repeated words, an empty text: every path of the tokenizer.
 const SAMPLES = [
@@ -50,4 +55,36 @@ describe('built-in embedder on a worker thread', () => {
       threaded.close()
     }
   })
+})
+
+test('an ingest pipelined through the thread stores every chunk with its own vector, and the in-memory copy equals a rebuild', async () => {
+  const db = openDatabase(':memory:')
+  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'u@example.com', 'x', '[\"user\"]', '')")
+  const threaded = new ThreadedHashEmbedder()
+  const cacheOptions = { minRows: 1, budgetBytes: 64 * 1024 * 1024 }
+  const rag = new RagService({ db, embedder: async () => threaded, generator: async () => new ExtractiveGenerator(), vectorCache: cacheOptions })
+  try {
+    await rag.ingest('u', 'kb', [{ id: 'seed', content: 'Vacuum reclaims the space of dead rows.' }])
+    await rag.search('u', 'kb', 'vacuum', 1) // the in-memory copy exists from here on, and follows the writes
+    // Several write batches of documents of different lengths, so batches close at different places.
+    const documents = Array.from({ length: 120 }, (_, i) => ({ id: `d${i}`, content: `${SAMPLES[i % SAMPLES.length]} Section ${i}.\n\n`.repeat(1 + (i % 9) * 6) }))
+    const result = await rag.ingest('u', 'kb', documents)
+    expect(result).toMatchObject({ ingested: 120, failed: 0 })
+    const collection = rag.collection('u', 'kb')
+    const rows = db
+      .query<{ id: number; content: string; embedding: Uint8Array }, []>('SELECT c.id, c.content, v.embedding FROM rag_chunks c JOIN rag_vec_384 v ON v.rowid = c.id ORDER BY c.id')
+      .all()
+    expect(rows.length).toBeGreaterThan(WRITE_BATCH * 2)
+    const local = new HashEmbedder()
+    const expected = await local.embed(rows.map((row) => row.content))
+    expect(rows.map((row) => [...row.embedding])).toEqual(bytes(expected))
+    const fresh = new RagStore(db, cacheOptions)
+    fresh.nearest(collection, new Float32Array(collection.dimensions).fill(1), 1)
+    const entries = (m: Map<number, Float32Array>) => new Map([...m].map(([id, v]) => [id, [...v]]))
+    expect(entries(matrixEntries(rag.store.cache.peek(collection.id)!))).toEqual(entries(matrixEntries(fresh.cache.peek(collection.id)!)))
+    expect(threaded.threaded).toBe(true)
+  } finally {
+    threaded.close()
+    db.close()
+  }
 })
