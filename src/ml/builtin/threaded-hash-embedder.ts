@@ -33,6 +33,7 @@ export class ThreadedHashEmbedder implements Embedder {
       const call = this.waiting.get(id)
       if (!call) return
       this.waiting.delete(id)
+      if (this.waiting.size === 0) worker.unref()
       if (vectors) call.resolve(vectors)
       else call.reject(new Error(failure ?? 'embedding thread failed'))
     })
@@ -46,7 +47,9 @@ export class ThreadedHashEmbedder implements Embedder {
       }
       worker.terminate()
     })
-    // Never what keeps a process alive.
+    // Kept alive only while a call is in flight (see embed). An idle thread never keeps a process
+    // alive; a call in flight must, or Bun's event loop, with nothing else to wait on, spins on the
+    // unreferenced worker's reply instead of sleeping (a core burnt while the thread embeds).
     worker.unref()
     this.worker = worker
     return worker
@@ -58,8 +61,10 @@ export class ThreadedHashEmbedder implements Embedder {
     try {
       flat = await new Promise<Float32Array>((resolve, reject) => {
         const id = ++this.nextId
+        const worker = this.thread()
+        if (this.waiting.size === 0) worker.ref()
         this.waiting.set(id, { resolve, reject })
-        this.thread().postMessage({ id, texts })
+        worker.postMessage({ id, texts })
       })
     } catch {
       return this.local.embed(texts)
