@@ -6,9 +6,10 @@
 //
 // Self-contained on purpose (it only spawns the server and talks HTTP), so the same file can be run
 // against an older checkout to compare: `bun bench/rag-real.ts` from that checkout's root.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { ensurePackages, loadPages, questions } from './debian-docs'
 import { loadavg, tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const CACHE = process.env.BENCH_CACHE ?? join(root, '.bench')
@@ -17,103 +18,6 @@ const MIN_CHUNKS = Number(process.env.BENCH_RAG_CHUNKS ?? 100_000)
 const QUESTIONS = Number(process.env.BENCH_RAG_QUESTIONS ?? 300)
 const BATCH_BYTES = 4 * 1024 * 1024
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
-
-/** Downloads and unpacks the documentation packages once; false (with the reason printed) when that is impossible. */
-function ensurePackages(): boolean {
-  mkdirSync(CACHE, { recursive: true })
-  for (const name of PACKAGES) {
-    const dir = join(CACHE, name)
-    if (existsSync(join(dir, 'usr'))) continue
-    let deb = readdirSync(CACHE).find((file) => file.startsWith(`${name}_`) && file.endsWith('.deb'))
-    if (!deb) {
-      if (!Bun.which('apt-get')) {
-        console.log(`(skipped: apt-get is not available to download ${name})`)
-        return false
-      }
-      const result = Bun.spawnSync(['apt-get', 'download', name], { cwd: CACHE, stdout: 'ignore', stderr: 'pipe' })
-      deb = readdirSync(CACHE).find((file) => file.startsWith(`${name}_`) && file.endsWith('.deb'))
-      if (!deb) {
-        console.log(`(skipped: apt-get download ${name} failed: ${result.stderr.toString().trim().split('\n').pop()}; run apt-get update first?)`)
-        return false
-      }
-    }
-    mkdirSync(dir, { recursive: true })
-    const extracted = Bun.spawnSync(['dpkg-deb', '-x', join(CACHE, deb), dir], { stderr: 'pipe' })
-    if (extracted.exitCode !== 0) {
-      console.log(`(skipped: dpkg-deb -x ${deb} failed: ${extracted.stderr.toString().trim()})`)
-      return false
-    }
-  }
-  return true
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', copy: '©' }
-const decode = (text: string) =>
-  text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
-    if (entity[0] === '#') {
-      const code = entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1))
-      return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' '
-    }
-    return ENTITIES[entity.toLowerCase()] ?? whole
-  })
-const inline = (html: string) => decode(html.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim()
-
-/** Text of an HTML page: blocks become paragraphs, preformatted text keeps its lines. */
-function htmlToText(html: string): string {
-  const body = html
-    .replace(/<head[\s\S]*?<\/head>/i, '')
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<div class="nav(header|footer)">[\s\S]*?<\/div>/g, '')
-  const blocks = body
-    .replace(/<\/?(p|div|h[1-6]|li|dt|dd|tr|table|pre|blockquote|br|hr|ul|ol|dl)\b[^>]*>/gi, '\n\n')
-    .split(/\n\s*\n/)
-    .map((block) => decode(block.replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim())
-    .filter(Boolean)
-  return blocks.join('\n\n')
-}
-
-interface Page {
-  id: string
-  text: string
-  titles: string[]
-}
-
-function loadPages(): Page[] {
-  const pages: Page[] = []
-  const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    return statSync(path).isDirectory() ? walk(path) : name.endsWith('.html') ? [path] : []
-  })
-  for (const name of PACKAGES) {
-    for (const path of walk(join(CACHE, name)).sort()) {
-      const html = readFileSync(path, 'utf8')
-      const text = htmlToText(html)
-      if (text.length < 200 || Buffer.byteLength(text) > 1_000_000) continue
-      const headings = [...html.matchAll(/<(title|h[1-3])\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => inline(m[2]!))
-      const titles = [...new Set(headings.map((t) => t.replace(/^(Chapter|Appendix|Part)?\s*[\dIVXA-Z]+(\.\d+)*\.?\s+/, '').replace(/\s*\(\d\)$/, '').trim()))]
-        .filter((t) => t.length >= 4 && t.length <= 80 && !/^(PostgreSQL|Git)\b.*Documentation/i.test(t))
-      pages.push({ id: relative(CACHE, path), text, titles })
-    }
-  }
-  return pages
-}
-
-/** A deterministic sample of questions as people type them, each with the page it came from. */
-function questions(pages: Page[]): { query: string; source: string }[] {
-  const templates = [(t: string) => `how do I use ${t}`, (t: string) => `what is ${t}`, (t: string) => `how does ${t} work`, (t: string) => `what is the ${t} for`]
-  // Only titles found on one page: "Synopsis" or "Examples" head hundreds of pages and name none of them.
-  const pagesOf = new Map<string, number>()
-  for (const page of pages) for (const title of page.titles) pagesOf.set(title.toLowerCase(), (pagesOf.get(title.toLowerCase()) ?? 0) + 1)
-  const all = pages.flatMap((page) => page.titles.filter((title) => pagesOf.get(title.toLowerCase()) === 1).map((title) => ({ title, source: page.id })))
-  const picked: { query: string; source: string }[] = []
-  const step = all.length / QUESTIONS
-  for (let i = 0; i < QUESTIONS && i * step < all.length; i++) {
-    const { title, source } = all[Math.floor(i * step)]!
-    picked.push({ query: templates[i % templates.length]!(title.toLowerCase()), source })
-  }
-  return picked
-}
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!
 
@@ -148,10 +52,10 @@ const cpuSeconds = async (pid: number) => {
 
 export async function benchRagReal() {
   console.log('\n== RAG on real text (PostgreSQL 15 + Git documentation from Debian, built-in embedder, over HTTP)')
-  if (!ensurePackages()) return
-  const pages = loadPages()
+  if (!ensurePackages(CACHE, PACKAGES)) return
+  const pages = loadPages(CACHE, PACKAGES)
   const pageBytes = pages.reduce((sum, page) => sum + Buffer.byteLength(page.text), 0)
-  const asked = questions(pages)
+  const asked = questions(pages, QUESTIONS)
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-rag-'))
   const { proc, url } = await startServer(dataDir)
   try {
@@ -227,5 +131,3 @@ export async function benchRagReal() {
 }
 
 if (import.meta.main) await benchRagReal()
-/** For experiments on the corpus and questions without a server. */
-export const corpus = { loadPages, questions }

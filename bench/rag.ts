@@ -1,10 +1,7 @@
 // RAG: ingest throughput with the built-in embedder, search latency at 10k and 100k chunks next to a
 // brute-force cosine scan in TypeScript, and recall@10 of the vector search against that scan.
-import { openDatabase } from '../src/db'
-import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
-import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
-import { RagService } from '../src/modules/rag/service'
 import { RagStore } from '../src/modules/rag/store'
+import { inMemoryRag } from '../test/rag-service'
 import { seededRandom } from '../scripts/fixtures/onnx-graph'
 
 const DIMENSIONS = 384
@@ -39,13 +36,7 @@ function randomUnitVector(): Float32Array {
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!
 
-function setup() {
-  const db = openDatabase(':memory:')
-  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('bench', 'bench@example.com', 'x', '[\"user\"]', '')")
-  const embedder = new HashEmbedder()
-  const rag = new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
-  return { db, rag, embedder }
-}
+const setup = () => inMemoryRag({ user: 'bench' })
 
 async function benchIngest() {
   const { rag, db } = setup()

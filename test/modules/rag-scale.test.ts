@@ -6,6 +6,7 @@ import { bm25, keywordPlan, queryPhrases } from '../../src/modules/rag/scoring'
 import { RagService } from '../../src/modules/rag/service'
 import { makeServer } from '../helpers'
 import corpus from '../fixtures/rag-corpus.json'
+import { FILLER, fillerDocuments } from '../fixtures/filler'
 
 function service(options: { keywordPostings?: number; minRows?: number } = {}) {
   const db = openDatabase(':memory:')
@@ -21,14 +22,6 @@ function service(options: { keywordPostings?: number; minRows?: number } = {}) {
   return { db, rag, embedder }
 }
 
-// Ordinary sentences of common words, none of them naming a topic of the fixed corpus.
-const FILLER = [
-  'This is what the team said about the plan for the next week and how it will work.',
-  'There are many things that we can do when the time is right, and some of them are easy.',
-  'It was a long day, but the work is done and everyone can go home now.',
-  'What you see here is only a part of the whole story that they told us.',
-  'How it all began is not known, but it has been like this for a long time.',
-]
 
 describe('keyword search at scale', () => {
   test('a query of only common words still returns results, also when its matches exceed what is ranked', async () => {
@@ -40,7 +33,7 @@ describe('keyword search at scale', () => {
     )
     const collection = rag.collection('u', 'kb')
     // "the", "is", "what": in most chunks; ranked from a capped set of matches, never none.
-    const keyword = rag.store.keywordCandidates(collection, 'what is the', 10)
+    const keyword = rag.store.keywordCandidates(collection, rag.store.queryTerms(collection, 'what is the'), 10)
     expect(keyword).toHaveLength(10)
     const { results } = await rag.search('u', 'kb', 'what is the', 5)
     expect(results).toHaveLength(5)
@@ -72,7 +65,7 @@ describe('keyword search at scale', () => {
   test('the fixed corpus keeps its expected document first for keyword and paraphrased queries when candidates come from the rarest words', async () => {
     // A budget of 40 postings: only the rarest words of each query find candidates among 32 documents and 300 of filler.
     const { rag } = service({ keywordPostings: 40 })
-    await rag.ingest('u', 'kb', [...corpus.documents, ...Array.from({ length: 300 }, (_, i) => ({ id: `filler-${i}`, content: `${FILLER[i % FILLER.length]} ${FILLER[(i + 2) % FILLER.length]}` }))])
+    await rag.ingest('u', 'kb', [...corpus.documents, ...fillerDocuments(300)])
     for (const query of corpus.queries) {
       for (const text of [query.keyword, query.paraphrase]) {
         const { results } = await rag.search('u', 'kb', text, 5)
@@ -87,7 +80,7 @@ describe('keyword search at scale', () => {
     const collection = rag.collection('u', 'kb')
     const query = 'how do I rebase a git branch onto main and keep the history clean'
     const all = new Map(rag.store.keywordMatches(collection, '"how" OR "do" OR "rebase" OR "git" OR "branch" OR "onto" OR "main" OR "and" OR "keep" OR "the" OR "history" OR "clean"', 1000).map((h) => [h.chunkId, h.bm25]))
-    const candidates = rag.store.keywordCandidates(collection, query, 10)
+    const candidates = rag.store.keywordCandidates(collection, rag.store.queryTerms(collection, query), 10)
     expect(candidates.length).toBeGreaterThan(0)
     for (const hit of candidates) expect(hit.bm25).toBeCloseTo(all.get(hit.chunkId)!, 9)
   })

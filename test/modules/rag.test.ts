@@ -99,10 +99,10 @@ describe('ingest', () => {
     const listening = server.app.listen({ port: 0 })
     const base = `http://127.0.0.1:${listening.server!.port}`
     try {
-      // About 5,000 chunks: long enough to be under way while the other requests are answered.
+      // Large enough to take a while on a fast machine with a fast ingest (about 8 MB of text).
       const documents = Array.from({ length: 1000 }, (_, i) => ({
         id: `doc-${i}`,
-        content: (`Document ${i} talks about topic ${i % 17}. `.repeat(30) + `\n\nA second paragraph about subject ${i % 23} and more words.`.repeat(5)).repeat(4),
+        content: `Document ${i} talks about topic ${i % 17}. `.repeat(120) + `\n\nA second paragraph about subject ${i % 23} and more words.`.repeat(20),
       }))
       let ingestDone = false
       const ingest = fetch(`${base}/rag/ingest`, {

@@ -33,9 +33,17 @@ const WEIGHTS = [0, 1, 0.5, 0.25]
  * features of one text would have to share all 32 bits of their hash to be counted together).
  */
 export class HashEmbedder implements Embedder {
-  readonly id = `builtin/hash-embed-${DIMENSIONS}`
-  readonly dimensions = DIMENSIONS
+  readonly id: string
+  readonly dimensions: number
+  /** Buckets each feature is spread over (1: the product's; more: measured by scripts/measure-embedders.ts). */
+  private readonly hashes: number
   private readonly stems = new Map<string, string>()
+
+  constructor(options: { dimensions?: number; hashes?: number } = {}) {
+    this.dimensions = options.dimensions ?? DIMENSIONS
+    this.hashes = options.hashes ?? 1
+    this.id = `builtin/hash-embed-${this.dimensions}${this.hashes > 1 ? `x${this.hashes}` : ''}`
+  }
 
   /** Content words, stemmed: `keyTerms` of ../text, with the stems memoised. */
   private terms(text: string): string[] {
@@ -55,7 +63,7 @@ export class HashEmbedder implements Embedder {
 
   // Feature counts of the text being embedded: an open-addressing table keyed by (hash, kind),
   // reused from call to call (kinds: 1 word, 2 bigram, 3 trigram; 0 marks a free slot).
-  private hashes = new Int32Array(1024)
+  private featureHashes = new Int32Array(1024)
   private kinds = new Uint8Array(1024)
   private counts = new Int32Array(1024)
   /** Occupied slots in insertion order. */
@@ -68,22 +76,22 @@ export class HashEmbedder implements Embedder {
     for (;;) {
       const k = this.kinds[slot]!
       if (k === 0) break
-      if (k === kind && this.hashes[slot] === hash) {
+      if (k === kind && this.featureHashes[slot] === hash) {
         this.counts[slot]!++
         return
       }
       slot = (slot + 1) & mask
     }
     this.kinds[slot] = kind
-    this.hashes[slot] = hash
+    this.featureHashes[slot] = hash
     this.counts[slot] = 1
     this.order[this.features++] = slot
     if (this.features * 2 >= this.kinds.length) this.grow()
   }
 
   private grow(): void {
-    const { hashes, kinds, counts, order, features } = this
-    this.hashes = new Int32Array(hashes.length * 2)
+    const { featureHashes: hashes, kinds, counts, order, features } = this
+    this.featureHashes = new Int32Array(hashes.length * 2)
     this.kinds = new Uint8Array(kinds.length * 2)
     this.counts = new Int32Array(counts.length * 2)
     this.order = new Int32Array(order.length * 2)
@@ -112,20 +120,28 @@ export class HashEmbedder implements Embedder {
         b = c
       }
     }
-    const vector = new Float32Array(DIMENSIONS)
+    const dimensions = this.dimensions
+    const vector = new Float32Array(dimensions)
+    const spread = 1 / Math.sqrt(this.hashes)
     for (let i = 0; i < this.features; i++) {
       const slot = this.order[i]!
-      const hash = this.hashes[slot]! >>> 0
-      const sign = hash & 0x80000000 ? -1 : 1
-      const weight = WEIGHTS[this.kinds[slot]!]!
-      vector[hash % DIMENSIONS]! += sign * weight * (1 + Math.log(this.counts[slot]!))
+      let hash = this.featureHashes[slot]! >>> 0
+      const value = WEIGHTS[this.kinds[slot]!]! * (1 + Math.log(this.counts[slot]!))
+      vector[hash % dimensions]! += (hash & 0x80000000 ? -1 : 1) * value * spread
+      // Further buckets from the hash re-mixed (murmur3's finaliser): a collision then shares only part of a feature.
+      for (let k = 1; k < this.hashes; k++) {
+        hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
+        hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
+        hash = (hash ^ (hash >>> 16)) >>> 0
+        vector[hash % dimensions]! += (hash & 0x80000000 ? -1 : 1) * value * spread
+      }
       this.kinds[slot] = 0
     }
     this.features = 0
     let norm = 0
-    for (let i = 0; i < DIMENSIONS; i++) norm += vector[i]! * vector[i]!
+    for (let i = 0; i < dimensions; i++) norm += vector[i]! * vector[i]!
     norm = Math.sqrt(norm)
-    if (norm > 0) for (let i = 0; i < DIMENSIONS; i++) vector[i]! /= norm
+    if (norm > 0) for (let i = 0; i < dimensions; i++) vector[i]! /= norm
     return vector
   }
 

@@ -3,7 +3,8 @@
 // when only the built-in extractive engine is installed.
 import { replyBudget } from '../../ml'
 import { supportsToolCalls } from '../../ml/tool-calls'
-import { RELATIVE_FLOOR, RELEVANCE_FLOOR, answerPrompt, fitPassages } from '../rag/answer'
+import { RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer'
+import { rankingParams } from '../rag/ranking-params'
 import type { SearchResult } from '../rag/service'
 import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps } from './text-work'
 import { reviewWork, stepsOf, termSet } from './review'
@@ -39,8 +40,9 @@ async function research(input: AgentInput): Promise<AgentWork> {
       notes.push(`Collection ${name} was embedded with ${collection.embedder}, not the active ${embedder.id}, so it was not searched.`)
       continue
     }
+    const floor = rankingParams(embedder.id).relevanceFloor
     for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR)) {
-      if (hit.score >= RELEVANCE_FLOOR || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
+      if (hit.score >= floor || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
     }
     if (input.signal.aborted) break
   }

@@ -4,13 +4,9 @@ import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../
 import { keyTerms } from '../../ml/text'
 import type { RagService, SearchResult } from './service'
 
-/**
- * Passages scoring below this are not relevant enough to answer from. Calibrated on the labelled
- * set in test/fixtures/kb-labelled.json (documentation, 10 on-topic and 10 off-topic questions)
- * with the built-in embedder: the best off-topic passage scores 0.20, the weakest right answer
- * 0.30; the floor sits between them (`bun scripts/calibrate-relevance.ts` prints the figures).
- */
-export const RELEVANCE_FLOOR = 0.25
+// Passages scoring below the relevance floor are not relevant enough to answer from: it is fitted per
+// embedder with the fusion weights (RagService.relevanceFloor, scripts/fit-ranking.ts), on questions
+// with and without an answer in the collection (test/fixtures/kb-labelled.json among them).
 /** Passages far weaker than the best one are left out too. */
 export const RELATIVE_FLOOR = 0.6
 /**
@@ -44,13 +40,14 @@ export function passageBlock(content: string): string {
 }
 
 /**
- * The passages worth answering from: at least RELEVANCE_FLOOR and RELATIVE_FLOOR of the best, and
- * sharing a content word with the question unless their score alone is MEANING_ONLY_FLOOR.
+ * The passages worth answering from, among results searched with the relevance floor: at least
+ * RELATIVE_FLOOR of the best, and sharing a content word with the question unless their score alone
+ * is MEANING_ONLY_FLOOR.
  */
 export function relevantPassages<T extends SearchResult>(question: string, results: T[]): T[] {
   const asked = new Set(keyTerms(question))
   const grounded = results.filter(
-    (p) => p.score >= RELEVANCE_FLOOR && (p.score >= MEANING_ONLY_FLOOR || keyTerms(p.content).some((term) => asked.has(term))),
+    (p) => p.score >= MEANING_ONLY_FLOOR || keyTerms(p.content).some((term) => asked.has(term)),
   )
   const best = grounded[0]?.score ?? 0
   return grounded.filter((p) => p.score >= best * RELATIVE_FLOOR)
@@ -101,7 +98,7 @@ export async function answerQuestion(
   input: { question: string; collection: string; maxContext: number; includeContext: boolean },
   onUsage?: (usage: ModelUsage) => void,
 ) {
-  const found = await rag.search(userId, input.collection, input.question, input.maxContext, RELEVANCE_FLOOR)
+  const found = await rag.search(userId, input.collection, input.question, input.maxContext, rag.relevanceFloor(userId, input.collection))
   const relevant = relevantPassages(input.question, found.results)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].

@@ -3,7 +3,16 @@ export interface ChunkOptions {
   maxChars: number
   /** Characters of trailing context repeated at the start of the next chunk. */
   overlapChars: number
+  /**
+   * Smallest chunk, in characters, unless the whole document is smaller: a shorter piece joins its
+   * neighbour. A chunk of a few words has a vector made of a handful of hashed features, which
+   * resembles everything by chance (see MIN_CHUNK_SHARE).
+   */
+  minChars?: number
 }
+
+/** The smallest chunk as a share of the largest (200 characters for the built-in embedder's 1,000). */
+export const MIN_CHUNK_SHARE = 0.2
 
 /** A page break in extracted text (PDF pages are joined with it): chunks never cross one. */
 export const PAGE_BREAK = '\f'
@@ -11,7 +20,7 @@ export const PAGE_BREAK = '\f'
 /** Characters per chunk for an embedder that reads at most `maxTokens` tokens (~4 characters each, with headroom). */
 export function chunkOptionsFor(maxTokens: number | undefined): ChunkOptions {
   const maxChars = Math.max(400, Math.min(2000, Math.round((maxTokens ?? 400) * 2.5)))
-  return { maxChars, overlapChars: Math.round(maxChars * 0.15) }
+  return { maxChars, overlapChars: Math.round(maxChars * 0.15), minChars: Math.round(maxChars * MIN_CHUNK_SHARE) }
 }
 
 /** What comes before a unit: how good a place it is to start a new chunk. */
@@ -36,18 +45,28 @@ const HEADING = /^\s{0,3}#{1,6}(\s|$)/
 const LINE_ITEM = /^(\s*([-*+•]|\d{1,3}[.)])\s|\s*\||\t| {4}|\s*>)/
 const SENTENCE_END = /[.!?]["')\]]*\s+/g
 
-/** Splits a span longer than a chunk at white space, and a word longer than a chunk hard (never inside a surrogate pair). */
+/**
+ * Splits a span longer than a chunk into pieces of about equal size at white space (so the last
+ * piece is never a few stray words), and a word longer than a chunk hard (never inside a surrogate pair).
+ */
 function splitLong(text: string, unit: Unit, maxChars: number): Unit[] {
   if (unit.end - unit.start <= maxChars) return [unit]
   const parts: Unit[] = []
   let start = unit.start
   while (unit.end - start > maxChars) {
-    let cut = start + maxChars
+    const pieces = Math.ceil((unit.end - start) / maxChars)
+    let cut = start + Math.ceil((unit.end - start) / pieces)
     const space = text.lastIndexOf(' ', cut)
     const newline = text.lastIndexOf('\n', cut)
     const soft = Math.max(space, newline)
-    if (soft > start) cut = soft
-    else if (isHighSurrogate(text.charCodeAt(cut - 1))) cut--
+    // A soft cut well before the even one would leave the rest too long for the pieces left: look ahead too.
+    if (soft > start && cut - soft <= maxChars / 4) cut = soft
+    else {
+      const ahead = text.slice(cut, start + maxChars).search(/\s/)
+      if (ahead >= 0) cut += ahead
+      else if (soft > start) cut = soft
+      else if (isHighSurrogate(text.charCodeAt(cut - 1))) cut--
+    }
     parts.push({ start, end: cut, before: parts.length ? Break.None : unit.before })
     start = cut
     while (start < unit.end && /\s/.test(text[start]!)) start++
@@ -140,16 +159,19 @@ function segment(text: string): Unit[] {
  * block (once it is half full), and otherwise between sentences or lines, never inside a sentence
  * unless the sentence alone is longer than a chunk. Within a section, the next chunk repeats the
  * previous chunk's last sentences (up to `overlapChars`) for context; a chunk never crosses a
- * page break (PAGE_BREAK), so every chunk of a PDF lies on one page.
+ * page break (PAGE_BREAK), so every chunk of a PDF lies on one page. No chunk is shorter than
+ * `minChars` unless its whole document (or PDF page) is (see joinShort).
  */
 export function chunkDocument(text: string, options: ChunkOptions): string[] {
   const units = segment(text).flatMap((unit) => splitLong(text, unit, options.maxChars))
-  const chunks: string[] = []
+  // Chunks as spans of the text, with the page they are on.
+  const spans: { start: number; end: number; page: number }[] = []
+  let page = 0
   let first = 0 // index of the chunk's first unit
   let fresh = 0 // units of the current chunk not carried over from the previous one
   const span = (from: number, to: number) => units[to]!.end - units[from]!.start
   const flush = (end: number, overlap: boolean) => {
-    if (fresh > 0) chunks.push(text.slice(units[first]!.start, units[end - 1]!.end))
+    if (fresh > 0) spans.push({ start: units[first]!.start, end: units[end - 1]!.end, page })
     let next = end
     if (overlap && fresh > 0) {
       while (next - 1 > first && span(next - 1, end - 1) <= options.overlapChars) next--
@@ -170,8 +192,33 @@ export function chunkDocument(text: string, options: ChunkOptions): string[] {
         while (first < i && span(first, i) > options.maxChars) first++
       }
     }
+    if (unit.before === Break.Page) page++
     fresh++
   }
   if (units.length) flush(units.length, false)
-  return chunks
+  return joinShort(text, spans, options.minChars ?? 0).map(({ start, end }) => text.slice(start, end))
+}
+
+/**
+ * Joins every chunk shorter than `minChars` to a neighbour on its page: the one before it, else the
+ * one after it. A page (PDF) shorter than that stays a chunk of its own, so every citation keeps its
+ * page. The joined chunk may exceed the largest size by less than `minChars` (chunkOptionsFor leaves
+ * the embedder that headroom).
+ */
+function joinShort(text: string, spans: { start: number; end: number; page: number }[], minChars: number) {
+  const out = [...spans]
+  for (let i = 0; i < out.length; ) {
+    const chunk = out[i]!
+    const before = out[i - 1]?.page === chunk.page ? out[i - 1] : undefined
+    const after = out[i + 1]?.page === chunk.page ? out[i + 1] : undefined
+    if ((!before && !after) || text.slice(chunk.start, chunk.end).trim().length >= minChars) {
+      i++
+      continue
+    }
+    if (before) {
+      out.splice(i - 1, 2, { start: before.start, end: Math.max(before.end, chunk.end), page: chunk.page })
+      i--
+    } else out.splice(i, 2, { start: chunk.start, end: Math.max(chunk.end, after!.end), page: chunk.page })
+  }
+  return out
 }

@@ -1,5 +1,5 @@
 import { type Generator, promptBudget } from '../../ml'
-import { passageBlock, RELEVANCE_FLOOR, relevantPassages, title } from './answer'
+import { passageBlock, relevantPassages, title } from './answer'
 import type { DocumentLibrary } from './documents'
 import type { RagService, SearchResult } from './service'
 
@@ -56,7 +56,7 @@ export class CollectionGrounding implements Grounding {
   private async retrieve(userId: string, collections: string[], query: string): Promise<(SearchResult & { collection: string })[]> {
     const found: (SearchResult & { collection: string })[] = []
     for (const name of collections) {
-      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, RELEVANCE_FLOOR)
+      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, this.rag.relevanceFloor(userId, name))
       found.push(...this.library.withPages(userId, name, results).map((r) => ({ ...r, collection: name })))
     }
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)

@@ -1,9 +1,5 @@
 import { STOPWORDS, words } from '../../ml/text'
 
-/** Weight of vector similarity in a result's score; the rest is keyword relevance. */
-export const VECTOR_WEIGHT = 0.6
-/** BM25 value at which keyword relevance reaches one half. */
-export const BM25_HALF = 4
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60
 
@@ -141,11 +137,96 @@ export function cosineDistance(a: Float32Array, b: Float32Array): number | null 
   return 1 - dot / Math.sqrt(na * nb)
 }
 
-/** Keyword relevance in [0, 1): BM25 (FTS5 reports it negated) saturated at BM25_HALF. */
-export function keywordRelevance(bm25: number | undefined): number {
+/**
+ * How retrieval fuses its two rankings, fitted on the labelled set (scripts/fit-ranking.ts) and
+ * stored per embedder id in ranking-params.json: the fitted values depend on how the embedder's
+ * similarities are spread.
+ */
+export interface RankingParams {
+  /** Weight of vector similarity (damped for feature-poor chunks, see minFeatures). */
+  vectorWeight: number
+  /** Weight of keyword relevance: BM25 saturated at bm25Half. */
+  keywordWeight: number
+  /** Weight of the share of the query's rare terms a chunk holds (idf-weighted); the three weights sum to 1. */
+  rareWeight: number
+  /** BM25 at which keyword relevance reaches one half. */
+  bm25Half: number
+  /** A term held by at most this share of the collection's chunks (and at least by one) is rare. */
+  rareShare: number
+  /**
+   * Distinct content words a chunk needs for its vector similarity to count in full; below, it is
+   * scaled down in proportion: a vector made of a handful of hashed features resembles anything by
+   * chance. 0 turns damping off.
+   */
+  minFeatures: number
+  /** Candidates taken from each ranking (at least; twice the requested results when that is more). */
+  vectorPool: number
+  keywordPool: number
+  /** Scores below this are not relevant enough to answer from (see /rag/answer). */
+  relevanceFloor: number
+}
+
+/** One candidate chunk of a query, with what its score is made of. */
+export interface Candidate {
+  chunkId: number
+  /** Cosine similarity to the query in [0, 1] (0 when the query has no direction). */
+  similarity: number
+  /** BM25 as FTS5 reports it (negated), for chunks among the keyword candidates. */
+  bm25?: number
+  /** Indices of the query's terms (see QueryTerms) the chunk holds. */
+  held: number[]
+  /** Holds one of the query's phrases (quoted, or an identifier kept whole) exactly. */
+  phrase: boolean
+  /** Distinct content words of the chunk. */
+  features: number
+  /** Positions in the vector and keyword rankings (Infinity when not in one). */
+  vectorRank: number
+  keywordRank: number
+}
+
+export interface RankingTerms {
+  terms: { word: string; df: number; phrase: boolean }[]
+  /** Chunks in the collection. */
+  chunks: number
+}
+
+/**
+ * BM25's idf of a term held by `df` of `chunks` chunks, as FTS5 computes it (floored just above
+ * zero). A term found nowhere weighs as one found once: in a small collection its idf would
+ * otherwise dwarf every word that is there.
+ */
+export function idf(df: number, chunks: number): number {
+  const held = Math.max(1, df)
+  return Math.max(1e-6, Math.log((chunks - held + 0.5) / (held + 0.5)))
+}
+
+/**
+ * Keyword relevance in [0, 1): BM25 (FTS5 reports it negated) saturated at `half`. BM25 grows with
+ * a collection (rarer words, larger idf), so in a small collection keyword relevance stays modest
+ * and vector similarity decides more, as it should where word statistics mean little.
+ */
+export function keywordRelevance(bm25: number | undefined, half: number): number {
   if (bm25 === undefined) return 0
   const score = Math.max(0, -bm25)
-  return score / (score + BM25_HALF)
+  return score / (score + half)
+}
+
+/**
+ * The query's rare terms (indices) and each one's idf: held by at most `rareShare` of the chunks,
+ * function words aside. A term found in no chunk counts too (with the largest idf), held by none:
+ * a question whose distinctive words the collection lacks ("what is the capital of France?" asked
+ * of a database manual that mentions "capital" once) is mostly not about it.
+ */
+export function rareTerms(query: RankingTerms, rareShare: number): Map<number, number> {
+  const limit = Math.max(1, rareShare * query.chunks)
+  const rare = new Map<number, number>()
+  query.terms.forEach((term, i) => {
+    if (term.df > limit || (!term.phrase && STOPWORDS.has(term.word))) return
+    // A phrase absent as a phrase but made of words that are present is not a missing word: its parts say what they say.
+    if (term.df === 0 && term.phrase) return
+    rare.set(i, idf(term.df, query.chunks))
+  })
+  return rare
 }
 
 export interface Scored {
@@ -155,26 +236,31 @@ export interface Scored {
 }
 
 /**
- * Fuses the vector and keyword rankings. Every candidate from either list gets a score in [0, 1]:
- * `VECTOR_WEIGHT × cosine similarity + (1 − VECTOR_WEIGHT) × keyword relevance`, so a threshold
- * means the same thing whichever list found it. Results are ordered by score, reciprocal-rank
- * fusion breaking ties.
+ * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
+ * relevance + rareWeight × rare-term share`, in [0, 1], so a threshold means the same thing
+ * whichever ranking found a chunk. A chunk holding the query's phrase exactly comes first; ties
+ * are broken by reciprocal-rank fusion. Candidates beyond the pools of `params` are left out (the
+ * fitting script ranks one large pool with many settings).
  */
-export function fuse(
-  vectorRanking: { chunkId: number; distance: number | null }[],
-  keywordRanking: { chunkId: number; bm25: number }[],
-  distanceOf: (chunkId: number) => number | null,
-): Scored[] {
-  const rrf = new Map<number, number>()
-  vectorRanking.forEach((hit, rank) => rrf.set(hit.chunkId, (rrf.get(hit.chunkId) ?? 0) + 1 / (RRF_K + rank + 1)))
-  keywordRanking.forEach((hit, rank) => rrf.set(hit.chunkId, (rrf.get(hit.chunkId) ?? 0) + 1 / (RRF_K + rank + 1)))
-  const bm25 = new Map(keywordRanking.map((hit) => [hit.chunkId, hit.bm25]))
-  const distances = new Map(vectorRanking.map((hit) => [hit.chunkId, hit.distance]))
-  return [...rrf]
-    .map(([chunkId, fused]) => {
-      const distance = distances.has(chunkId) ? distances.get(chunkId)! : distanceOf(chunkId)
-      const score = VECTOR_WEIGHT * similarity(distance) + (1 - VECTOR_WEIGHT) * keywordRelevance(bm25.get(chunkId))
-      return { chunkId, score: Math.round(score * 10_000) / 10_000, rrf: fused }
-    })
-    .sort((a, b) => b.score - a.score || b.rrf - a.rrf)
+export function rankCandidates(candidates: Candidate[], query: RankingTerms, params: RankingParams): Scored[] {
+  const rare = rareTerms(query, params.rareShare)
+  let rareTotal = 0
+  for (const idf of rare.values()) rareTotal += idf
+  const phrased = query.terms.some((term) => term.phrase)
+  const scored: (Scored & { phrase: boolean })[] = []
+  for (const c of candidates) {
+    if (c.vectorRank >= params.vectorPool && c.keywordRank >= params.keywordPool) continue
+    let held = 0
+    if (rareTotal > 0) for (const i of c.held) held += rare.get(i) ?? 0
+    const damping = params.minFeatures > 0 ? Math.min(1, c.features / params.minFeatures) : 1
+    const score =
+      params.vectorWeight * c.similarity * damping +
+      params.keywordWeight * keywordRelevance(c.bm25, params.bm25Half) +
+      (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
+    const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
+    scored.push({ chunkId: c.chunkId, score: Math.round(score * 10_000) / 10_000, rrf, phrase: phrased && c.phrase })
+  }
+  return scored
+    .sort((a, b) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf)
+    .map(({ chunkId, score, rrf }) => ({ chunkId, score, rrf }))
 }

@@ -1,10 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
-import { words } from '../../ml/text'
+import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { cosineDistance, fuse, queryPhrases } from './scoring'
-import { type ChunkHit, type CollectionRow, RagStore, type WrittenHook } from './store'
+import { rankingParams } from './ranking-params'
+import { type Candidate, cosineDistance, rankCandidates, rareTerms, similarity } from './scoring'
+import { type CollectionRow, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -42,6 +43,13 @@ export interface RagDeps {
 
 /** Bytes a document takes once stored: its text twice (chunks overlap), the keyword index and vectors. */
 const STORED_BYTES_PER_BYTE = 4
+
+/** Distinct content words of a text (function words aside): what a hashed vector of it is made of. */
+export function contentWords(text: string): number {
+  const seen = new Set<string>()
+  for (const word of words(text)) if (!STOPWORDS.has(word)) seen.add(word)
+  return seen.size
+}
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -190,43 +198,74 @@ export class RagService {
     return { results, query, totalResults: results.length, searchTime: Math.round(performance.now() - started) }
   }
 
-  /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1]. */
+  /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
   async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
-    const pool = Math.max(limit * 4, 40)
+    const params = rankingParams(embedder.id)
     const [vector] = await embedder.embed([query])
     // Everything below is synchronous: checked here, the collection cannot change before the queries.
     if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
-    const hasDirection = vector!.some((x) => x !== 0)
-    const vectorRanking = hasDirection
-      ? this.store.nearest(collection, vector!, pool)
-      : this.store.firstChunks(collection, pool).map((chunkId) => ({ chunkId, distance: null }))
-    const keywordRanking = this.store.keywordCandidates(collection, query, pool)
-    const keywordOnly = keywordRanking.map((hit) => hit.chunkId).filter((id) => !vectorRanking.some((hit) => hit.chunkId === id))
-    const stored = this.store.vectors(collection, keywordOnly)
-    const fused = fuse(vectorRanking, keywordRanking, (chunkId) => {
-      const v = stored.get(chunkId)
-      return v && hasDirection ? cosineDistance(vector!, v) : null
+    const { candidates, terms, chunks } = this.candidates(collection, vector!, query, {
+      vectorPool: Math.max(limit * 2, params.vectorPool),
+      keywordPool: Math.max(limit * 2, params.keywordPool),
+      rareShare: params.rareShare,
     })
-    // A quoted phrase or an identifier (ERR_SSL_PROTOCOL_ERROR, CVE-2024-3094…): the chunks holding it
-    // exactly come first, whatever merely resembles the query in vector space (their scores are unchanged).
-    const phrases = queryPhrases(query)
-    let ordered = fused
-    let chunks: Map<number, ChunkHit> | undefined
-    if (phrases.length) {
-      chunks = this.store.chunks(fused.map((hit) => hit.chunkId))
-      const holds = (chunkId: number) => {
-        const text = words(chunks!.get(chunkId)?.content ?? '')
-        return phrases.some(({ words: phrase }) => text.some((_, i) => phrase.every((word, j) => text[i + j] === word)))
-      }
-      const holders = new Set(fused.filter((hit) => holds(hit.chunkId)).map((hit) => hit.chunkId))
-      ordered = [...fused.filter((hit) => holders.has(hit.chunkId)), ...fused.filter((hit) => !holders.has(hit.chunkId))]
-    }
-    const scored = ordered.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
-    chunks ??= this.store.chunks(scored.map((hit) => hit.chunkId))
+    const ranked = rankCandidates(candidates, terms, { ...params, vectorPool: Infinity, keywordPool: Infinity })
+    const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
       return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
     })
+  }
+
+  /**
+   * The candidates of a query with what their scores are made of: the `vectorPool` nearest chunks
+   * and the `keywordPool` best by BM25, each with its similarity, BM25, the query terms it holds
+   * (the rare ones, up to `rareShare` of the chunks, and the phrases) and its count of distinct
+   * content words. Synchronous, so the collection cannot change meanwhile.
+   */
+  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }) {
+    const hasDirection = vector.some((x) => x !== 0)
+    const vectorRanking = hasDirection
+      ? this.store.nearest(collection, vector, pools.vectorPool)
+      : this.store.firstChunks(collection, pools.vectorPool).map((chunkId) => ({ chunkId, distance: null }))
+    const terms = this.store.queryTerms(collection, query)
+    const keywordRanking = this.store.keywordCandidates(collection, terms, pools.keywordPool)
+    const byId = new Map<number, Candidate>()
+    vectorRanking.forEach((hit, rank) =>
+      byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], phrase: false, features: 0, vectorRank: rank, keywordRank: Infinity }),
+    )
+    const keywordOnly: number[] = []
+    keywordRanking.forEach((hit, rank) => {
+      const known = byId.get(hit.chunkId)
+      if (known) Object.assign(known, { bm25: hit.bm25, keywordRank: rank })
+      else {
+        byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, bm25: hit.bm25, held: [], phrase: false, features: 0, vectorRank: Infinity, keywordRank: rank })
+        keywordOnly.push(hit.chunkId)
+      }
+    })
+    if (hasDirection) {
+      for (const [chunkId, stored] of this.store.vectors(collection, keywordOnly)) byId.get(chunkId)!.similarity = similarity(cosineDistance(vector, stored))
+    }
+    const ids = [...byId.keys()]
+    // The terms whose presence counts: the rare ones and the phrases (quoted, or identifiers kept whole).
+    const rare = rareTerms(terms, pools.rareShare)
+    const wanted = terms.terms.map((term, i) => (term.df > 0 && (rare.has(i) || term.phrase) ? i : -1)).filter((i) => i >= 0)
+    const holdings = this.store.termHoldings(
+      ids,
+      wanted.map((i) => terms.terms[i]!),
+    )
+    const chunks = this.store.chunks(ids)
+    for (const candidate of byId.values()) {
+      candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
+      candidate.phrase = candidate.held.some((i) => terms.terms[i]!.phrase)
+      candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
+    }
+    return { candidates: [...byId.values()], terms, chunks }
+  }
+
+  /** The score below which a passage of this collection is not relevant enough to answer from: fitted per embedder (ranking-params.json). */
+  relevanceFloor(userId: string, name: string): number {
+    return rankingParams(this.collection(userId, name).embedder).relevanceFloor
   }
 
   listCollections(userId: string) {

@@ -23,6 +23,20 @@ export interface ChunkHit {
 /** Runs inside a batch's write transaction, once per document written (its row id and what was written). */
 export type WrittenHook = (documentRow: number, document: StoredDocument) => void
 
+/** A word or phrase of a query: the tokens FTS5 makes of it and how many of the collection's chunks hold it. */
+export interface QueryTerm {
+  word: string
+  tokens: string[]
+  df: number
+  phrase: boolean
+}
+
+export interface QueryTerms {
+  terms: QueryTerm[]
+  /** Chunks in the collection. */
+  chunks: number
+}
+
 export interface StoredDocument {
   docId: string
   content: string
@@ -153,14 +167,15 @@ export class RagStore {
   }
 
   /**
-   * Keyword candidates for free text, best BM25 first: the query's words are looked up in the
-   * collection's vocabulary and only the informative ones are searched (see `keywordPlan`), so a
-   * question full of common words costs what its rare words cost.
+   * The words and phrases of a query as keyword search sees them: each with the tokens FTS5 makes
+   * of it and its document frequency in the collection (for a phrase — quoted, or an identifier
+   * kept whole — the chunks holding the phrase itself), and the collection's chunk count.
    */
-  keywordCandidates(collection: CollectionRow, text: string, k: number): { chunkId: number; bm25: number }[] {
+  queryTerms(collection: CollectionRow, text: string): QueryTerms {
     const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
     const words = [...queryWords(text), ...phrases]
-    if (!words.length) return []
+    const chunks = this.chunkCount(collection.id)
+    if (!words.length) return { terms: [], chunks }
     const table = this.ensureFts(collection.id)
     const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
     let known = this.frequencies.get(collection.id)
@@ -172,17 +187,29 @@ export class RagStore {
     }
     const tokens = this.tokensOf(words)
     const phraseCount = this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`)
-    const terms = tokens.map((own, i) => {
+    const terms = tokens.map((own, i): QueryTerm => {
       const word = words[i]!
       // A phrase's own count of chunks (BM25's idf for it); its words' counts only bound it.
       if (own.length > 1) {
         let df = known.get(`"${word}"`)
         if (df === undefined) known.set(`"${word}"`, (df = own.some((token) => frequency(token) === 0) ? 0 : phraseCount.get(ftsQueryOf([word])!)!.n))
-        return { word, df, phrase: true }
+        return { word, tokens: own, df, phrase: true }
       }
-      return { word, df: own.length ? frequency(own[0]!) : 0, phrase: false }
+      return { word, tokens: own, df: own.length ? frequency(own[0]!) : 0, phrase: false }
     })
-    const plan = keywordPlan(terms, this.chunkCount(collection.id), this.keywordPostings)
+    return { terms, chunks }
+  }
+
+  /**
+   * Keyword candidates for a query's terms (see `queryTerms`), best BM25 first: only the
+   * informative terms are searched (see `keywordPlan`), so a question full of common words costs
+   * what its rare words cost.
+   */
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): { chunkId: number; bm25: number }[] {
+    const { terms } = query
+    if (!terms.length) return []
+    const table = this.ensureFts(collection.id)
+    const plan = keywordPlan(terms, query.chunks, this.keywordPostings)
     if (!plan.query) return []
     const pool = Math.max(k, RESCORE_POOL)
     const hits = plan.capped
@@ -195,10 +222,7 @@ export class RagStore {
       : this.keywordMatches(collection, plan.query, pool)
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
     // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
-    const scored = plan.scored.map((word) => {
-      const i = words.indexOf(word)
-      return { tokens: tokens[i]!, df: terms[i]!.df }
-    })
+    const scored = plan.scored.map((word) => terms.find((term) => term.word === word)!)
     const counts = this.termCounts(
       hits.map((hit) => hit.chunkId),
       scored.flatMap((term) => term.tokens),
@@ -216,6 +240,23 @@ export class RagStore {
       })
       .sort((a, b) => a.bm25 - b.bm25)
       .slice(0, k)
+  }
+
+  /** Which of `terms` (indices into them) each chunk holds, as the keyword index reads the chunk. */
+  termHoldings(chunkIds: number[], terms: QueryTerm[]): Map<number, number[]> {
+    const held = new Map<number, number[]>()
+    if (!chunkIds.length || !terms.length) return held
+    const counts = this.termCounts(
+      chunkIds,
+      terms.flatMap((term) => term.tokens),
+    )
+    for (const chunkId of chunkIds) {
+      const own = counts.get(chunkId)
+      if (!own) continue
+      const found = terms.flatMap((term, i) => (term.tokens.length && phraseFrequency(term.tokens, own) > 0 ? [i] : []))
+      if (found.length) held.set(chunkId, found)
+    }
+    return held
   }
 
   /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
