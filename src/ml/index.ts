@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config'
 import { ExtractiveGenerator } from './builtin/extractive-generator'
-import { HashEmbedder } from './builtin/hash-embedder'
+import { ThreadedHashEmbedder } from './builtin/threaded-hash-embedder'
 import { TransformersEmbedder } from './transformers/embedder'
 import { TransformersGenerator } from './transformers/generator'
 import type { Embedder, Generator } from './types'
@@ -46,7 +46,7 @@ function chooseEmbedder(config: ModelsConfig, upstream: UpstreamClient | null): 
   }
   const id = configured ?? (existsSync(join(config.modelsDir, DEFAULT_EMBED_MODEL)) ? DEFAULT_EMBED_MODEL : null)
   if (id) return { id, kind: 'local', load: () => TransformersEmbedder.load(config.modelsDir, id) }
-  const builtin = new HashEmbedder()
+  const builtin = new ThreadedHashEmbedder()
   return { id: builtin.id, kind: 'builtin', load: async () => builtin }
 }
 

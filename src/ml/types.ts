@@ -27,6 +27,11 @@ export interface Embedder {
   /** Longest input the model reads, in tokens (chunk sizes follow it); unset for engines without a limit. */
   readonly maxTokens?: number
   embed(texts: string[]): Promise<Float32Array[]>
+  /**
+   * Set when `embed` runs off this thread (a worker): a caller may hand it a whole batch at once and
+   * do other work meanwhile, with no need to slice it and yield between slices.
+   */
+  readonly offThread?: boolean
   /** Tokens the model reads of `text`, where the engine has a tokenizer. */
   countTokens?(text: string): Promise<number>
 }

@@ -164,7 +164,7 @@ export class DocumentLibrary {
   /** Writes one document's info row (title, type, size, text, source, hash, pages of its chunks). */
   private describer() {
     const insert = this.db.query(
-      `INSERT OR REPLACE INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     return (documentRow: number, d: DocumentInput & { contentHash: string }, texts: string[]) => {
       const metadataTitle = typeof d.metadata?.title === 'string' && d.metadata.title ? d.metadata.title : null

@@ -117,17 +117,43 @@ export class RagService {
     if (collection) this.assertSameEmbedder(collection, embedder)
 
     const options = chunkOptionsFor(embedder.maxTokens)
-    let ingested = 0
-    let pending: { document: IngestDocument; chunks: string[] }[] = []
-    let pendingChunks = 0
-    const write = async () => {
-      const texts = pending.flatMap((p) => p.chunks)
+    // Write batches: whole documents, closed once they hold WRITE_BATCH chunks; chunked as they are reached.
+    let next = 0
+    const nextBatch = (): { document: IngestDocument; chunks: string[] }[] => {
+      const batch: { document: IngestDocument; chunks: string[] }[] = []
+      let chunkCount = 0
+      while (next < accepted.length && chunkCount < WRITE_BATCH) {
+        const document = accepted[next++]!
+        const chunks = chunkDocument(document.content, options)
+        batch.push({ document, chunks })
+        chunkCount += chunks.length
+      }
+      return batch
+    }
+    const embedBatch = async (batch: { chunks: string[] }[]): Promise<Float32Array[]> => {
+      const texts = batch.flatMap((entry) => entry.chunks)
+      // An embedder off this thread takes the batch whole; one on it is fed slices, with other requests let in between.
+      if (embedder.offThread) return embedder.embed(texts)
       const vectors: Float32Array[] = []
       for (let i = 0; i < texts.length; i += EMBED_BATCH) {
         vectors.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH))))
-        // A built-in embedder never waits: let other requests in between slices all the same.
         await yieldToEventLoop()
       }
+      return vectors
+    }
+    // A pipeline: the next batch is chunked and embedded while this one is written.
+    const begin = (batch: { document: IngestDocument; chunks: string[] }[]) => {
+      const vectors = embedBatch(batch)
+      // Awaited below; until then a failure must not count as unhandled.
+      vectors.catch(() => {})
+      return { batch, vectors }
+    }
+    let ingested = 0
+    let current = begin(nextBatch())
+    while (current.batch.length) {
+      const vectors = await current.vectors
+      const { batch } = current
+      current = begin(nextBatch())
       if (!collection) {
         // A new collection is made once its first batch is embedded, so a failed embedding leaves
         // nothing behind (another ingest may have made it meanwhile).
@@ -143,25 +169,16 @@ export class RagService {
         )
       }
       let offset = 0
-      const stored = pending.map(({ document, chunks }) => {
+      const stored = batch.map(({ document, chunks }) => {
         const own = vectors.slice(offset, offset + chunks.length)
         offset += chunks.length
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
       this.store.writeDocuments(collection, stored, alongside)
       ingested += stored.length
-      pending = []
-      pendingChunks = 0
       // Let other requests in between batches: a large ingest never stalls the server.
       await yieldToEventLoop()
     }
-    for (const document of accepted) {
-      const chunks = chunkDocument(document.content, options)
-      pending.push({ document, chunks })
-      pendingChunks += chunks.length
-      if (pendingChunks >= WRITE_BATCH) await write()
-    }
-    if (pending.length) await write()
     return {
       success: true,
       ingested,

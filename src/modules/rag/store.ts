@@ -50,6 +50,8 @@ const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
 const TOKENIZER = 'porter unicode61 remove_diacritics 2'
 const FREQUENCY_CACHE_LIMIT = 50_000
+/** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
+const VEC_CHUNK_ROWS = 128
 
 /** An SQLite varint (big-endian, 7 bits a byte, the ninth byte whole): [value, offset after it]. */
 function readVarint(bytes: Uint8Array, offset: number): [number, number] {
@@ -99,12 +101,17 @@ export class RagStore {
     this.cache = new VectorCache(cacheOptions)
   }
 
-  /** A vec0 table per embedding width, partitioned by collection so KNN stays exact and scoped. */
+  /**
+   * A vec0 table per embedding width, partitioned by collection so KNN stays exact and scoped.
+   * Its vectors are stored in blobs of VEC_CHUNK_ROWS vectors (sqlite-vec's default is 1,024): an
+   * insert walks its blob's overflow pages to the row's place, so smaller blobs make inserts cheaper
+   * (a fifth less CPU for an ingest) and a small collection's first blob smaller.
+   */
   private ensureVecTable(dimensions: number): string {
     const table = vecTable(dimensions)
     if (this.vecTables.has(dimensions)) return table
     this.db.run(
-      `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0(collection_id integer partition key, embedding float[${dimensions}] distance_metric=cosine)`,
+      `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0(collection_id integer partition key, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${VEC_CHUNK_ROWS})`,
     )
     this.db.run(`CREATE TRIGGER IF NOT EXISTS ${table}_cleanup AFTER DELETE ON rag_chunks BEGIN DELETE FROM ${table} WHERE rowid = old.id; END`)
     this.vecTables.add(dimensions)
@@ -349,7 +356,7 @@ export class RagStore {
     this.db.transaction(() => {
       this.dropFts(collection.id)
       this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
-    })()
+    }).immediate()
     this.cache.invalidate(collection.id)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
@@ -362,7 +369,7 @@ export class RagStore {
       removed.push(...this.chunkIdsOf(collection.id, docId))
       this.unindexDocument(collection.id, docId)
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
-    })()
+    }).immediate()
     this.cache.update(collection.id, removed, [])
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
@@ -417,7 +424,10 @@ export class RagStore {
         // Rows that describe the document (the knowledge base's) commit with it or not at all.
         alongside?.(documentRow, document)
       }
-    })()
+      // IMMEDIATE: the write lock is taken (waiting out busy_timeout) before the first read. A deferred
+      // transaction that reads first fails with SQLITE_BUSY at its first write, without waiting, when
+      // another connection (the analytics writer thread) committed in between.
+    }).immediate()
     this.cache.update(collection.id, removed, added)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
