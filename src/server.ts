@@ -67,7 +67,12 @@ function start() {
   } catch {}
   services.backups?.start()
   // Voice: train the intent classifier and load the command recognizer now, off the request path.
-  services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
+  // Then one full collection: training leaves a dropped WebAssembly instance of ~100 MB that an idle
+  // server would otherwise carry until some later collection.
+  services.speech
+    .warm()
+    .then(() => Bun.gc(true))
+    .catch((error) => console.error(`voice: ${(error as Error).message}`))
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))

@@ -78,14 +78,20 @@ export class IntentClassifier {
     args.minn = 3
     args.maxn = 5
     args.minCount = 1
-    args.bucket = 200_000
+    args.bucket = 50_000
     args.thread = 1
     args.verbose = 0
     args.seed = 7
     ;(fastText as any).ft.train(args, () => {})
     args.delete?.()
     fastText.fs.unlink('/intents.txt')
-    return new IntentClassifier(fastText)
+    // Training grows the WebAssembly memory of its instance (about 120 MB) and a WebAssembly memory
+    // never shrinks: the model is saved, loaded into a fresh instance, and the training one dropped.
+    ;(fastText as any).ft.saveModel('/intents.bin')
+    const model = fastText.fs.readFile('/intents.bin') as Uint8Array
+    const serving = await FastText.create()
+    serving.loadModel(model)
+    return new IntentClassifier(serving)
   }
 
   predict(text: string): IntentPrediction {

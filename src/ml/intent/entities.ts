@@ -1,6 +1,11 @@
-import * as chrono from 'chrono-node'
-import nlp from 'compromise'
 import { wordsToDigits } from './numbers'
+
+/**
+ * chrono-node and compromise, loaded on the first voice command rather than at start: together
+ * they take about 50 MB of memory, which a server nobody speaks to should not carry.
+ */
+let parsers: Promise<{ chrono: typeof import('chrono-node'); nlp: typeof import('compromise').default }> | undefined
+const loadParsers = () => (parsers ??= Promise.all([import('chrono-node'), import('compromise')]).then(([chrono, compromise]) => ({ chrono, nlp: compromise.default })))
 
 export interface KnownNames {
   collections: string[]
@@ -26,7 +31,8 @@ function isoDate(date: Date, timeZone?: string): string {
  * written), `collection:`, `plugin:` and `agent:` names that exist for this user, and people, places
  * and organizations compromise finds.
  */
-export function extractEntities(text: string, names: KnownNames, options: { now?: Date; timeZone?: string } = {}): string[] {
+export async function extractEntities(text: string, names: KnownNames, options: { now?: Date; timeZone?: string } = {}): Promise<string[]> {
+  const { chrono, nlp } = await loadParsers()
   const entities: string[] = []
   const now = options.now ?? new Date()
   for (const result of chrono.parse(text, now, { forwardDate: true })) entities.push(`date:${isoDate(result.start.date(), options.timeZone)}`)

@@ -120,7 +120,7 @@ export class VoiceCommands {
     const classifier = await intentClassifier()
     const prediction = command.trim() ? classifier.predict(command) : { intent: 'unknown' as Intent, confidence: 0, best: 'unknown' as Intent }
     const intent = prediction.intent
-    const entities = extractEntities(command, { collections, plugins: this.pluginNames(), agents: this.agentNames() }, { timeZone: prefs.timezone ?? undefined })
+    const entities = await extractEntities(command, { collections, plugins: this.pluginNames(), agents: this.agentNames() }, { timeZone: prefs.timezone ?? undefined })
     const expression = intent === 'plugin_execute' ? arithmeticExpression(command) : null
     if (expression && !entities.includes('plugin:calculator')) entities.push('plugin:calculator')
     const plugin = entities.find((e) => e.startsWith('plugin:'))?.slice(7)

@@ -33,14 +33,14 @@ describe('entities', () => {
   const names = { collections: ['docs', 'team-notes'], plugins: ['calculator', 'text'], agents: ['researcher', 'writer'] }
   const now = new Date('2026-03-10T12:00:00Z')
 
-  test('numbers (spoken or written), dates, and the collection, plugin and agent names this user has', () => {
-    expect(extractEntities('what is seventeen plus twenty five', names, { now })).toEqual(['number:17', 'number:25'])
-    expect(extractEntities('use the calculator to multiply 6 by 7', names, { now })).toEqual(['number:6', 'number:7', 'plugin:calculator'])
-    expect(extractEntities('search the team notes for invoices from tomorrow', names, { now, timeZone: 'UTC' })).toEqual(['date:2026-03-11', 'collection:team-notes'])
-    expect(extractEntities('ask the researcher about the meeting on April 2 2026', names, { now, timeZone: 'UTC' })).toEqual(['date:2026-04-02', 'agent:researcher'])
-    expect(extractEntities('search docs for backups', names, { now })).toEqual(['collection:docs'])
+  test('numbers (spoken or written), dates, and the collection, plugin and agent names this user has', async () => {
+    expect(await extractEntities('what is seventeen plus twenty five', names, { now })).toEqual(['number:17', 'number:25'])
+    expect(await extractEntities('use the calculator to multiply 6 by 7', names, { now })).toEqual(['number:6', 'number:7', 'plugin:calculator'])
+    expect(await extractEntities('search the team notes for invoices from tomorrow', names, { now, timeZone: 'UTC' })).toEqual(['date:2026-03-11', 'collection:team-notes'])
+    expect(await extractEntities('ask the researcher about the meeting on April 2 2026', names, { now, timeZone: 'UTC' })).toEqual(['date:2026-04-02', 'agent:researcher'])
+    expect(await extractEntities('search docs for backups', names, { now })).toEqual(['collection:docs'])
     // A name the user does not have is not an entity.
-    expect(extractEntities('search handbook for backups', names, { now })).toEqual([])
+    expect(await extractEntities('search handbook for backups', names, { now })).toEqual([])
   })
 
   test('arithmetic in words becomes a calculator expression', () => {
