@@ -85,7 +85,7 @@ export async function benchHttp() {
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
   const services = createServices({
     dataDir,
-    env: {},
+    env: process.env.BENCH_ANALYTICS ? { UAGENT_ANALYTICS: process.env.BENCH_ANALYTICS } : {},
     adminEmail: 'bench@example.com',
     adminPassword: 'bench-password',
     rateLimitMax: 1_000_000_000,
