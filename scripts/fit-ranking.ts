@@ -104,7 +104,6 @@ for (let round = 0; round < 3; round++) {
 
 // The relevance floor: on-topic questions must keep their answer, off-topic ones (asked of every
 // corpus) must find nothing worth answering from; the floor with the fewest mistakes, midway in its range.
-const onTopic = questionsFit
 const texts = new Map<Prepared, Map<number, string>>()
 /** The documents /rag/answer would answer from with this floor: the results at or above it that relevantPassages keeps. */
 const answerable = (p: Prepared, floor: number) => {
@@ -121,12 +120,12 @@ const kbOff = offTopic.filter((p) => p.query.corpus === 'kb')
 let fewest = Number.POSITIVE_INFINITY
 const floors: number[] = []
 for (let f = 0.05; f <= 0.7001; f += 0.005) {
-  const missed = onTopic.filter((p) => !answerable(p, f).some((id) => p.query.expected.includes(id))).length
+  const missed = questionsFit.filter((p) => !answerable(p, f).some((id) => p.query.expected.includes(id))).length
   const answered = offTopic.filter((p) => answerable(p, f).length > 0).length
   const kbWrong =
     kbOn.filter((p) => !answerable(p, f).some((id) => p.query.expected.includes(id))).length + kbOff.filter((p) => answerable(p, f).length > 0).length
   // Both kinds of mistake weigh alike, whatever the number of questions of each kind.
-  const mistakes = kbWrong * 10 + missed / onTopic.length + answered / offTopic.length
+  const mistakes = kbWrong * 10 + missed / questionsFit.length + answered / offTopic.length
   if (mistakes < fewest - 1e-9) {
     fewest = mistakes
     floors.length = 0
@@ -136,8 +135,8 @@ for (let f = 0.05; f <= 0.7001; f += 0.005) {
 const floor = Math.round(((floors[0]! + floors.at(-1)!) / 2) * 1000) / 1000
 best = { ...best, relevanceFloor: floor }
 const refused = offTopic.filter((p) => answerable(p, floor).length === 0).length
-const kept = onTopic.filter((p) => answerable(p, floor).some((id) => p.query.expected.includes(id))).length
-console.log(`relevance floor ${floor} (range ${floors[0]!.toFixed(3)}–${floors.at(-1)!.toFixed(3)}): off-topic refused ${refused}/${offTopic.length}, on-topic answered from their page ${kept}/${onTopic.length}`)
+const kept = questionsFit.filter((p) => answerable(p, floor).some((id) => p.query.expected.includes(id))).length
+console.log(`relevance floor ${floor} (range ${floors[0]!.toFixed(3)}–${floors.at(-1)!.toFixed(3)}): off-topic refused ${refused}/${offTopic.length}, on-topic answered from their page ${kept}/${questionsFit.length}`)
 
 console.log(`ranking quality ${rankingQuality(fit, best).toFixed(4)}, separation ${separation(best).toFixed(4)}`)
 const checked = metrics(check.map((p) => ({ expected: p.query.expected, docs: top10(p, best).map((r) => r.doc) })))

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { createModels, type Embedder } from '../../src/ml'
 import { chunkOptionsFor } from '../../src/modules/rag/chunking'
-import { type Candidate, type RankingParams, rankCandidates, type RankingTerms } from '../../src/modules/rag/scoring'
+import { type Candidate, candidatePools, type RankingParams, rankCandidates, type RankingTerms } from '../../src/modules/rag/scoring'
 import type { CollectionRow } from '../../src/modules/rag/store'
 import { fillerDocuments } from '../../test/fixtures/filler'
 import { identifierCorpus } from '../../test/fixtures/identifier-corpus'
@@ -101,8 +101,10 @@ export async function prepare(embedder: Embedder, now: Awaited<ReturnType<typeof
 
 /** Documents of the first ten results of a prepared query under `params` (pools as retrieve takes them for 10 results). */
 export function top10(prepared: Prepared, params: RankingParams): { chunkId: number; doc: string; score: number }[] {
-  const pools = { ...params, vectorPool: Math.max(20, params.vectorPool), keywordPool: Math.max(20, params.keywordPool) }
-  return rankCandidates(prepared.candidates, prepared.terms, pools)
+  // The candidates retrieve would have taken with these pools, from the widest it was gathered with.
+  const { vectorPool, keywordPool } = candidatePools(10, params)
+  const taken = prepared.candidates.filter((c) => c.vectorRank < vectorPool || c.keywordRank < keywordPool)
+  return rankCandidates(taken, prepared.terms, params)
     .slice(0, 10)
     .map((hit) => ({ chunkId: hit.chunkId, doc: prepared.docs.get(hit.chunkId)!, score: hit.score }))
 }

@@ -65,8 +65,8 @@ describe('identifier look-ups over 1,000 documents of ordinary text', () => {
   test('the scoring keeps that order by construction: a rare term held lifts a chunk over mere vector resemblance', () => {
     const params = rankingParams('builtin/hash-embed-384')
     const terms = { terms: [{ word: 'zq 4471', df: 1, phrase: true }, { word: 'zq', df: 1, phrase: false }, { word: '4471', df: 1, phrase: false }], chunks: 20_000 }
-    const holder: Candidate = { chunkId: 1, similarity: 0.05, bm25: -25, held: [0, 1, 2], phrase: true, features: 200, vectorRank: 30, keywordRank: 0 }
-    const lookalike: Candidate = { chunkId: 2, similarity: 0.95, held: [], phrase: false, features: 1, vectorRank: 0, keywordRank: Infinity }
+    const holder: Candidate = { chunkId: 1, similarity: 0.05, bm25: -25, held: [0, 1, 2], features: 200, vectorRank: 30, keywordRank: 0 }
+    const lookalike: Candidate = { chunkId: 2, similarity: 0.95, held: [], features: 1, vectorRank: 0, keywordRank: Infinity }
     const lookalikeRich: Candidate = { ...lookalike, chunkId: 3, features: 500, similarity: 0.75 }
     const ranked = rankCandidates([lookalike, lookalikeRich, holder], terms, params)
     expect(ranked[0]!.chunkId).toBe(1)

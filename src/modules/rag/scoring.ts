@@ -111,9 +111,7 @@ export function bm25(terms: { tf: number; df: number }[], length: number, averag
   let score = 0
   for (const { tf, df } of terms) {
     if (!tf) continue
-    let idf = Math.log((chunks - df + 0.5) / (df + 0.5))
-    if (idf <= 0) idf = 1e-6
-    score += (idf * (tf * (k1 + 1))) / (tf + k1 * (1 - b + (b * length) / averageLength))
+    score += (idf(df, chunks) * (tf * (k1 + 1))) / (tf + k1 * (1 - b + (b * length) / averageLength))
   }
   return -score
 }
@@ -159,7 +157,7 @@ export interface RankingParams {
    * chance. 0 turns damping off.
    */
   minFeatures: number
-  /** Candidates taken from each ranking (at least; twice the requested results when that is more). */
+  /** Candidates taken from each ranking (at least; see candidatePools). */
   vectorPool: number
   keywordPool: number
   /** Scores below this are not relevant enough to answer from (see /rag/answer). */
@@ -173,10 +171,8 @@ export interface Candidate {
   similarity: number
   /** BM25 as FTS5 reports it (negated), for chunks among the keyword candidates. */
   bm25?: number
-  /** Indices of the query's terms (see QueryTerms) the chunk holds. */
+  /** Indices of the query's terms (see QueryTerms) the chunk holds: its rare terms and phrases. */
   held: number[]
-  /** Holds one of the query's phrases (quoted, or an identifier kept whole) exactly. */
-  phrase: boolean
   /** Distinct content words of the chunk. */
   features: number
   /** Positions in the vector and keyword rankings (Infinity when not in one). */
@@ -191,13 +187,14 @@ export interface RankingTerms {
 }
 
 /**
- * BM25's idf of a term held by `df` of `chunks` chunks, as FTS5 computes it (floored just above
- * zero). A term found nowhere weighs as one found once: in a small collection its idf would
- * otherwise dwarf every word that is there.
+ * BM25's idf of a term held by `df` of `chunks` chunks, as FTS5 computes it (1e-6 where it would
+ * not be positive). A term found nowhere weighs as one found once: in a small collection its idf
+ * would otherwise dwarf every word that is there.
  */
 export function idf(df: number, chunks: number): number {
   const held = Math.max(1, df)
-  return Math.max(1e-6, Math.log((chunks - held + 0.5) / (held + 0.5)))
+  const value = Math.log((chunks - held + 0.5) / (held + 0.5))
+  return value <= 0 ? 1e-6 : value
 }
 
 /**
@@ -213,7 +210,7 @@ export function keywordRelevance(bm25: number | undefined, half: number): number
 
 /**
  * The query's rare terms (indices) and each one's idf: held by at most `rareShare` of the chunks,
- * function words aside. A term found in no chunk counts too (with the largest idf), held by none:
+ * function words aside. A term found in no chunk counts too (weighed as one found once), held by none:
  * a question whose distinctive words the collection lacks ("what is the capital of France?" asked
  * of a database manual that mentions "capital" once) is mostly not about it.
  */
@@ -235,12 +232,16 @@ export interface Scored {
   rrf: number
 }
 
+/** Candidates taken from each ranking for `limit` results: the fitted pool, or twice `limit` when that is more. */
+export function candidatePools(limit: number, params: Pick<RankingParams, 'vectorPool' | 'keywordPool'>) {
+  return { vectorPool: Math.max(limit * 2, params.vectorPool), keywordPool: Math.max(limit * 2, params.keywordPool) }
+}
+
 /**
  * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
  * relevance + rareWeight × rare-term share`, in [0, 1], so a threshold means the same thing
- * whichever ranking found a chunk. A chunk holding the query's phrase exactly comes first; ties
- * are broken by reciprocal-rank fusion. Candidates beyond the pools of `params` are left out (the
- * fitting script ranks one large pool with many settings).
+ * whichever ranking found a chunk. A chunk holding one of the query's phrases exactly comes first;
+ * ties are broken by reciprocal-rank fusion.
  */
 export function rankCandidates(candidates: Candidate[], query: RankingTerms, params: RankingParams): Scored[] {
   const rare = rareTerms(query, params.rareShare)
@@ -249,7 +250,6 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
   const phrased = query.terms.some((term) => term.phrase)
   const scored: (Scored & { phrase: boolean })[] = []
   for (const c of candidates) {
-    if (c.vectorRank >= params.vectorPool && c.keywordRank >= params.keywordPool) continue
     let held = 0
     if (rareTotal > 0) for (const i of c.held) held += rare.get(i) ?? 0
     const damping = params.minFeatures > 0 ? Math.min(1, c.features / params.minFeatures) : 1
@@ -258,7 +258,7 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
       params.keywordWeight * keywordRelevance(c.bm25, params.bm25Half) +
       (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
-    scored.push({ chunkId: c.chunkId, score: Math.round(score * 10_000) / 10_000, rrf, phrase: phrased && c.phrase })
+    scored.push({ chunkId: c.chunkId, score: Math.round(score * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase) })
   }
   return scored
     .sort((a, b) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf)

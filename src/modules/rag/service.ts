@@ -4,7 +4,7 @@ import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { rankingParams } from './ranking-params'
-import { type Candidate, cosineDistance, rankCandidates, rareTerms, similarity } from './scoring'
+import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './scoring'
 import { type CollectionRow, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vector-cache'
 
@@ -204,12 +204,8 @@ export class RagService {
     const [vector] = await embedder.embed([query])
     // Everything below is synchronous: checked here, the collection cannot change before the queries.
     if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
-    const { candidates, terms, chunks } = this.candidates(collection, vector!, query, {
-      vectorPool: Math.max(limit * 2, params.vectorPool),
-      keywordPool: Math.max(limit * 2, params.keywordPool),
-      rareShare: params.rareShare,
-    })
-    const ranked = rankCandidates(candidates, terms, { ...params, vectorPool: Infinity, keywordPool: Infinity })
+    const { candidates, terms, chunks } = this.candidates(collection, vector!, query, { ...candidatePools(limit, params), rareShare: params.rareShare })
+    const ranked = rankCandidates(candidates, terms, params)
     const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
@@ -232,14 +228,14 @@ export class RagService {
     const keywordRanking = this.store.keywordCandidates(collection, terms, pools.keywordPool)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
-      byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], phrase: false, features: 0, vectorRank: rank, keywordRank: Infinity }),
+      byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),
     )
     const keywordOnly: number[] = []
     keywordRanking.forEach((hit, rank) => {
       const known = byId.get(hit.chunkId)
       if (known) Object.assign(known, { bm25: hit.bm25, keywordRank: rank })
       else {
-        byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, bm25: hit.bm25, held: [], phrase: false, features: 0, vectorRank: Infinity, keywordRank: rank })
+        byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, bm25: hit.bm25, held: [], features: 0, vectorRank: Infinity, keywordRank: rank })
         keywordOnly.push(hit.chunkId)
       }
     })
@@ -257,7 +253,6 @@ export class RagService {
     const chunks = this.store.chunks(ids)
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
-      candidate.phrase = candidate.held.some((i) => terms.terms[i]!.phrase)
       candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
     }
     return { candidates: [...byId.values()], terms, chunks }
