@@ -76,6 +76,24 @@ export function receiveStrings(names: StringList, batch: Pick<RecordBatch, 'stri
   for (const value of batch.strings) names.push(value)
 }
 
+/** Records as a batch, their strings given ids by `ids` (the inverse of recordsOf). */
+export function batchOf(ids: StringIds, records: RequestRecord[]): RecordBatch {
+  const rows = new Float64Array(records.length * FIELDS)
+  for (let i = 0, at = 0; i < records.length; i++, at += FIELDS) {
+    const r = records[i]!
+    rows[at + TS] = r.ts
+    rows[at + DURATION] = r.durationMs
+    rows[at + STATUS] = r.status
+    rows[at + METHOD] = ids.id(r.method)
+    rows[at + ROUTE] = ids.id(r.route)
+    rows[at + USER] = ids.id(r.userId)
+    rows[at + MODEL] = ids.id(r.model)
+    rows[at + PROMPT] = r.promptTokens
+    rows[at + COMPLETION] = r.completionTokens
+  }
+  return { count: records.length, rows, ...ids.take() }
+}
+
 /** The records of a batch as objects. */
 export function recordsOf(batch: Pick<RecordBatch, 'count' | 'rows'>, names: StringList): RequestRecord[] {
   const records: RequestRecord[] = new Array(batch.count)

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { HOUR, type RequestRecord } from './record'
-import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
+import { batchOf, COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
 
 /** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
 const ROWS_PER_INSERT = 64
@@ -47,20 +47,7 @@ export class RecordStore {
   /** Writes records and their rollup in one transaction; throws what SQLite throws (nothing is then written). */
   write(records: RequestRecord[]): void {
     const strings = new StringIds()
-    const rows = new Float64Array(records.length * FIELDS)
-    for (let i = 0, at = 0; i < records.length; i++, at += FIELDS) {
-      const r = records[i]!
-      rows[at + TS] = r.ts
-      rows[at + DURATION] = r.durationMs
-      rows[at + STATUS] = r.status
-      rows[at + METHOD] = strings.id(r.method)
-      rows[at + ROUTE] = strings.id(r.route)
-      rows[at + USER] = strings.id(r.userId)
-      rows[at + MODEL] = strings.id(r.model)
-      rows[at + PROMPT] = r.promptTokens
-      rows[at + COMPLETION] = r.completionTokens
-    }
-    this.writeBatch({ count: records.length, rows }, strings.names)
+    this.writeBatch(batchOf(strings, records), strings.names)
   }
 
   /**

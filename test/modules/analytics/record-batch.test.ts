@@ -1,41 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import {
-  COMPLETION,
-  DURATION,
-  FIELDS,
-  METHOD,
-  MODEL,
-  PROMPT,
-  type RecordBatch,
-  receiveStrings,
-  recordsOf,
-  ROUTE,
-  STATUS,
-  StringIds,
-  type StringList,
-  TS,
-  USER,
-} from '../../../src/modules/analytics/record-batch'
-import type { RequestRecord } from '../../../src/modules/analytics/recorder'
+import { batchOf, receiveStrings, recordsOf, StringIds, type StringList } from '../../../src/modules/analytics/record-batch'
 import { record } from './helpers'
-
-/** A batch as the recorder makes it: numbers, with the strings first used in it. */
-function batchOf(ids: StringIds, records: RequestRecord[]): RecordBatch {
-  const rows = new Float64Array(records.length * FIELDS)
-  records.forEach((r, i) => {
-    const at = i * FIELDS
-    rows[at + TS] = r.ts
-    rows[at + DURATION] = r.durationMs
-    rows[at + STATUS] = r.status
-    rows[at + METHOD] = ids.id(r.method)
-    rows[at + ROUTE] = ids.id(r.route)
-    rows[at + USER] = ids.id(r.userId)
-    rows[at + MODEL] = ids.id(r.model)
-    rows[at + PROMPT] = r.promptTokens
-    rows[at + COMPLETION] = r.completionTokens
-  })
-  return { count: records.length, rows, ...ids.take() }
-}
 
 describe('record batches', () => {
   test('each batch carries only the strings it is the first to use; the receiving side reads every batch back whole', () => {
