@@ -3,7 +3,7 @@ import { principalOf } from '../../core/auth'
 import { claimEventStream, unclaimedEventStreams } from '../../core/sse'
 import { usageOf } from '../../core/usage'
 import type { HandledMessage } from '../ws'
-import type { RequestRecorder } from './recorder'
+import { type RequestRecorder, UNMATCHED } from './recorder'
 import type { RouteTable } from './route-table'
 
 /** A copy of `body` that calls `end` once, when it has been read to the end or cancelled. */
@@ -31,31 +31,41 @@ function watchEnd(body: ReadableStream<Uint8Array>, end: () => void): ReadableSt
 
 const round2 = (value: number) => Math.round(value * 100) / 100
 
+type Handler = (request: Request) => unknown
+
 /**
- * Records every request: method, route pattern (looked up in `routes`, so a path with ids is never
- * stored, and a path that matches no route gets a fixed label), final status, duration, caller,
- * and the model usage a route attached (recordUsage). The record is written straight into the
- * recorder's batch as numbers (no object or closure per request, and the request itself is not
- * kept). Server-sent event streams are recorded when their stream ends. The recorder also counts
- * the requests being answered, so that a server stopping can wait for their records.
+ * Records every request: method, route pattern (so a path with ids is never stored, and a path
+ * that matches no route gets a fixed label), final status, duration, caller, and the model usage
+ * a route attached (recordUsage). The record is written straight into the recorder's batch as
+ * numbers (no object or closure per request, and the request itself is not kept). Server-sent
+ * event streams are recorded when their stream ends. The recorder also counts the requests being
+ * answered, so that a server stopping can wait for their records.
  *
  * This wraps the app's fetch handler (Elysia's `wrap`) instead of using lifecycle hooks: an
  * onRequest/mapResponse/onAfterResponse trio changes how Elysia compiles every route and was
  * measured to cost the bearer-authenticated route about a third of its CPU per request; the
- * wrapper costs next to nothing, sees the response exactly as it leaves (404s, 413s and error
- * statuses included) and runs before the caller gets it, so a record is never behind its response.
+ * wrapper sees the response exactly as it leaves (404s, 413s and error statuses included) and
+ * runs before the caller gets it, so a record is never behind its response.
+ *
+ * Elysia hands the wrapper the handler a request reached: under Bun.serve, each route Bun's own
+ * router matched has a handler of its own, and every other request (no match, wildcard and
+ * WebSocket routes, app.handle()) goes through one general handler. The wrapped handler is made
+ * once per handler, and one of a Bun route learns its pattern from its first request: the
+ * pattern then costs a request nothing, where looking it up in `routes` (the request's URL, its
+ * path cut out and hashed) was a third of what recording cost a request. A request that Bun's
+ * router matched is one that carries `params`; the general handler's requests are looked up by
+ * path every time (resolveUrl remembers frequent paths).
  */
 export function requestRecording(recorder: RequestRecorder, routes: RouteTable, enabled = true) {
   const plugin = new Elysia({ name: 'analytics:recording' })
   if (!enabled) return plugin
-  const record = (request: Request, arrived: number, status: number): void => {
+  const record = (request: Request, route: string, arrived: number, status: number): void => {
     const durationMs = performance.now() - arrived
     const usage = usageOf(request)
-    const method = request.method
     recorder.add(
       Math.round(Date.now() - durationMs),
-      method,
-      routes.resolveUrl(method, request.url),
+      request.method,
+      route,
       status,
       round2(durationMs),
       principalOf(request)?.user.id ?? null,
@@ -64,50 +74,66 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
       usage?.model ?? null,
     )
   }
-  /** Records a request that ended without a response (it threw): a 500. */
-  const failed = (request: Request, arrived: number): void => {
-    record(request, arrived, 500)
-    recorder.leave()
+  const wrapped = new WeakMap<Handler, Handler>()
+  const wrap = (handle: Handler): Handler => {
+    /** The pattern of the one route this handler answers, once a request has shown it is one. */
+    let pattern: string | undefined
+    const routeOf = (request: Request): string => {
+      if (pattern !== undefined) return pattern
+      const route = routes.resolveUrl(request.method, request.url)
+      // (Wildcard routes and unmatched paths never have a Bun route of their own.)
+      if ('params' in request && route !== UNMATCHED && !route.endsWith('*')) pattern = route
+      return route
+    }
+    /** Records a request that ended without a response (it threw): a 500. */
+    const failed = (request: Request, arrived: number): void => {
+      record(request, routeOf(request), arrived, 500)
+      recorder.leave()
+    }
+    const finish = (request: Request, arrived: number, response: unknown): unknown => {
+      if (!(response instanceof Response)) {
+        // A WebSocket upgrade answers nothing: the connection was handed over (101).
+        record(request, routeOf(request), arrived, request.headers.get('upgrade') ? 101 : 200)
+      } else if (unclaimedEventStreams() > 0 && response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+        // Headers are read only while an event stream is on its way (reading them costs every
+        // response a Headers object), and before `body` (which makes Bun build a stream object).
+        claimEventStream(response.body)
+        const status = response.status
+        const route = routeOf(request)
+        const end = recorder.begin(() => record(request, route, arrived, status))
+        response = new Response(watchEnd(response.body, end), { status, statusText: response.statusText, headers: response.headers })
+      } else record(request, routeOf(request), arrived, response.status)
+      recorder.leave()
+      return response
+    }
+    return (request: Request): unknown => {
+      const arrived = performance.now()
+      recorder.arrive()
+      let result: unknown
+      try {
+        result = handle(request)
+      } catch (error) {
+        failed(request, arrived)
+        throw error
+      }
+      if (result instanceof Promise) {
+        return result.then(
+          (response) => finish(request, arrived, response),
+          (error) => {
+            failed(request, arrived)
+            throw error
+          },
+        )
+      }
+      return finish(request, arrived, result)
+    }
   }
-  const finish = (request: Request, arrived: number, response: unknown): unknown => {
-    if (!(response instanceof Response)) {
-      // A WebSocket upgrade answers nothing: the connection was handed over (101).
-      record(request, arrived, request.headers.get('upgrade') ? 101 : 200)
-    } else if (unclaimedEventStreams() > 0 && response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
-      // Headers are read only while an event stream is on its way (reading them costs every
-      // response a Headers object), and before `body` (which makes Bun build a stream object).
-      claimEventStream(response.body)
-      const status = response.status
-      const end = recorder.begin(() => record(request, arrived, status))
-      response = new Response(watchEnd(response.body, end), { status, statusText: response.statusText, headers: response.headers })
-    } else record(request, arrived, response.status)
-    recorder.leave()
-    return response
-  }
-  return plugin.wrap(
-    (handle) =>
-      (request: Request): unknown => {
-        const arrived = performance.now()
-        recorder.arrive()
-        let result: unknown
-        try {
-          result = handle(request)
-        } catch (error) {
-          failed(request, arrived)
-          throw error
-        }
-        if (result instanceof Promise) {
-          return result.then(
-            (response) => finish(request, arrived, response),
-            (error) => {
-              failed(request, arrived)
-              throw error
-            },
-          )
-        }
-        return finish(request, arrived, result)
-      },
-  )
+  // Elysia asks for the wrapped handler with every request: it is made once per handler.
+  return plugin.wrap((handle: Handler): Handler => {
+    let handler = wrapped.get(handle)
+    if (!handler) wrapped.set(handle, (handler = wrap(handle)))
+    return handler
+  })
 }
 
 /** Records a WebSocket message as method `WS`, route its type (`WS stream_chat`). */

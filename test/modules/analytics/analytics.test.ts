@@ -102,6 +102,52 @@ describe('dashboard', () => {
   })
 })
 
+describe('route patterns over a listening server', () => {
+  // Under Bun.serve each route Bun's router matches has a handler of its own, which learns its
+  // pattern from its first request; every other request goes through the general handler.
+  test('each request is recorded under the pattern of the route that answered it, first requests and later ones alike', async () => {
+    const server = makeServer()
+    const app = server.app.listen({ port: 0 })
+    try {
+      const base = `http://127.0.0.1:${app.server!.port}`
+      const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
+      const { accessToken } = (await login.json()) as { accessToken: string }
+      const auth = { authorization: `Bearer ${accessToken}` }
+      const ids = Array.from({ length: 4 }, () => crypto.randomUUID())
+      const sent: [string, string, Record<string, string>?][] = [
+        ['GET', `/conversations/${ids[0]}`, auth],
+        ['GET', '/auth/me', auth],
+        ['GET', `/conversations/${ids[1]}`, auth],
+        ['DELETE', `/conversations/${ids[2]}`, auth],
+        ['GET', '/auth/me/', auth],
+        ['GET', `/rag/collections/c-${ids[0]}/documents/a/${ids[3]}.txt`, auth],
+        ['GET', `/no-such-route/${ids[1]}`],
+        ['HEAD', '/health'],
+        ['GET', '/health'],
+        ['GET', `/conversations/${ids[3]}`, auth],
+        ['GET', '/auth/me', auth],
+      ]
+      for (const [method, path, headers] of sent) await (await fetch(`${base}${path}`, { method, headers })).arrayBuffer()
+      const exported = await fetch(`${base}/analytics/export?format=json`, { headers: auth })
+      const text = await exported.text()
+      for (const id of ids) expect(text).not.toContain(id)
+      const rows = (JSON.parse(text) as { method: string; route: string }[]).map((row) => `${row.method} ${row.route}`)
+      const count = (key: string) => rows.filter((row) => row === key).length
+      expect(count('POST /auth/login')).toBe(1)
+      expect(count('GET /conversations/:id')).toBe(3)
+      expect(count('DELETE /conversations/:id')).toBe(1)
+      expect(count('GET /auth/me')).toBe(3)
+      expect(count('GET /rag/collections/:name/documents/*')).toBe(1)
+      expect(count('GET (unmatched)')).toBe(1)
+      expect(count('HEAD /health')).toBe(1)
+      expect(count('GET /health')).toBe(1)
+      expect(rows.length).toBe(sent.length + 1)
+    } finally {
+      app.stop(true)
+    }
+  })
+})
+
 describe('metrics', () => {
   test('1h: 60 minute buckets aligned in UTC, oldest first, the current one last, empty ones 0', async () => {
     const server = makeServer()
