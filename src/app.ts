@@ -142,7 +142,7 @@ export function createServices(options: AppOptions = {}): Services {
   const recorder = new RequestRecorder(db, {
     retentionDays: config.analyticsRetentionDays,
     log,
-    onFlush: (batch, names) => prometheus.observe(batch, names),
+    onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
   })
   if (config.analyticsEnabled) recorder.start()

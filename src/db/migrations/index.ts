@@ -9,6 +9,7 @@ import { plugins } from './011_plugins'
 import { ragDocuments } from './008_rag_documents'
 import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
+import { analyticsSpans } from './012_analytics_spans'
 
 export interface Migration {
   version: number
@@ -18,4 +19,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans]

@@ -1,11 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
-import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, type StringList } from './record-batch'
+import { type BatchSums, DURATION_BOUNDS } from './batch-sums'
 
 /**
  * A Prometheus histogram fed a batch at a time. prom-client's Histogram validates and hashes the
  * labels of every observation (microseconds each, for every request); this one takes the counts
- * of a batch per series, added up by the caller. The registry formats it like any metric, from get().
+ * of a batch per series, added up by sumBatch(). The registry formats it like any metric, from get().
  */
 class BatchHistogram {
   readonly type = 'histogram'
@@ -18,14 +18,6 @@ class BatchHistogram {
     private readonly bounds: number[],
   ) {}
 
-  /** The bucket (index into the bounds) of a value; bounds.length for one above them all. */
-  bucketOf(value: number): number {
-    const bounds = this.bounds
-    let i = 0
-    while (i < bounds.length && value > bounds[i]!) i++
-    return i
-  }
-
   /** Adds observations to a series: their count per bucket (bounds.length + 1 slots, the last above all bounds), sum and count. */
   add(key: string, labels: Record<string, string>, buckets: number[], sum: number, count: number): void {
     let series = this.series.get(key)
@@ -33,10 +25,6 @@ class BatchHistogram {
     for (let i = 0; i < this.bounds.length; i++) series.buckets[i]! += buckets[i]!
     series.sum += sum
     series.count += count
-  }
-
-  get size(): number {
-    return this.bounds.length
   }
 
   get() {
@@ -103,7 +91,7 @@ export class PrometheusMetrics {
     this.durations = new BatchHistogram(
       'uagent_http_request_duration_seconds',
       'Time from arrival to the end of the response, by method, route pattern and status',
-      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      DURATION_BOUNDS,
     )
     this.registry.registerMetric(this.durations as unknown as Metric)
     this.tokens = new Counter({
@@ -172,48 +160,18 @@ export class PrometheusMetrics {
   }
 
   /**
-   * Counts a batch of records (called by the recorder as it flushes; `names` are the batch's
-   * strings by id). Records are added up per series first, by number, and each series of the
-   * batch then updates its counter and histogram once.
+   * Counts a batch of records, added up per series (see batch-sums.ts): each series of the batch
+   * updates its counter and histogram once.
    */
-  observe(batch: RecordBatch, names: StringList): void {
-    const rows = batch.rows
-    const groups = new Map<number, { method: number; route: number; status: number; buckets: number[]; sum: number; count: number }>()
-    const tokens = new Map<number, { prompt: number; completion: number }>()
-    const slots = this.durations.size + 1
-    // Every id of the batch is below names.length and every status below 1000: a key of numbers
-    // that cannot collide (exact while names stay below a few million).
-    const stride = names.length
-    for (let i = 0, at = 0; i < batch.count; i++, at += FIELDS) {
-      const method = rows[at + METHOD]!
-      const route = rows[at + ROUTE]!
-      const status = rows[at + STATUS]!
-      const key = (route * stride + method) * 1000 + status
-      let group = groups.get(key)
-      if (!group) groups.set(key, (group = { method, route, status, buckets: new Array<number>(slots).fill(0), sum: 0, count: 0 }))
-      const seconds = rows[at + DURATION]! / 1000
-      group.buckets[this.durations.bucketOf(seconds)]!++
-      group.sum += seconds
-      group.count++
-      const model = rows[at + MODEL]!
-      if (model) {
-        let used = tokens.get(model)
-        if (!used) tokens.set(model, (used = { prompt: 0, completion: 0 }))
-        used.prompt += rows[at + PROMPT]!
-        used.completion += rows[at + COMPLETION]!
-      }
+  add(sums: BatchSums): void {
+    for (const { method, route, status, buckets, seconds, count } of sums.series) {
+      const labels = { method, route, status: String(status) }
+      this.requests.inc(labels, count)
+      this.durations.add(`${method} ${route} ${status}`, labels, buckets, seconds, count)
     }
-    for (const group of groups.values()) {
-      const method = names[group.method]!
-      const route = names[group.route]!
-      const labels = { method, route, status: String(group.status) }
-      this.requests.inc(labels, group.count)
-      this.durations.add(`${method} ${route} ${group.status}`, labels, group.buckets, group.sum, group.count)
-    }
-    for (const [id, used] of tokens) {
-      const model = names[id]!
-      if (used.prompt) this.tokens.inc({ model, type: 'prompt' }, used.prompt)
-      if (used.completion) this.tokens.inc({ model, type: 'completion' }, used.completion)
+    for (const { model, prompt, completion } of sums.tokens) {
+      if (prompt) this.tokens.inc({ model, type: 'prompt' }, prompt)
+      if (completion) this.tokens.inc({ model, type: 'completion' }, completion)
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { HOUR, type RequestRecord } from './record'
+import { HOUR, MINUTE, type RequestRecord } from './record'
 import { batchOf, COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
 
 /** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
@@ -20,11 +20,49 @@ interface HourSum {
   completion: number
 }
 
-/** The SQL side of recording: inserts records and adds them to the hourly rollup. */
+/**
+ * The records' indexes in time order (stable), or null when they already are (a batch is in the
+ * order its requests ended, nearly that of their arrival).
+ */
+function timeOrder(rows: Float64Array, count: number): Uint32Array | null {
+  let sorted = true
+  let low = Infinity
+  let high = -Infinity
+  for (let i = 0, at = TS; i < count; i++, at += FIELDS) {
+    const ts = rows[at]!
+    if (ts < high) sorted = false
+    if (ts < low) low = ts
+    if (ts > high) high = ts
+  }
+  if (sorted) return null
+  const order = new Uint32Array(count)
+  const INDEX = 2 ** 21
+  if (count < INDEX && Number.isInteger(low) && Number.isInteger(high) && (high - low + 1) * INDEX < Number.MAX_SAFE_INTEGER) {
+    // Time and index in one number: a numeric sort (native, no comparator called), stable.
+    const keys = new Float64Array(count)
+    for (let i = 0, at = TS; i < count; i++, at += FIELDS) keys[i] = (Math.floor(rows[at]!) - low) * INDEX + i
+    keys.sort()
+    for (let i = 0; i < count; i++) order[i] = keys[i]! % INDEX
+  } else {
+    for (let i = 0; i < count; i++) order[i] = i
+    order.sort((a, b) => rows[a * FIELDS + TS]! - rows[b * FIELDS + TS]! || a - b)
+  }
+  return order
+}
+
+/**
+ * The SQL side of recording: inserts records and adds them to the hourly rollup and to the span
+ * of ids of their minute (analytics_spans, which stands in for a time index: see migration 012).
+ * A batch is inserted in time order; its records get the ids after the newest one (SQLite gives a
+ * new row the largest id plus one), so their spans are known without reading them back.
+ */
 export class RecordStore {
   private readonly insertRecord
   private readonly insertRecords
   private readonly upsertHour
+  private readonly newestId
+  private readonly upsertSpan
+  private readonly spansOf
   private readonly values: Binding[] = new Array(ROWS_PER_INSERT * FIELDS)
 
   constructor(private readonly db: Database) {
@@ -32,6 +70,14 @@ export class RecordStore {
     const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)'
     this.insertRecord = db.prepare(insert + row)
     this.insertRecords = db.prepare(insert + Array(ROWS_PER_INSERT).fill(row).join(', '))
+    this.newestId = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM analytics_requests')
+    this.upsertSpan = db.prepare(
+      `INSERT INTO analytics_spans (minute, first_id, last_id) VALUES (?, ?, ?)
+       ON CONFLICT (minute) DO UPDATE SET first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)`,
+    )
+    this.spansOf = db.query<{ minute: number; first: number; last: number }, [number]>(
+      `SELECT CAST(ts AS INTEGER) / ${MINUTE} AS minute, min(id) AS first, max(id) AS last FROM analytics_requests WHERE id > ? GROUP BY 1`,
+    )
     this.upsertHour = db.prepare(
       `INSERT INTO analytics_hourly (hour, method, route, user_id, model, requests, failures, duration_sum, prompt_tokens, completion_tokens)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -61,10 +107,13 @@ export class RecordStore {
     // (every id is below names.length), no string built per record.
     const stride = names.length
     const hours = new Map<number, Map<number, Map<number, HourSum>>>()
+    const order = timeOrder(rows, count)
     this.db.transaction(() => {
+      const before = this.newestId.get()?.id ?? 0
       let i = 0
       for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
-        for (let j = 0, at = i * FIELDS, v = 0; j < ROWS_PER_INSERT; j++, at += FIELDS) {
+        for (let j = 0, v = 0; j < ROWS_PER_INSERT; j++) {
+          const at = (order ? order[i + j]! : i + j) * FIELDS
           values[v++] = rows[at + TS]!
           values[v++] = names[rows[at + METHOD]!]!
           values[v++] = names[rows[at + ROUTE]!]!
@@ -77,7 +126,8 @@ export class RecordStore {
         }
         this.insertRecords.run(...values)
       }
-      for (let at = i * FIELDS; i < count; i++, at += FIELDS) {
+      for (; i < count; i++) {
+        const at = (order ? order[i]! : i) * FIELDS
         this.insertRecord.run(
           rows[at + TS]!,
           names[rows[at + METHOD]!]!,
@@ -90,6 +140,7 @@ export class RecordStore {
           names[rows[at + MODEL]!] ?? null,
         )
       }
+      this.addSpans(rows, count, order, before)
       for (let k = 0, at = 0; k < count; k++, at += FIELDS) {
         const hour = Math.floor(rows[at + TS]! / HOUR)
         const method = rows[at + METHOD]!
@@ -118,5 +169,26 @@ export class RecordStore {
         }
       }
     })()
+  }
+
+  /**
+   * Widens the id spans of the minutes of a batch just inserted in `order` after id `before`: the
+   * i-th record has id before + 1 + i (read back from the table if, against expectation, not).
+   */
+  private addSpans(rows: Float64Array, count: number, order: Uint32Array | null, before: number): void {
+    if (!count) return
+    if ((this.newestId.get()?.id ?? 0) !== before + count) {
+      for (const { minute, first, last } of this.spansOf.all(before)) this.upsertSpan.run(minute, first, last)
+      return
+    }
+    let minute = NaN
+    let first = 0
+    for (let i = 0; i <= count; i++) {
+      const current = i < count ? Math.floor(rows[(order ? order[i]! : i) * FIELDS + TS]! / MINUTE) : NaN
+      if (current === minute) continue
+      if (i) this.upsertSpan.run(minute, first, before + i)
+      minute = current
+      first = before + 1 + i
+    }
   }
 }

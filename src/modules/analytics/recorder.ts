@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
-import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
+import { type BatchSums, sumBatch } from './batch-sums'
+import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
 import { WriterThread } from './writer-thread'
 
@@ -18,8 +19,11 @@ export interface RecorderOptions {
   /** How often old records are pruned (default every 10 minutes, first a few seconds after start). */
   pruneIntervalMs?: number
   log?: (line: string) => void
-  /** Sees every batch as it is flushed, whether or not the database takes it (Prometheus); `names` are its strings by id. */
-  onFlush?: (batch: RecordBatch, names: StringList) => void
+  /**
+   * Told what each batch flushed adds up to per Prometheus series, whether or not the database
+   * takes it (added up by the writer thread when there is one: see batch-sums.ts).
+   */
+  onSums?: (sums: BatchSums) => void
   /** Told how many records were dropped (database full or failing). */
   onDrop?: (count: number) => void
   /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
@@ -55,7 +59,7 @@ export class RequestRecorder {
   private lastFailureLog = 0
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
-  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onFlush' | 'onDrop'>
+  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
 
   constructor(
     private readonly db: Database,
@@ -75,6 +79,7 @@ export class RequestRecorder {
         (rows) => {
           this.spare = rows
         },
+        (sums) => this.summed(sums),
       )
     }
   }
@@ -194,11 +199,8 @@ export class RequestRecorder {
       this.spare = null
       this.rows = spare && spare.length >= this.rows.length ? spare : new Float64Array(this.rows.length)
       this.count = 0
-      try {
-        this.options.onFlush?.(batch, this.strings.names)
-      } catch (error) {
-        this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
-      }
+      // The writer thread adds the batch up as it writes it; here, it is added up now.
+      if (!this.writer && this.options.onSums) this.summed(sumBatch(batch, this.strings.names))
     }
     if (this.writer) {
       // The batch's buffer moves to the thread (this side can no longer read it).
@@ -236,6 +238,14 @@ export class RequestRecorder {
     this.store.write(records)
   }
 
+  private summed(sums: BatchSums): void {
+    try {
+      this.options.onSums?.(sums)
+    } catch (error) {
+      this.options.log?.(`analytics: metrics update failed: ${(error as Error)?.message ?? error}`)
+    }
+  }
+
   private drop(count: number, reason: string): void {
     this.droppedTotal += count
     try {
@@ -257,16 +267,22 @@ export class RequestRecorder {
    */
   async prune(now = Date.now()): Promise<number> {
     const cutoffHour = Math.floor((now - this.options.retentionDays * DAY) / HOUR)
-    const slice = this.db.prepare('DELETE FROM analytics_requests WHERE id IN (SELECT id FROM analytics_requests WHERE ts < ? LIMIT 5000)')
+    const cutoff = cutoffHour * HOUR
+    // The records before the cutoff lie among the ids of the minutes before it (see RecordStore).
+    const last = this.db.query<{ id: number | null }, [number]>('SELECT max(last_id) AS id FROM analytics_spans WHERE minute < ?').get(cutoff / MINUTE)?.id ?? -1
+    const slice = this.db.prepare('DELETE FROM analytics_requests WHERE id IN (SELECT id FROM analytics_requests WHERE id <= ? AND ts < ? LIMIT 5000)')
     let deleted = 0
     for (;;) {
       if (this.closed) break
-      const { changes } = slice.run(cutoffHour * HOUR)
+      const { changes } = slice.run(last, cutoff)
       deleted += changes
       if (changes < 5000) break
       await new Promise((resolve) => setImmediate(resolve))
     }
-    if (!this.closed) this.db.run('DELETE FROM analytics_hourly WHERE hour < ?', [cutoffHour])
+    if (!this.closed) {
+      this.db.run('DELETE FROM analytics_hourly WHERE hour < ?', [cutoffHour])
+      this.db.run('DELETE FROM analytics_spans WHERE minute < ?', [cutoff / MINUTE])
+    }
     return deleted
   }
 

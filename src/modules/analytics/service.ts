@@ -48,6 +48,7 @@ export class AnalyticsService {
   private readonly models
   private readonly activeUsers
   private readonly usage
+  private readonly span
   private readonly minuteBuckets
   private readonly hourBuckets
   private readonly dayBuckets
@@ -84,21 +85,26 @@ export class AnalyticsService {
        ORDER BY u.requests DESC, u.promptTokens + u.completionTokens DESC, u.user_id LIMIT 100`,
     )
     const perBucket = `count(*) AS requests, sum(duration_ms) AS duration, sum(status >= 400) AS errors, count(DISTINCT user_id) AS users`
-    // Minute series: the records themselves, through the time index that covers these columns.
-    this.minuteBuckets = db.query<BucketRow, [number, number]>(
-      `SELECT (ts - ?1) / ${MINUTE} AS bucket, ${perBucket} FROM analytics_requests WHERE ts >= ?1 AND ts < ?2 GROUP BY bucket`,
+    // The ids among which the records of a range of time lie: those of its minutes' spans.
+    this.span = db.query<{ first: number | null; last: number | null }, [number, number]>(
+      `SELECT min(first_id) AS first, max(last_id) AS last FROM analytics_spans WHERE minute >= ? AND minute <= ?`,
+    )
+    // Minute series: the records themselves, a range of ids filtered by time.
+    this.minuteBuckets = db.query<BucketRow, [number, number, number, number]>(
+      `SELECT (ts - ?1) / ${MINUTE} AS bucket, ${perBucket} FROM analytics_requests
+       WHERE id >= ?3 AND id <= ?4 AND ts >= ?1 AND ts < ?2 GROUP BY bucket`,
     )
     const perRollup = `sum(requests) AS requests, sum(duration_sum) AS duration, sum(failures) AS errors, count(DISTINCT nullif(user_id, '')) AS users`
     this.hourBuckets = db.query<BucketRow, [number, number]>(`SELECT hour - ?1 AS bucket, ${perRollup} ${inHours} GROUP BY hour`)
     this.dayBuckets = db.query<BucketRow, [number, number]>(`SELECT (hour - ?1) / 24 AS bucket, ${perRollup} ${inHours} GROUP BY bucket`)
-    // Export pages: in time order, continuing after the last (ts, id) sent.
+    // Export pages: in the order records were stored, continuing after the last id sent.
     this.page = db.query<
       { id: number; ts: number; method: string; route: string; status: number; durationMs: number; userId: string | null; tokens: number; model: string | null },
-      [number, number, number, number]
+      [number, number, number, number, number]
     >(
       `SELECT id, ts, method, route, status, duration_ms AS durationMs, user_id AS userId, prompt_tokens + completion_tokens AS tokens, model
-       FROM analytics_requests WHERE ts >= ?1 AND ts < ?2 AND NOT (ts = ?1 AND id <= ?3)
-       ORDER BY ts, id LIMIT ?4`,
+       FROM analytics_requests WHERE id > ?3 AND id <= ?4 AND ts >= ?1 AND ts < ?2
+       ORDER BY id LIMIT ?5`,
     )
   }
 
@@ -172,17 +178,31 @@ export class AnalyticsService {
   }
 
   private buckets(window: Window): BucketRow[] {
-    if (window.size === MINUTE) return this.minuteBuckets.all(window.start, window.end)
+    if (window.size === MINUTE) {
+      const ids = this.idsOf(window.start, window.end)
+      return ids ? this.minuteBuckets.all(window.start, window.end, ...ids) : []
+    }
     const hours: [number, number] = [window.start / HOUR, window.end / HOUR]
     return window.size === HOUR ? this.hourBuckets.all(...hours) : this.dayBuckets.all(...hours)
   }
 
-  /** The records of a range in time order, read a page at a time. */
+  /** The first and last id among which the records of [start, end) lie, or null when there are none. */
+  private idsOf(start: number, end: number): [number, number] | null {
+    const span = this.span.get(Math.floor(start / MINUTE), Math.floor((end - 1) / MINUTE))
+    return span?.first == null || span.last == null ? null : [span.first, span.last]
+  }
+
+  /**
+   * The records of a range in the order they were stored, read a page at a time: time order,
+   * except that a request still running when later ones were stored comes after them.
+   */
   *exportRows(range: TimeRange, now = Date.now(), pageSize = 1000): Generator<ExportRow> {
     const window = timeWindow(range, now)
-    let after = { ts: window.start, id: 0 }
+    const ids = this.idsOf(window.start, window.end)
+    if (!ids) return
+    let after = ids[0] - 1
     for (;;) {
-      const rows = this.page.all(after.ts, window.end, after.id, pageSize)
+      const rows = this.page.all(window.start, window.end, after, ids[1], pageSize)
       for (const row of rows) {
         yield {
           timestamp: new Date(row.ts).toISOString(),
@@ -196,8 +216,7 @@ export class AnalyticsService {
         }
       }
       if (rows.length < pageSize) return
-      const last = rows[rows.length - 1]!
-      after = { ts: last.ts, id: last.id }
+      after = rows[rows.length - 1]!.id
     }
   }
 }

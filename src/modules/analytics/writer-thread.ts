@@ -1,3 +1,4 @@
+import type { BatchSums } from './batch-sums'
 import type { RecordBatch } from './record-batch'
 
 interface Reply {
@@ -6,6 +7,8 @@ interface Reply {
   failure?: string
   /** The batch's buffer, handed back once written. */
   rows?: Float64Array
+  /** What the batch adds to the Prometheus metrics (whether or not it could be written). */
+  sums?: BatchSums
 }
 
 /**
@@ -24,6 +27,8 @@ export class WriterThread {
     private readonly onFailure: (count: number, reason: string) => void = () => {},
     /** Gets each batch's buffer back once the batch is written, to fill again. */
     private readonly onBuffer: (rows: Float64Array) => void = () => {},
+    /** Gets what each batch adds up to per Prometheus series (see batch-sums.ts). */
+    private readonly onSums: (sums: BatchSums) => void = () => {},
   ) {
     this.worker = new Worker(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
     this.worker.addEventListener('message', (event: MessageEvent<Reply>) => this.settled(event.data))
@@ -49,6 +54,7 @@ export class WriterThread {
     const batch = this.waiting.get(reply.id)
     if (!batch) return
     this.waiting.delete(reply.id)
+    if (reply.sums) this.onSums(reply.sums)
     if (reply.failure) this.onFailure(batch.count, reply.failure)
     if (reply.rows) this.onBuffer(reply.rows)
     batch.done()
