@@ -37,7 +37,7 @@ type Handler = (request: Request) => unknown
  * Records every request: method, route pattern (so a path with ids is never stored, and a path
  * that matches no route gets a fixed label), final status, duration, caller, and the model usage
  * a route attached (recordUsage). The record is written straight into the recorder's batch as
- * numbers (no object or closure per request, and the request itself is not kept). Server-sent
+ * numbers (no record object per request, and the request itself is not kept). Server-sent
  * event streams are recorded when their stream ends. The recorder also counts the requests being
  * answered, so that a server stopping can wait for their records.
  *
