@@ -20,6 +20,19 @@ interface HourSum {
   completion: number
 }
 
+/** Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's columns. */
+function bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList): void {
+  values[v] = rows[at + TS]!
+  values[v + 1] = names[rows[at + METHOD]!]!
+  values[v + 2] = names[rows[at + ROUTE]!]!
+  values[v + 3] = rows[at + STATUS]!
+  values[v + 4] = rows[at + DURATION]!
+  values[v + 5] = names[rows[at + USER]!] ?? null
+  values[v + 6] = rows[at + PROMPT]!
+  values[v + 7] = rows[at + COMPLETION]!
+  values[v + 8] = names[rows[at + MODEL]!] ?? null
+}
+
 /**
  * The records' indexes in time order (stable), or null when they already are (a batch is in the
  * order its requests ended, nearly that of their arrival).
@@ -112,33 +125,13 @@ export class RecordStore {
       const before = this.newestId.get()?.id ?? 0
       let i = 0
       for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
-        for (let j = 0, v = 0; j < ROWS_PER_INSERT; j++) {
-          const at = (order ? order[i + j]! : i + j) * FIELDS
-          values[v++] = rows[at + TS]!
-          values[v++] = names[rows[at + METHOD]!]!
-          values[v++] = names[rows[at + ROUTE]!]!
-          values[v++] = rows[at + STATUS]!
-          values[v++] = rows[at + DURATION]!
-          values[v++] = names[rows[at + USER]!] ?? null
-          values[v++] = rows[at + PROMPT]!
-          values[v++] = rows[at + COMPLETION]!
-          values[v++] = names[rows[at + MODEL]!] ?? null
-        }
+        for (let j = 0; j < ROWS_PER_INSERT; j++) bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names)
         this.insertRecords.run(...values)
       }
+      const one: Binding[] = new Array(FIELDS)
       for (; i < count; i++) {
-        const at = (order ? order[i]! : i) * FIELDS
-        this.insertRecord.run(
-          rows[at + TS]!,
-          names[rows[at + METHOD]!]!,
-          names[rows[at + ROUTE]!]!,
-          rows[at + STATUS]!,
-          rows[at + DURATION]!,
-          names[rows[at + USER]!] ?? null,
-          rows[at + PROMPT]!,
-          rows[at + COMPLETION]!,
-          names[rows[at + MODEL]!] ?? null,
-        )
+        bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names)
+        this.insertRecord.run(...one)
       }
       this.addSpans(rows, count, order, before)
       for (let k = 0, at = 0; k < count; k++, at += FIELDS) {
