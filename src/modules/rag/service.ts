@@ -247,6 +247,7 @@ export class RagService {
     const rare = rareTerms(terms, pools.rareShare)
     const wanted = terms.terms.map((term, i) => (term.df > 0 && (rare.has(i) || term.phrase) ? i : -1)).filter((i) => i >= 0)
     const holdings = this.store.termHoldings(
+      terms,
       ids,
       wanted.map((i) => terms.terms[i]!),
     )

@@ -35,6 +35,11 @@ export interface QueryTerms {
   terms: QueryTerm[]
   /** Chunks in the collection. */
   chunks: number
+  /**
+   * Where the query's tokens occur in the chunks read so far (see tokenOffsets): a chunk is run
+   * through the tokenizer once per query, whether keyword rescoring or term holdings reads it first.
+   */
+  offsets: Map<number, Map<string, number[]>>
 }
 
 export interface StoredDocument {
@@ -175,7 +180,7 @@ export class RagStore {
     const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
     const words = [...queryWords(text), ...phrases]
     const chunks = this.chunkCount(collection.id)
-    if (!words.length) return { terms: [], chunks }
+    if (!words.length) return { terms: [], chunks, offsets: new Map() }
     const table = this.ensureFts(collection.id)
     const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
     let known = this.frequencies.get(collection.id)
@@ -197,7 +202,7 @@ export class RagStore {
       }
       return { word, tokens: own, df: own.length ? frequency(own[0]!) : 0, phrase: false }
     })
-    return { terms, chunks }
+    return { terms, chunks, offsets: new Map() }
   }
 
   /**
@@ -223,9 +228,9 @@ export class RagStore {
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
     // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
     const scored = plan.scored.map((word) => terms.find((term) => term.word === word)!)
-    const counts = this.termCounts(
+    const counts = this.tokenOffsets(
+      query,
       hits.map((hit) => hit.chunkId),
-      scored.flatMap((term) => term.tokens),
     )
     const { rows, averageLength } = this.indexStatistics(collection.id)
     const lengths = this.chunkLengths(
@@ -242,14 +247,11 @@ export class RagStore {
       .slice(0, k)
   }
 
-  /** Which of `terms` (indices into them) each chunk holds, as the keyword index reads the chunk. */
-  termHoldings(chunkIds: number[], terms: QueryTerm[]): Map<number, number[]> {
+  /** Which of `terms` (of `query`; indices into them) each chunk holds, as the keyword index reads the chunk. */
+  termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Map<number, number[]> {
     const held = new Map<number, number[]>()
     if (!chunkIds.length || !terms.length) return held
-    const counts = this.termCounts(
-      chunkIds,
-      terms.flatMap((term) => term.tokens),
-    )
+    const counts = this.tokenOffsets(query, chunkIds)
     for (const chunkId of chunkIds) {
       const own = counts.get(chunkId)
       if (!own) continue
@@ -257,6 +259,22 @@ export class RagStore {
       if (found.length) held.set(chunkId, found)
     }
     return held
+  }
+
+  /**
+   * Where each of the query's tokens occurs in each of the chunks (token offsets), read once per
+   * chunk and query (kept in `query.offsets`; a chunk holding none of them has an empty map).
+   */
+  private tokenOffsets(query: QueryTerms, chunkIds: number[]): Map<number, Map<string, number[]>> {
+    const missing = chunkIds.filter((id) => !query.offsets.has(id))
+    if (missing.length) {
+      const read = this.termCounts(
+        missing,
+        query.terms.flatMap((term) => term.tokens),
+      )
+      for (const id of missing) query.offsets.set(id, read.get(id) ?? new Map())
+    }
+    return query.offsets
   }
 
   /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
