@@ -1,3 +1,4 @@
+import { WorkerCalls } from '../../core/worker-calls'
 import type { Embedder } from '../types'
 import { HashEmbedder } from './hash-embedder'
 
@@ -21,52 +22,17 @@ export class ThreadedHashEmbedder implements Embedder {
   readonly id = this.local.id
   readonly dimensions = this.local.dimensions
   readonly offThread = true
-  private worker: Worker | null = null
-  private nextId = 0
-  private readonly waiting = new Map<number, { resolve: (vectors: Float32Array) => void; reject: (error: Error) => void }>()
-
-  private thread(): Worker {
-    if (this.worker) return this.worker
-    const worker = new Worker(new URL('./hash-embedder.worker.ts', import.meta.url).href)
-    worker.addEventListener('message', (event: MessageEvent<Reply>) => {
-      const { id, vectors, failure } = event.data
-      const call = this.waiting.get(id)
-      if (!call) return
-      this.waiting.delete(id)
-      if (this.waiting.size === 0) worker.unref()
-      if (vectors) call.resolve(vectors)
-      else call.reject(new Error(failure ?? 'embedding thread failed'))
-    })
-    worker.addEventListener('error', (event) => {
-      // The thread is gone: what it had is embedded here instead, and the next call starts a new one.
-      if (this.worker === worker) this.worker = null
-      const message = (event as ErrorEvent).message || 'embedding thread failed'
-      for (const [id, call] of [...this.waiting]) {
-        this.waiting.delete(id)
-        call.reject(new Error(message))
-      }
-      worker.terminate()
-    })
-    // Kept alive only while a call is in flight (see embed). An idle thread never keeps a process
-    // alive; a call in flight must, or Bun's event loop, with nothing else to wait on, spins on the
-    // unreferenced worker's reply instead of sleeping (a core burnt while the thread embeds).
-    worker.unref()
-    this.worker = worker
-    return worker
-  }
+  private readonly calls = new WorkerCalls(new URL('./hash-embedder.worker.ts', import.meta.url).href)
 
   async embed(texts: string[]): Promise<Float32Array[]> {
     if (texts.length < THREAD_MIN_TEXTS) return this.local.embed(texts)
     let flat: Float32Array
     try {
-      flat = await new Promise<Float32Array>((resolve, reject) => {
-        const id = ++this.nextId
-        const worker = this.thread()
-        if (this.waiting.size === 0) worker.ref()
-        this.waiting.set(id, { resolve, reject })
-        worker.postMessage({ id, texts })
-      })
+      const reply = await this.calls.call<Reply>({ texts })
+      if (!reply.vectors) throw new Error(reply.failure ?? 'embedding thread failed')
+      flat = reply.vectors
     } catch {
+      // The thread failed, or was closed, with this call in flight: embedded here instead.
       return this.local.embed(texts)
     }
     const vectors: Float32Array[] = []
@@ -76,16 +42,11 @@ export class ThreadedHashEmbedder implements Embedder {
 
   /** Whether a thread is running (one starts with the first large call). */
   get threaded(): boolean {
-    return this.worker !== null
+    return this.calls.running
   }
 
   /** Stops the thread; calls it had are embedded here instead, and a new one starts on the next large call. */
   close(): void {
-    this.worker?.terminate()
-    this.worker = null
-    for (const [id, call] of [...this.waiting]) {
-      this.waiting.delete(id)
-      call.reject(new Error('embedding thread closed'))
-    }
+    this.calls.close('embedding thread closed')
   }
 }

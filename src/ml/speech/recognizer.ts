@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { AppError } from '../../core/errors'
+import { WorkerCalls } from '../../core/worker-calls'
 import { type Pcm, floatToInt16, resample } from './pcm'
 import type { CommandGrammar } from './recognizer-worker'
 
@@ -40,37 +41,17 @@ export function recognizerInstalled(modelDir = process.env.UAGENT_SPEECH_MODEL_D
 export class Recognizer {
   constructor(readonly modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || DEFAULT_MODEL_DIR) {}
 
-  private worker: Worker | null = null
-  private next = 1
-  private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>()
+  private readonly calls = new WorkerCalls(new URL('./recognizer-worker.ts', import.meta.url).href)
 
-  private start(): Worker {
-    if (this.worker) return this.worker
-    const worker = new Worker(new URL('./recognizer-worker.ts', import.meta.url).href)
-    worker.unref()
-    worker.onmessage = (event: MessageEvent<{ id: number; ok: boolean; result?: unknown; error?: string }>) => {
-      const waiting = this.pending.get(event.data.id)
-      this.pending.delete(event.data.id)
-      if (!waiting) return
-      if (event.data.ok) waiting.resolve(event.data.result)
-      else waiting.reject(new AppError('MODEL_UNAVAILABLE', `Speech recognition failed: ${event.data.error}`))
+  private async send<T>(message: Record<string, unknown>, transfer: Transferable[] = []): Promise<T> {
+    let reply: { ok: boolean; result?: unknown; error?: string }
+    try {
+      reply = await this.calls.call(message, transfer)
+    } catch (error) {
+      throw new AppError('MODEL_UNAVAILABLE', `Speech recognition stopped: ${(error as Error).message}`)
     }
-    worker.onerror = (event) => {
-      for (const waiting of this.pending.values()) waiting.reject(new AppError('MODEL_UNAVAILABLE', `Speech recognition stopped: ${event.message}`))
-      this.pending.clear()
-      this.worker = null
-    }
-    this.worker = worker
-    return worker
-  }
-
-  private send<T>(message: Record<string, unknown>, transfer: Transferable[] = []): Promise<T> {
-    const worker = this.start()
-    const id = this.next++
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject })
-      worker.postMessage({ ...message, id }, transfer)
-    })
+    if (!reply.ok) throw new AppError('MODEL_UNAVAILABLE', `Speech recognition failed: ${reply.error}`)
+    return reply.result as T
   }
 
   /** Loads the command decoder now (start-up), so the first request does not wait for it. */
@@ -96,8 +77,7 @@ export class Recognizer {
   }
 
   close(): void {
-    this.worker?.terminate()
-    this.worker = null
+    this.calls.close('the recognizer was closed')
   }
 }
 
