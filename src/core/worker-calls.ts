@@ -11,7 +11,11 @@ export class WorkerCalls {
   private nextId = 0
   private readonly waiting = new Map<number, { resolve: (reply: any) => void; reject: (error: Error) => void }>()
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    /** Options of each thread started (`workerData`…). */
+    private readonly options?: WorkerOptions,
+  ) {}
 
   /** Sends `message` (with its `transfer` list moved, not copied); resolves with the thread's reply. */
   call<Reply>(message: Record<string, unknown>, transfer: Transferable[] = []): Promise<Reply> {
@@ -38,7 +42,7 @@ export class WorkerCalls {
 
   private thread(): Worker {
     if (this.worker) return this.worker
-    const worker = new Worker(this.url)
+    const worker = new Worker(this.url, this.options)
     worker.addEventListener('message', (event: MessageEvent<{ id: number }>) => {
       const call = this.waiting.get(event.data.id)
       if (!call) return

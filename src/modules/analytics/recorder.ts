@@ -204,7 +204,7 @@ export class RequestRecorder {
     }
     if (this.writer) {
       // The batch's buffer moves to the thread (this side can no longer read it).
-      if (batch) this.writer.write(batch)
+      if (batch) this.writer.write(batch, this.strings.names)
     } else {
       const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry
       this.retry = []

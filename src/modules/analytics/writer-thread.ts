@@ -1,8 +1,8 @@
+import { WorkerCalls } from '../../core/worker-calls'
 import type { BatchSums } from './batch-sums'
-import type { RecordBatch } from './record-batch'
+import type { RecordBatch, StringList } from './record-batch'
 
 interface Reply {
-  id: number
   /** Set when the batch could not be written (and was dropped): the SQLite code or message. */
   failure?: string
   /** The batch's buffer, handed back once written. */
@@ -14,12 +14,17 @@ interface Reply {
 /**
  * A worker thread that writes record batches to the database file through its own connection
  * (see record-writer.worker.ts). Batches are written in the order they are sent, which is also
- * how the thread keeps its copy of the batches' string table (see record-batch.ts) in step.
+ * how the thread keeps its copy of the batches' string table (see record-batch.ts) in step; a
+ * thread started anew (after one failed) is sent the whole table with its first batch. While
+ * batches are in flight the thread keeps the process alive (WorkerCalls): otherwise a process whose
+ * server has stopped has nothing else keeping its event loop alive, and it ends while close() still
+ * waits for the last batch, which is then lost.
  */
 export class WriterThread {
-  private readonly worker: Worker
-  private nextId = 0
-  private readonly waiting = new Map<number, { count: number; done: () => void }>()
+  private readonly calls: WorkerCalls
+  /** Whether a thread has been sent batches before (a new one then needs the whole string table). */
+  private started = false
+  private inFlight = 0
   private readonly idle = new Set<() => void>()
 
   constructor(
@@ -30,43 +35,35 @@ export class WriterThread {
     /** Gets what each batch adds up to per Prometheus series (see batch-sums.ts). */
     private readonly onSums: (sums: BatchSums) => void = () => {},
   ) {
-    this.worker = new Worker(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
-    this.worker.addEventListener('message', (event: MessageEvent<Reply>) => this.settled(event.data))
-    this.worker.addEventListener('error', (event) => {
-      // The thread failed: the batches it had are lost; they are counted, and whoever waits is released.
-      for (const id of [...this.waiting.keys()]) this.settled({ id, failure: (event as ErrorEvent).message || 'writer thread failed' })
-    })
-    // Idle, it never keeps the process alive. While batches are in flight it does (see write()):
-    // otherwise a process whose server has stopped has nothing else keeping its event loop
-    // alive, and it ends while close() still waits for the last batch, which is then lost.
-    this.worker.unref()
+    this.calls = new WorkerCalls(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
   }
 
-  /** Sends a batch, its buffer transferred (no copy); `done` runs once it is written or dropped. */
-  write(batch: RecordBatch, done: () => void = () => {}): void {
-    const id = ++this.nextId
-    if (this.waiting.size === 0) this.worker.ref()
-    this.waiting.set(id, { count: batch.count, done })
-    this.worker.postMessage({ id, batch }, [batch.rows.buffer])
+  /**
+   * Sends a batch, its buffer transferred (no copy); `names` are the sender's strings by id, all
+   * of them sent along when the thread is a new one. A thread that fails loses the batches it had:
+   * they are counted as dropped.
+   */
+  write(batch: RecordBatch, names: StringList): void {
+    if (this.started && !this.calls.running) batch = { ...batch, strings: names.slice(1) as string[], reset: true }
+    this.started = true
+    const count = batch.count
+    this.inFlight++
+    this.calls.call<Reply>({ batch }, [batch.rows.buffer]).then(
+      (reply) => this.settled(count, reply),
+      (error: Error) => this.settled(count, { failure: error.message || 'writer thread failed' }),
+    )
   }
 
-  private settled(reply: Reply): void {
-    const batch = this.waiting.get(reply.id)
-    if (!batch) return
-    this.waiting.delete(reply.id)
+  private settled(count: number, reply: Reply): void {
     if (reply.sums) this.onSums(reply.sums)
-    if (reply.failure) this.onFailure(batch.count, reply.failure)
+    if (reply.failure) this.onFailure(count, reply.failure)
     if (reply.rows) this.onBuffer(reply.rows)
-    batch.done()
-    if (this.waiting.size === 0) {
-      this.worker.unref()
-      for (const wake of [...this.idle]) wake()
-    }
+    if (--this.inFlight === 0) for (const wake of [...this.idle]) wake()
   }
 
   /** Resolves once every batch sent so far is written (or dropped). */
   drained(): Promise<void> {
-    if (this.waiting.size === 0) return Promise.resolve()
+    if (this.inFlight === 0) return Promise.resolve()
     return new Promise((resolve) => {
       const wake = () => {
         this.idle.delete(wake)
@@ -78,6 +75,6 @@ export class WriterThread {
 
   async close(): Promise<void> {
     await this.drained()
-    this.worker.terminate()
+    this.calls.close('writer thread closed')
   }
 }

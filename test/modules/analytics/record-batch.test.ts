@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../../src/db'
+import type { RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, receiveStrings, recordsOf, StringIds, type StringList } from '../../../src/modules/analytics/record-batch'
+import { WriterThread } from '../../../src/modules/analytics/writer-thread'
 import { record } from './helpers'
 
 describe('record batches', () => {
@@ -33,5 +39,42 @@ describe('record batches', () => {
     // Below the limit nothing starts again.
     ids.restartOver(100)
     expect(batchOf(ids, [record({ ts: 5, route: '/three' })])).toMatchObject({ reset: false, strings: [] })
+  })
+})
+
+describe('the writer thread', () => {
+  test('a thread started anew is sent the whole string table: batches after it read their strings right', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uagent-writer-thread-'))
+    const path = join(dir, 'uagent.db')
+    openDatabase(path).close()
+    const failures: string[] = []
+    const writer = new WriterThread(path, (count, reason) => failures.push(`${count}: ${reason}`))
+    const ids = new StringIds()
+    const at = (ts: number, route: string, userId: string | null): RequestRecord => ({ ts, method: 'GET', route, status: 200, durationMs: 1, userId, promptTokens: 0, completionTokens: 0, model: null })
+    try {
+      writer.write(batchOf(ids, [at(1000, '/a', 'u1'), at(1001, '/b', null)]), ids.names)
+      await writer.drained()
+      // The thread stops (as one that failed would); the next batch uses strings only the old one was sent.
+      await writer.close()
+      const next = batchOf(ids, [at(2000, '/b', 'u1'), at(2001, '/c', 'u2'), at(2002, '/a', null)])
+      expect(next.strings).toEqual(['/c', 'u2'])
+      writer.write(next, ids.names)
+      await writer.drained()
+      await writer.close()
+      const db = openDatabase(path)
+      const rows = db.query<{ ts: number; route: string; user_id: string | null }, []>('SELECT ts, route, user_id FROM analytics_requests ORDER BY id').all()
+      db.close()
+      expect(failures).toEqual([])
+      expect(rows).toEqual([
+        { ts: 1000, route: '/a', user_id: 'u1' },
+        { ts: 1001, route: '/b', user_id: null },
+        { ts: 2000, route: '/b', user_id: 'u1' },
+        { ts: 2001, route: '/c', user_id: 'u2' },
+        { ts: 2002, route: '/a', user_id: null },
+      ])
+    } finally {
+      await writer.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
