@@ -10,6 +10,7 @@ import { ragDocuments } from './008_rag_documents'
 import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
 import { analyticsSpans } from './012_analytics_spans'
+import { analyticsStrings } from './013_analytics_strings'
 
 export interface Migration {
   version: number
@@ -19,4 +20,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings]

@@ -5,7 +5,7 @@ import { batchOf, COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type Reco
 /** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
 const ROWS_PER_INSERT = 64
 
-type Binding = string | number | null
+type Binding = number | null
 
 interface HourSum {
   hour: number
@@ -18,19 +18,6 @@ interface HourSum {
   duration: number
   prompt: number
   completion: number
-}
-
-/** Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's columns. */
-function bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList): void {
-  values[v] = rows[at + TS]!
-  values[v + 1] = names[rows[at + METHOD]!]!
-  values[v + 2] = names[rows[at + ROUTE]!]!
-  values[v + 3] = rows[at + STATUS]!
-  values[v + 4] = rows[at + DURATION]!
-  values[v + 5] = names[rows[at + USER]!] ?? null
-  values[v + 6] = rows[at + PROMPT]!
-  values[v + 7] = rows[at + COMPLETION]!
-  values[v + 8] = names[rows[at + MODEL]!] ?? null
 }
 
 /**
@@ -67,7 +54,9 @@ function timeOrder(rows: Float64Array, count: number): Uint32Array | null {
  * The SQL side of recording: inserts records and adds them to the hourly rollup and to the span
  * of ids of their minute (analytics_spans, which stands in for a time index: see migration 012).
  * A batch is inserted in time order; its records get the ids after the newest one (SQLite gives a
- * new row the largest id plus one), so their spans are known without reading them back.
+ * new row the largest id plus one), so their spans are known without reading them back. A record
+ * is stored as numbers: its strings are ids in analytics_strings (migration 013), which this
+ * store remembers by the batches' own ids of them (see record-batch.ts).
  */
 export class RecordStore {
   private readonly insertRecord
@@ -76,21 +65,31 @@ export class RecordStore {
   private readonly newestId
   private readonly upsertSpan
   private readonly spansOf
+  private readonly selectString
+  private readonly insertString
   private readonly values: Binding[] = new Array(ROWS_PER_INSERT * FIELDS)
+  /**
+   * The database id of a batch's string id, valid while the batches' string of that id is the one
+   * in `known` (the batches' table of strings starts again now and then: see StringIds). Id 0 is null.
+   */
+  private readonly ids: Binding[] = [null]
+  private readonly known: (string | null)[] = [null]
 
   constructor(private readonly db: Database) {
-    const insert = 'INSERT INTO analytics_requests (ts, method, route, status, duration_ms, user_id, prompt_tokens, completion_tokens, model) VALUES '
+    const insert = 'INSERT INTO analytics_records (ts, method, route, status, duration_ms, user_id, prompt_tokens, completion_tokens, model) VALUES '
     const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)'
     this.insertRecord = db.prepare(insert + row)
     this.insertRecords = db.prepare(insert + Array(ROWS_PER_INSERT).fill(row).join(', '))
-    this.newestId = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM analytics_requests')
+    this.newestId = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM analytics_records')
     this.upsertSpan = db.prepare(
       `INSERT INTO analytics_spans (minute, first_id, last_id) VALUES (?, ?, ?)
        ON CONFLICT (minute) DO UPDATE SET first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)`,
     )
     this.spansOf = db.query<{ minute: number; first: number; last: number }, [number]>(
-      `SELECT CAST(ts AS INTEGER) / ${MINUTE} AS minute, min(id) AS first, max(id) AS last FROM analytics_requests WHERE id > ? GROUP BY 1`,
+      `SELECT CAST(ts AS INTEGER) / ${MINUTE} AS minute, min(id) AS first, max(id) AS last FROM analytics_records WHERE id > ? GROUP BY 1`,
     )
+    this.selectString = db.query<{ id: number }, [string]>('SELECT id FROM analytics_strings WHERE value = ?')
+    this.insertString = db.prepare<unknown, [string]>('INSERT INTO analytics_strings (value) VALUES (?)')
     this.upsertHour = db.prepare(
       `INSERT INTO analytics_hourly (hour, method, route, user_id, model, requests, failures, duration_sum, prompt_tokens, completion_tokens)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -121,16 +120,16 @@ export class RecordStore {
     const stride = names.length
     const hours = new Map<number, Map<number, Map<number, HourSum>>>()
     const order = timeOrder(rows, count)
-    this.db.transaction(() => {
+    const write = this.db.transaction(() => {
       const before = this.newestId.get()?.id ?? 0
       let i = 0
       for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
-        for (let j = 0; j < ROWS_PER_INSERT; j++) bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names)
+        for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names)
         this.insertRecords.run(...values)
       }
       const one: Binding[] = new Array(FIELDS)
       for (; i < count; i++) {
-        bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names)
+        this.bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names)
         this.insertRecord.run(...one)
       }
       this.addSpans(rows, count, order, before)
@@ -161,7 +160,41 @@ export class RecordStore {
           }
         }
       }
-    })()
+    })
+    try {
+      // IMMEDIATE: the write lock is taken (waiting out busy_timeout) before the first read, so that
+      // a connection writing meanwhile cannot make this one's reads stale for its writes.
+      write.immediate()
+    } catch (error) {
+      // Strings this batch added to analytics_strings were rolled back with it: their ids are
+      // forgotten (all of them, the simplest sure way), to be looked up again.
+      this.ids.length = 1
+      this.known.length = 1
+      throw error
+    }
+  }
+
+  /** Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's columns. */
+  private bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList): void {
+    values[v] = rows[at + TS]!
+    values[v + 1] = this.stringId(rows[at + METHOD]!, names)
+    values[v + 2] = this.stringId(rows[at + ROUTE]!, names)
+    values[v + 3] = rows[at + STATUS]!
+    values[v + 4] = rows[at + DURATION]!
+    values[v + 5] = this.stringId(rows[at + USER]!, names)
+    values[v + 6] = rows[at + PROMPT]!
+    values[v + 7] = rows[at + COMPLETION]!
+    values[v + 8] = this.stringId(rows[at + MODEL]!, names)
+  }
+
+  /** The id in analytics_strings of the batch's string `id` (null for 0), added to it if new. */
+  private stringId(id: number, names: StringList): Binding {
+    const value = names[id]!
+    if (this.known[id] === value) return this.ids[id]!
+    const found = value === null ? null : (this.selectString.get(value)?.id ?? Number(this.insertString.run(value).lastInsertRowid))
+    this.known[id] = value
+    this.ids[id] = found
+    return found
   }
 
   /**

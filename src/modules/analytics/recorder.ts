@@ -270,7 +270,7 @@ export class RequestRecorder {
     const cutoff = cutoffHour * HOUR
     // The records before the cutoff lie among the ids of the minutes before it (see RecordStore).
     const last = this.db.query<{ id: number | null }, [number]>('SELECT max(last_id) AS id FROM analytics_spans WHERE minute < ?').get(cutoff / MINUTE)?.id ?? -1
-    const slice = this.db.prepare('DELETE FROM analytics_requests WHERE id IN (SELECT id FROM analytics_requests WHERE id <= ? AND ts < ? LIMIT 5000)')
+    const slice = this.db.prepare('DELETE FROM analytics_records WHERE id IN (SELECT id FROM analytics_records WHERE id <= ? AND ts < ? LIMIT 5000)')
     let deleted = 0
     for (;;) {
       if (this.closed) break

@@ -91,13 +91,14 @@ export class AnalyticsService {
     )
     // Minute series: the records themselves, a range of ids filtered by time.
     this.minuteBuckets = db.query<BucketRow, [number, number, number, number]>(
-      `SELECT (ts - ?1) / ${MINUTE} AS bucket, ${perBucket} FROM analytics_requests
+      `SELECT (ts - ?1) / ${MINUTE} AS bucket, ${perBucket} FROM analytics_records
        WHERE id >= ?3 AND id <= ?4 AND ts >= ?1 AND ts < ?2 GROUP BY bucket`,
     )
     const perRollup = `sum(requests) AS requests, sum(duration_sum) AS duration, sum(failures) AS errors, count(DISTINCT nullif(user_id, '')) AS users`
     this.hourBuckets = db.query<BucketRow, [number, number]>(`SELECT hour - ?1 AS bucket, ${perRollup} ${inHours} GROUP BY hour`)
     this.dayBuckets = db.query<BucketRow, [number, number]>(`SELECT (hour - ?1) / 24 AS bucket, ${perRollup} ${inHours} GROUP BY bucket`)
-    // Export pages: in the order records were stored, continuing after the last id sent.
+    // Export pages: in the order records were stored, continuing after the last id sent (the
+    // view analytics_requests gives the records their strings).
     this.page = db.query<
       { id: number; ts: number; method: string; route: string; status: number; durationMs: number; userId: string | null; tokens: number; model: string | null },
       [number, number, number, number, number]
