@@ -8,7 +8,7 @@ import { buildApp, createServices } from '../src/app'
 import { HOUR, type RequestRecord } from '../src/modules/analytics/recorder'
 import { load, median } from './http'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21)
 const DURATION_MS = Number(process.env.BENCH_MS ?? 2000)
 const RECORDS = Number(process.env.BENCH_ANALYTICS_RECORDS ?? 1_000_000)
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
@@ -45,8 +45,9 @@ async function serve(recording: boolean) {
   process.exit(0)
 }
 
-async function server(recording: boolean) {
-  const proc = Bun.spawn(['bun', import.meta.path, 'serve', recording ? 'on' : 'off'], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+/** Starts a bench server process (`prefix`: a command it runs under, as `taskset -c 0`). */
+async function server(recording: boolean, prefix: string[] = []) {
+  const proc = Bun.spawn([...prefix, 'bun', import.meta.path, 'serve', recording ? 'on' : 'off'], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
   const reader = proc.stdout.getReader()
   let output = ''
   while (!output.includes('\n')) {
@@ -73,28 +74,103 @@ async function server(recording: boolean) {
   }
 }
 
+/**
+ * `BENCH_ANALYTICS_AA=1` runs the comparison with recording off on both servers (an A/A run): the
+ * "cost" it prints is the harness's own error on this machine, the margin to read the real one with.
+ */
+const AA = Boolean(process.env.BENCH_ANALYTICS_AA)
+
 async function throughput() {
-  const on = await server(true)
+  const on = await server(!AA)
   const off = await server(false)
   const figures = { on: [] as number[], off: [] as number[] }
   // One round each first, not counted: both servers' code is compiled by the JIT before anything is measured.
   await load(`${off.base}/auth/me`, off.token)
   await load(`${on.base}/auth/me`, on.token)
-  // Rounds alternate so that drift on a shared machine hits both alike.
+  // Rounds alternate so that drift on a shared machine hits both alike, and which server goes
+  // first alternates too (off-on, on-off, ...): a server loaded right after the other one is not
+  // always the same one.
   for (let round = 0; round < ROUNDS; round++) {
-    figures.off.push((await load(`${off.base}/auth/me`, off.token)).rps)
-    figures.on.push((await load(`${on.base}/auth/me`, on.token)).rps)
+    const order = round % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)
+    for (const which of order) {
+      const server = which === 'on' ? on : off
+      figures[which].push((await load(`${server.base}/auth/me`, server.token)).rps)
+    }
   }
   const recorded = await on.close()
   await off.close()
   const ratios = figures.on.map((rps, i) => rps / figures.off[i]!)
   const cost = (1 - median(ratios)) * 100
   const spread = ratios.map((ratio) => (1 - ratio) * 100).sort((a, b) => a - b)
-  console.log(`\n== Analytics (${ROUNDS} alternating rounds of ${DURATION_MS / 1000} s, a server process each; medians)`)
+  console.log(`\n== Analytics (${ROUNDS} alternating rounds of ${DURATION_MS / 1000} s, a server process each; medians)${AA ? ': A/A, recording off on both' : ''}`)
   console.log(`${'GET /auth/me, recording off'.padEnd(40)} ${median(figures.off).toFixed(0).padStart(8)} req/s`)
-  console.log(`${'GET /auth/me, recording on'.padEnd(40)} ${median(figures.on).toFixed(0).padStart(8)} req/s   cost ${cost.toFixed(1)}%   goal <= 5%  ${cost <= 5 ? 'ok' : 'MISSED'}`)
+  console.log(`${`GET /auth/me, recording ${AA ? 'off (A/A)' : 'on'}`.padEnd(40)} ${median(figures.on).toFixed(0).padStart(8)} req/s   cost ${cost.toFixed(1)}%   goal <= 5%  ${cost <= 5 ? 'ok' : 'MISSED'}`)
   console.log(`${'  cost per round, lowest to highest'.padEnd(40)} ${spread.map((value) => `${value.toFixed(1)}%`).join(' ')}`)
   console.log(`${'  requests recorded meanwhile'.padEnd(40)} ${String(recorded).padStart(8)}`)
+}
+
+const SHARED_PAIRS = Number(process.env.BENCH_SHARED_PAIRS ?? 6)
+const SHARED_ROUNDS = Number(process.env.BENCH_SHARED_ROUNDS ?? 4)
+
+/** Loads `url` for `ms` from a process on CPU 1 (wrk, or bench/load.ts without it): requests a second. */
+async function loadOnCpu1(url: string, token: string, ms: number): Promise<number> {
+  const wrk = Bun.which('wrk')
+  const command = wrk
+    ? [wrk, '-t1', '-c16', `-d${Math.round(ms / 1000)}s`, '-H', `authorization: Bearer ${token}`, url]
+    : ['bun', join(import.meta.dir, 'load.ts'), url, '16', String(ms), token]
+  const proc = Bun.spawn(['taskset', '-c', '1', ...command], { stdout: 'pipe', stderr: 'inherit' })
+  const out = await new Response(proc.stdout).text()
+  await proc.exited
+  return wrk ? Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0) : (JSON.parse(out.trim().split('\n').pop()!) as { rps: number }).rps
+}
+
+/**
+ * The same comparison with the machine's noise taken out: both servers run at once, on CPU 0, each
+ * in a session of its own (setsid), so that the kernel's scheduler (its autogroups) gives each
+ * process half of the core, all its threads (the writer thread too) sharing that half; each is
+ * loaded from CPU 1 at the same time as the other. Whatever slows the machine down then slows both
+ * alike, and the ratio of their throughputs is the ratio of what a request costs each, all threads
+ * counted. Several pairs of fresh processes (process-to-process differences are the larger error),
+ * a few rounds each; which server starts first, and which load starts first, alternate.
+ */
+async function sharedCore() {
+  const tools = ['taskset', 'setsid'].every((tool) => Bun.which(tool))
+  if (!tools || navigator.hardwareConcurrency < 2 || !SHARED_PAIRS) {
+    console.log(`\n== Analytics on a shared core: skipped (${!tools ? 'needs taskset and setsid (util-linux)' : 'needs 2 CPUs'})`)
+    return
+  }
+  const pin = ['setsid', 'taskset', '-c', '0']
+  const ratios: number[] = []
+  const pairs: number[] = []
+  for (let pair = 0; pair < SHARED_PAIRS; pair++) {
+    const first = await server(pair % 2 ? false : !AA, pin)
+    const second = await server(pair % 2 ? !AA : false, pin)
+    const [on, off] = pair % 2 ? [second, first] : [first, second]
+    /** Requests a second of the server with recording off and of the one with it on, loaded at once. */
+    const both = async (round: number): Promise<[number, number]> => {
+      const offLoad = () => loadOnCpu1(`${off.base}/auth/me`, off.token, DURATION_MS)
+      const onLoad = () => loadOnCpu1(`${on.base}/auth/me`, on.token, DURATION_MS)
+      if (round % 2) {
+        const [onRps, offRps] = await Promise.all([onLoad(), offLoad()])
+        return [offRps, onRps]
+      }
+      return Promise.all([offLoad(), onLoad()])
+    }
+    await both(0) // warm-up, not counted
+    const mine: number[] = []
+    for (let round = 0; round < SHARED_ROUNDS; round++) {
+      const [offRps, onRps] = await both(round)
+      mine.push(onRps / offRps)
+    }
+    ratios.push(...mine)
+    pairs.push(median(mine))
+    await on.close()
+    await off.close()
+  }
+  const cost = (1 - median(ratios)) * 100
+  console.log(`\n== Analytics on a shared core (${SHARED_PAIRS} pairs of server processes on CPU 0, loaded at once, ${SHARED_ROUNDS} rounds of ${DURATION_MS / 1000} s each)${AA ? ': A/A' : ''}`)
+  console.log(`${`GET /auth/me, recording ${AA ? 'off (A/A)' : 'on'} beside off`.padEnd(40)} cost ${cost.toFixed(1)}%   goal <= 5%  ${cost <= 5 ? 'ok' : 'MISSED'}   (throughput ratio, median of ${ratios.length} rounds)`)
+  console.log(`${'  cost per pair of processes'.padEnd(40)} ${pairs.map((ratio) => `${((1 - ratio) * 100).toFixed(1)}%`).join(' ')}`)
 }
 
 /** Deterministic pseudo-random numbers, so that every run loads the same records. */
@@ -170,6 +246,7 @@ if (import.meta.main) {
   if (process.argv[2] === 'serve') await serve(process.argv[3] === 'on')
   else {
     await throughput()
+    await sharedCore()
     await dashboardOverMillion()
   }
 }
