@@ -55,13 +55,21 @@ export function authPlugin(auth: AuthService, limiter: RateLimiter) {
   const authenticate = (context: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) => {
     authenticateRequest(auth, limiter, context, adminOnly)
   }
+  // The transforms are written as blocks on purpose: Elysia reads a hook's source to guess whether
+  // it is async, and takes one whose arrow returns a call (`=> authenticate(…)`) for async. It then
+  // awaits it, so every authenticated request's handler returned a pending promise (a microtask
+  // more, and Bun waiting on it), though authentication is synchronous.
   return new Elysia({ name: 'auth' }).macro({
     auth: {
-      transform: ({ request, set }) => authenticate({ request, set }, false),
+      transform: ({ request, set }) => {
+        authenticate({ request, set }, false)
+      },
       resolve: ({ request }) => ({ principal: principals.get(request)! }),
     },
     admin: {
-      transform: ({ request, set }) => authenticate({ request, set }, true),
+      transform: ({ request, set }) => {
+        authenticate({ request, set }, true)
+      },
       resolve: ({ request }) => ({ principal: principals.get(request)! }),
     },
   })

@@ -137,3 +137,22 @@ describe('limits', () => {
     expect(limiter.hit('user:b').remaining).toBe(0)
   })
 })
+
+describe('authenticated routes stay synchronous', () => {
+  test('an authenticated GET is answered without waiting on a microtask (authentication is not awaited)', async () => {
+    const { app, call, login } = makeServer()
+    // Elysia guesses from a hook's source whether it is async; a guess of async makes it await the
+    // hook, and every authenticated handler then returns a pending promise.
+    const seen: string[] = []
+    app.wrap((handle: (request: Request) => unknown) => (request: Request) => {
+      const result = handle(request)
+      if (new URL(request.url).pathname === '/auth/me') seen.push(result instanceof Promise ? Bun.peek.status(result) : 'ready')
+      return result
+    })
+    const { accessToken } = await login()
+    expect((await call('GET', '/auth/me', { token: accessToken })).status).toBe(200)
+    expect((await call('GET', '/auth/me', { token: 'not-a-token' })).status).toBe(401)
+    expect(seen).toHaveLength(2)
+    expect(seen).not.toContain('pending')
+  })
+})
