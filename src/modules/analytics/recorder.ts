@@ -57,6 +57,11 @@ export class RequestRecorder {
   private closed = false
   private droppedTotal = 0
   private lastFailureLog = 0
+  /**
+   * Date.now() - performance.now(), taken again at every flush: a request's arrival on the
+   * performance clock plus this is its wall-clock time, without a Date.now() per request.
+   */
+  epoch = Date.now() - performance.now()
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
   private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
@@ -189,6 +194,7 @@ export class RequestRecorder {
    */
   flush(): void {
     this.flushQueued = false
+    this.epoch = Date.now() - performance.now()
     if (this.count === 0 && this.retry.length === 0) return
     let batch: RecordBatch | null = null
     if (this.count) {

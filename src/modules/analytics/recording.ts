@@ -63,7 +63,7 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
     const durationMs = performance.now() - arrived
     const usage = usageOf(request)
     recorder.add(
-      Math.round(Date.now() - durationMs),
+      Math.round(recorder.epoch + arrived),
       request.method,
       route,
       status,

@@ -424,6 +424,21 @@ describe('recording', () => {
   const servers: { stop(): void }[] = []
   afterAll(() => servers.forEach((s) => s.stop()))
 
+  test("a record's timestamp is when its request arrived, by the wall clock", async () => {
+    const server = makeServerWith(new ScriptedGenerator(REPLY, 60))
+    const admin = await server.login()
+    const before = Date.now()
+    const stream = await server.call('GET', '/stream?message=tell%20me', { token: admin.accessToken })
+    const after = Date.now()
+    expect(stream.status).toBe(200)
+    const rows = (await server.call('GET', '/analytics/export', { token: admin.accessToken })).json
+    const row = rows.find((r: any) => r.route === '/stream')
+    // (Stored to the millisecond; the stream lasts about 400 ms, so its end would be far from its start.)
+    expect(Date.parse(row.timestamp)).toBeGreaterThanOrEqual(before - 1)
+    expect(Date.parse(row.timestamp)).toBeLessThanOrEqual(before + 150)
+    expect(Date.parse(row.timestamp) + row.durationMs).toBeLessThanOrEqual(after + 1)
+  })
+
   test('server-sent event streams are recorded when they end, with their tokens', async () => {
     const server = makeServerWith(new ScriptedGenerator(REPLY, 30))
     const admin = await server.login()
