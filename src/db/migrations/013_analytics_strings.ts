@@ -2,8 +2,8 @@ import type { Migration } from '.'
 
 /**
  * Request records keep their strings (method, route, user id, model) as ids into one table of
- * strings: a record is written as numbers only, about 30 bytes on disk where the strings made
- * it about 75 (a user id alone is 36), and SQLite takes it in about two thirds of the time (the
+ * strings: a record is written as numbers only, about 35 bytes on disk where the strings made
+ * it about 80 (a user id alone is 36), and SQLite takes it in about two thirds of the time (the
  * writer thread's work per request: see the README's Analytics section).
  *
  * The records are in analytics_records now. analytics_requests becomes a view of them with
