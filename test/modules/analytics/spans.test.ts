@@ -1,6 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../../src/db'
 import { MIGRATIONS } from '../../../src/db/migrations'
@@ -8,19 +6,13 @@ import { DAY, HOUR, MINUTE, type RequestRecord } from '../../../src/modules/anal
 import { RecordStore } from '../../../src/modules/analytics/record-store'
 import { RequestRecorder } from '../../../src/modules/analytics/recorder'
 import { AnalyticsService } from '../../../src/modules/analytics/service'
+import { tempDir } from '../../temp'
 
 // Request records have no time index: each minute's span of ids (analytics_spans) says where its
 // records lie, and ranges of time are read as ranges of ids filtered by time. These tests hold the
 // spans to that, whatever order records are written in.
 
-const dirs: string[] = []
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
-
-function databasePath() {
-  const dir = mkdtempSync(join(tmpdir(), 'uagent-spans-'))
-  dirs.push(dir)
-  return join(dir, 'uagent.db')
-}
+const databasePath = () => join(tempDir('spans'), 'uagent.db')
 
 const record = (ts: number, route = '/auth/me'): RequestRecord => ({
   ts,

@@ -1,6 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../../src/db'
 import { MIGRATIONS } from '../../../src/db/migrations'
@@ -8,18 +6,12 @@ import { HOUR, type RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, StringIds } from '../../../src/modules/analytics/record-batch'
 import { RecordStore } from '../../../src/modules/analytics/record-store'
 import { AnalyticsService } from '../../../src/modules/analytics/service'
+import { tempDir } from '../../temp'
 
 // Records keep their strings as ids into analytics_strings (migration 013); the view
 // analytics_requests gives them back. These tests hold the ids to the strings they stand for.
 
-const dirs: string[] = []
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
-
-function databasePath() {
-  const dir = mkdtempSync(join(tmpdir(), 'uagent-strings-'))
-  dirs.push(dir)
-  return join(dir, 'uagent.db')
-}
+const databasePath = () => join(tempDir('strings'), 'uagent.db')
 
 const now = Math.floor(Date.now() / HOUR) * HOUR + 5000
 const record = (i: number, route: string, userId: string | null = null, model: string | null = null): RequestRecord => ({
