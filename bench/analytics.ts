@@ -112,18 +112,6 @@ async function throughput() {
 const SHARED_PAIRS = Number(process.env.BENCH_SHARED_PAIRS ?? 6)
 const SHARED_ROUNDS = Number(process.env.BENCH_SHARED_ROUNDS ?? 4)
 
-/** Loads `url` for `ms` from a process on CPU 1 (wrk, or bench/load.ts without it): requests a second. */
-async function loadOnCpu1(url: string, token: string, ms: number): Promise<number> {
-  const wrk = Bun.which('wrk')
-  const command = wrk
-    ? [wrk, '-t1', '-c16', `-d${Math.round(ms / 1000)}s`, '-H', `authorization: Bearer ${token}`, url]
-    : ['bun', join(import.meta.dir, 'load.ts'), url, '16', String(ms), token]
-  const proc = Bun.spawn(['taskset', '-c', '1', ...command], { stdout: 'pipe', stderr: 'inherit' })
-  const out = await new Response(proc.stdout).text()
-  await proc.exited
-  return wrk ? Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0) : (JSON.parse(out.trim().split('\n').pop()!) as { rps: number }).rps
-}
-
 /**
  * The same comparison with the machine's noise taken out: both servers run at once, on CPU 0, each
  * in a session of its own (setsid), so that the kernel's scheduler (its autogroups) gives each
@@ -148,8 +136,10 @@ async function sharedCore() {
     const [on, off] = pair % 2 ? [second, first] : [first, second]
     /** Requests a second of the server with recording off and of the one with it on, loaded at once. */
     const both = async (round: number): Promise<[number, number]> => {
-      const offLoad = () => loadOnCpu1(`${off.base}/auth/me`, off.token, DURATION_MS)
-      const onLoad = () => loadOnCpu1(`${on.base}/auth/me`, on.token, DURATION_MS)
+      // From CPU 1, 16 connections each (two loads at once).
+      const onCpu1 = { concurrency: 16, prefix: ['taskset', '-c', '1'] }
+      const offLoad = async () => (await load(`${off.base}/auth/me`, off.token, onCpu1)).rps
+      const onLoad = async () => (await load(`${on.base}/auth/me`, on.token, onCpu1)).rps
       if (round % 2) {
         const [onRps, offRps] = await Promise.all([onLoad(), offLoad()])
         return [offRps, onRps]

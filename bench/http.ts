@@ -14,10 +14,15 @@ const WRK = Bun.which('wrk')
 /**
  * Load from a second process: wrk (one thread, C, light on the shared CPU) when it is installed
  * (`apt-get install wrk`), otherwise bench/load.ts, a Bun fetch loop that costs more CPU itself.
+ * `prefix` is a command the load generator runs under (`taskset -c 1`, say).
  */
-export async function load(url: string, token?: string): Promise<{ rps: number; errors: number }> {
+export async function load(
+  url: string,
+  token?: string,
+  { concurrency = CONCURRENCY, prefix = [] as string[] } = {},
+): Promise<{ rps: number; errors: number }> {
   if (WRK) {
-    const args = [WRK, '-t1', `-c${CONCURRENCY}`, `-d${DURATION_MS / 1000}s`, ...(token ? ['-H', `authorization: Bearer ${token}`] : []), url]
+    const args = [...prefix, WRK, '-t1', `-c${concurrency}`, `-d${DURATION_MS / 1000}s`, ...(token ? ['-H', `authorization: Bearer ${token}`] : []), url]
     const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
     const out = await new Response(proc.stdout).text()
     await proc.exited
@@ -25,7 +30,7 @@ export async function load(url: string, token?: string): Promise<{ rps: number; 
     const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
     return { rps, errors }
   }
-  const proc = Bun.spawn(['bun', join(import.meta.dir, 'load.ts'), url, String(CONCURRENCY), String(DURATION_MS), ...(token ? [token] : [])], {
+  const proc = Bun.spawn([...prefix, 'bun', join(import.meta.dir, 'load.ts'), url, String(concurrency), String(DURATION_MS), ...(token ? [token] : [])], {
     stdout: 'pipe',
     stderr: 'inherit',
   })
