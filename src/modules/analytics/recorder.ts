@@ -58,7 +58,7 @@ export class RequestRecorder {
   private droppedTotal = 0
   private lastFailureLog = 0
   /**
-   * Date.now() - performance.now(), taken again at every flush: a request's arrival on the
+   * Date.now() - performance.now(), checked again at every flush: a request's arrival on the
    * performance clock plus this is its wall-clock time, without a Date.now() per request.
    */
   epoch = Date.now() - performance.now()
@@ -194,7 +194,11 @@ export class RequestRecorder {
    */
   flush(): void {
     this.flushQueued = false
-    this.epoch = Date.now() - performance.now()
+    // Moved only when the two clocks have drifted a millisecond or more apart (the wall clock was
+    // set). Date.now() counts whole milliseconds, so each reading is up to 1 ms off: taking every
+    // one would move later requests' times back by up to 1 ms, before those of earlier ones.
+    const epoch = Date.now() - performance.now()
+    if (Math.abs(epoch - this.epoch) >= 1) this.epoch = epoch
     if (this.count === 0 && this.retry.length === 0) return
     let batch: RecordBatch | null = null
     if (this.count) {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../../src/db'
 import type { RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, receiveStrings, recordsOf, StringIds, type StringList } from '../../../src/modules/analytics/record-batch'
+import { RequestRecorder } from '../../../src/modules/analytics/recorder'
 import { WriterThread } from '../../../src/modules/analytics/writer-thread'
 import { record } from './helpers'
 
@@ -76,5 +77,21 @@ describe('the writer thread', () => {
       await writer.close()
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('record times', () => {
+  test('times taken on the performance clock never step back when a flush checks the wall clock again', () => {
+    const recorder = new RequestRecorder(openDatabase(':memory:'), { retentionDays: 30, writer: 'inline' })
+    // Date.now() counts whole milliseconds: re-taking the offset at every flush moved it by up to 1 ms.
+    let last = -Infinity
+    let back = 0
+    for (let i = 0; i < 3000; i++) {
+      const ts = recorder.epoch + performance.now()
+      if (ts < last) back++
+      last = ts
+      recorder.flush()
+    }
+    expect(back).toBe(0)
   })
 })
