@@ -5,9 +5,11 @@ export interface ModelUsage {
   completionTokens: number
 }
 
-// Keyed by the Request being answered (or, on the WebSocket, by the message's handler context):
-// entries go away with the request, and no two apps in one process can see each other's.
-const usages = new WeakMap<object, ModelUsage>()
+// Kept on the Request being answered (or, on the WebSocket, on the message's handler context),
+// under a symbol of this module's own: it goes away with the request, no other code can name it,
+// and reading it costs a request nothing like a WeakMap lookup.
+const USAGE = Symbol('usage')
+type WithUsage = { [USAGE]?: ModelUsage }
 
 /**
  * Attaches a model call's usage to the request being recorded (`request` is the route's
@@ -15,15 +17,16 @@ const usages = new WeakMap<object, ModelUsage>()
  * the model is the last one named.
  */
 export function recordUsage(request: object, usage: ModelUsage): void {
-  const earlier = usages.get(request)
-  usages.set(request, {
+  const target = request as WithUsage
+  const earlier = target[USAGE]
+  target[USAGE] = {
     model: usage.model,
     promptTokens: (earlier?.promptTokens ?? 0) + Math.max(0, Math.round(usage.promptTokens) || 0),
     completionTokens: (earlier?.completionTokens ?? 0) + Math.max(0, Math.round(usage.completionTokens) || 0),
-  })
+  }
 }
 
 /** The usage attached to a request, if any. */
 export function usageOf(request: object): ModelUsage | undefined {
-  return usages.get(request)
+  return (request as WithUsage)[USAGE]
 }

@@ -74,7 +74,6 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
       usage?.model ?? null,
     )
   }
-  const wrapped = new WeakMap<Handler, Handler>()
   const wrap = (handle: Handler): Handler => {
     /** The pattern of the one route this handler answers, once a request has shown it is one. */
     let pattern: string | undefined
@@ -133,12 +132,11 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
       return finish(request, arrived, result)
     }
   }
-  // Elysia asks for the wrapped handler with every request: it is made once per handler.
-  return plugin.wrap((handle: Handler): Handler => {
-    let handler = wrapped.get(handle)
-    if (!handler) wrapped.set(handle, (handler = wrap(handle)))
-    return handler
-  })
+  // Elysia asks for the wrapped handler with every request: it is made once per handler, and kept
+  // on the handler under this recording's own symbol (a property read, where a WeakMap lookup was a
+  // hash and a probe per request).
+  const WRAPPED = Symbol('recorded')
+  return plugin.wrap((handle: Handler): Handler => (handle as Handler & { [WRAPPED]?: Handler })[WRAPPED] ?? ((handle as Handler & { [WRAPPED]?: Handler })[WRAPPED] = wrap(handle)))
 }
 
 /** Records a WebSocket message as method `WS`, route its type (`WS stream_chat`). */
