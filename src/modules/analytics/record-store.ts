@@ -122,15 +122,17 @@ export class RecordStore {
     const order = timeOrder(rows, count)
     const write = this.db.transaction(() => {
       const before = this.newestId.get()?.id ?? 0
+      // The database ids of the batch's string ids, looked up once per batch (a batch uses few).
+      const dbIds: Binding[] = []
       let i = 0
       for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
-        for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names)
+        for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names, dbIds)
         // (The array itself, not spread: Bun binds it positionally, and faster.)
         this.insertRecords.run(values as never)
       }
       const one: Binding[] = new Array(FIELDS)
       for (; i < count; i++) {
-        this.bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names)
+        this.bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names, dbIds)
         this.insertRecord.run(one as never)
       }
       this.addSpans(rows, count, order, before)
@@ -176,16 +178,20 @@ export class RecordStore {
   }
 
   /** Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's columns. */
-  private bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList): void {
+  private bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList, dbIds: Binding[]): void {
+    const method = rows[at + METHOD]! | 0
+    const route = rows[at + ROUTE]! | 0
+    const user = rows[at + USER]! | 0
+    const model = rows[at + MODEL]! | 0
     values[v] = rows[at + TS]!
-    values[v + 1] = this.stringId(rows[at + METHOD]!, names)
-    values[v + 2] = this.stringId(rows[at + ROUTE]!, names)
+    values[v + 1] = dbIds[method] ?? (dbIds[method] = this.stringId(method, names))
+    values[v + 2] = dbIds[route] ?? (dbIds[route] = this.stringId(route, names))
     values[v + 3] = rows[at + STATUS]!
     values[v + 4] = rows[at + DURATION]!
-    values[v + 5] = this.stringId(rows[at + USER]!, names)
+    values[v + 5] = user ? (dbIds[user] ?? (dbIds[user] = this.stringId(user, names))) : null
     values[v + 6] = rows[at + PROMPT]!
     values[v + 7] = rows[at + COMPLETION]!
-    values[v + 8] = this.stringId(rows[at + MODEL]!, names)
+    values[v + 8] = model ? (dbIds[model] ?? (dbIds[model] = this.stringId(model, names))) : null
   }
 
   /** The id in analytics_strings of the batch's string `id` (null for 0), added to it if new. */
