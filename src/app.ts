@@ -247,6 +247,7 @@ export function buildApp(services: Services) {
         log,
         corsOrigins: config.corsOrigins,
         onStorageFull: () => system.storageFull(),
+        server: () => app.server,
       }),
     )
     .use(docsModule(sockets))

@@ -20,7 +20,16 @@ export interface HttpOptions {
   corsOrigins?: string[]
   /** Called when a write failed because the storage is full (so /health can say so). */
   onStorageFull?: () => void
+  /**
+   * The server answering requests, for a caller's address (the anonymous rate limit). Read from
+   * here, not from the hooks' context: a global hook that names `server` makes Elysia define it on
+   * the context of every route, a property accessor per request.
+   */
+  server?: () => { requestIP?(req: Request): { address: string } | null } | null | undefined
 }
+
+/** The context's parsed query string, named without a literal Elysia would see (see onBeforeHandle). */
+const PARSED_QUERY = 'query'
 
 const isJson = (contentType: string | null) => contentType !== null && /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -158,7 +167,7 @@ export function httpCore(options: HttpOptions) {
       const size = (await request.clone().arrayBuffer()).byteLength
       if (size > options.maxRequestBytes) throw tooLarge()
     })
-    .onTransform({ as: 'global' }, ({ request, path, route, server, set }) => {
+    .onTransform({ as: 'global' }, ({ request, path, route, set }) => {
       // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
       if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
@@ -167,11 +176,17 @@ export function httpCore(options: HttpOptions) {
       // Authenticated callers are limited per user once their token is verified (auth macro).
       // Health probes are exempt: monitors poll them, and they cost next to nothing.
       if (request.headers.has('authorization') || path === '/health') return
-      Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(server, request)}`)))
+      Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(options.server?.() ?? null, request)}`)))
     })
-    .onBeforeHandle({ as: 'global' }, ({ query, body, request, route }) => {
+    .onBeforeHandle({ as: 'global' }, (context) => {
+      const { body, request, route } = context
       // Validation lets numbers beyond exact range through wherever a schema has no upper bound.
-      const inQuery = findAbsurdQueryNumber(query as Record<string, unknown>)
+      // The parsed query is read under a computed key on purpose: Elysia infers from a hook's source
+      // what every route's context must hold, and a global hook naming the query made every route
+      // parse its query string (reading request.url for it), /health included. Read this way, it is
+      // there for exactly the routes that parse it anyway (a query schema, or a handler reading it):
+      // the only ones whose handlers see query values.
+      const inQuery = findAbsurdQueryNumber(context[PARSED_QUERY] as Record<string, unknown> | undefined)
       if (inQuery !== null) throw absurd(`query.${inQuery}`)
       if (body !== undefined && body !== null && typeof body === 'object') {
         const inBody = findAbsurdNumber(body, routes.bodySchema(request.method, route))

@@ -156,3 +156,48 @@ describe('authenticated routes stay synchronous', () => {
     expect(seen).not.toContain('pending')
   })
 })
+
+describe('what a route builds per request', () => {
+  // Elysia reads every hook's source to decide what each route's context holds; a global hook that
+  // names the query or the server makes every route parse its query string (reading request.url)
+  // and define a `server` accessor, per request. These hold the global hooks to their word.
+  const compiled = (app: { routes: { method: string; path: string }[] }, method: string, path: string): string => {
+    const route = app.routes.find((r) => r.method === method && r.path === path) as { compile?: () => unknown; composed?: unknown } | undefined
+    if (!route) throw new Error(`no route ${method} ${path}`)
+    return String(route.compile?.() ?? route.composed)
+  }
+
+  test('a route that reads neither the query nor the server parses no query string and defines no server', () => {
+    const { app } = makeServer()
+    for (const [method, path] of [['GET', '/health'], ['GET', '/auth/me'], ['POST', '/auth/login']] as const) {
+      const source = compiled(app, method, path)
+      expect(source).not.toContain('parseQueryFromURL')
+      expect(source).not.toContain("'server'")
+    }
+    // A route with a query schema parses it, and the check of its numbers sees it (conventions.test.ts).
+    expect(compiled(app, 'GET', '/conversations')).toContain('parseQueryFromURL')
+  })
+
+  test('over HTTP, an anonymous caller is counted by its address', async () => {
+    const keys: string[] = []
+    const { app, services } = makeServer({}, (services) => {
+      const hit = services.limiter.hit.bind(services.limiter)
+      services.limiter.hit = (key: string, now?: number) => (keys.push(key), hit(key, now))
+    })
+    app.listen({ port: 0 })
+    try {
+      const response = await fetch(`http://127.0.0.1:${app.server!.port}/auth/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refreshToken: 'not-a-token' }),
+      })
+      expect(response.status).toBe(401)
+      expect(response.headers.get('x-ratelimit-limit')).not.toBeNull()
+      expect(keys).toHaveLength(1)
+      expect(keys[0]).toMatch(/^ip:(::ffff:)?127\.0\.0\.1$/)
+    } finally {
+      app.stop(true)
+      await services.recorder.close()
+    }
+  })
+})
