@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
-import { httpCore } from './core/http'
+import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
 import { assertWritableDir } from './core/startup'
@@ -247,7 +247,7 @@ export function buildApp(services: Services) {
         log,
         corsOrigins: config.corsOrigins,
         onStorageFull: () => system.storageFull(),
-        server: () => app.server,
+        server: (): AddressSource | null => app.server,
       }),
     )
     .use(docsModule(sockets))

@@ -25,8 +25,11 @@ export interface HttpOptions {
    * here, not from the hooks' context: a global hook that names `server` makes Elysia define it on
    * the context of every route, a property accessor per request.
    */
-  server?: () => { requestIP?(req: Request): { address: string } | null } | null | undefined
+  server?: () => AddressSource | null | undefined
 }
+
+/** What tells a request's remote address (Bun's Server). */
+export type AddressSource = { requestIP?(req: Request): { address: string } | null }
 
 /** The context's parsed query string, named without a literal Elysia would see (see onBeforeHandle). */
 const PARSED_QUERY = 'query'
@@ -131,7 +134,7 @@ function validationParam(error: ValidationError): string | null {
 }
 
 /** Peer address for per-IP limits; "local" for in-process requests (app.handle). */
-export function clientAddress(server: { requestIP?(req: Request): { address: string } | null } | null, request: Request): string {
+export function clientAddress(server: AddressSource | null, request: Request): string {
   return server?.requestIP?.(request)?.address ?? 'local'
 }
 
