@@ -68,13 +68,13 @@ export function authPlugin(auth: AuthService, limiter: RateLimiter) {
       transform: ({ request, set }) => {
         authenticate({ request, set }, false)
       },
-      resolve: ({ request }) => ({ principal: (request as WithPrincipal)[PRINCIPAL]! }),
+      resolve: ({ request }) => ({ principal: principalOf(request)! }),
     },
     admin: {
       transform: ({ request, set }) => {
         authenticate({ request, set }, true)
       },
-      resolve: ({ request }) => ({ principal: (request as WithPrincipal)[PRINCIPAL]! }),
+      resolve: ({ request }) => ({ principal: principalOf(request)! }),
     },
   })
 }
