@@ -136,7 +136,7 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
   // on the handler under this recording's own symbol (a property read, where a WeakMap lookup was a
   // hash and a probe per request).
   const WRAPPED = Symbol('recorded')
-  return plugin.wrap((handle: Handler): Handler => (handle as Handler & { [WRAPPED]?: Handler })[WRAPPED] ?? ((handle as Handler & { [WRAPPED]?: Handler })[WRAPPED] = wrap(handle)))
+  return plugin.wrap((handle: Handler & { [WRAPPED]?: Handler }): Handler => handle[WRAPPED] ?? (handle[WRAPPED] = wrap(handle)))
 }
 
 /** Records a WebSocket message as method `WS`, route its type (`WS stream_chat`). */
