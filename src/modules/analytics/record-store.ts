@@ -4,6 +4,12 @@ import { batchOf, COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type Reco
 
 /** Records per INSERT statement: one statement per 64 rows costs less than one per row. */
 const ROWS_PER_INSERT = 64
+/**
+ * Values per record when none of a statement's records used a model (most requests): their
+ * prompt_tokens, completion_tokens and model are the columns' defaults (0, 0, NULL), not bound
+ * (binding three values fewer a record cost SQLite 0.03-0.06 µs less, of about 0.35).
+ */
+const PLAIN_FIELDS = 6
 
 type Binding = number | null
 
@@ -110,6 +116,7 @@ export function hourSums(rows: Float64Array, count: number, stride: number): Ite
 export class RecordStore {
   private readonly insertRecord
   private readonly insertRecords
+  private readonly insertPlainRecords
   private readonly upsertHour
   private readonly newestId
   private readonly upsertSpan
@@ -117,6 +124,7 @@ export class RecordStore {
   private readonly selectString
   private readonly insertString
   private readonly values: Binding[] = new Array(ROWS_PER_INSERT * FIELDS)
+  private readonly plainValues: Binding[] = new Array(ROWS_PER_INSERT * PLAIN_FIELDS)
   /**
    * The database id of a batch's string id, valid while the batches' string of that id is the one
    * in `known` (the batches' table of strings starts again now and then: see StringIds). Id 0 is null.
@@ -129,6 +137,9 @@ export class RecordStore {
     const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)'
     this.insertRecord = db.prepare(insert + row)
     this.insertRecords = db.prepare(insert + Array(ROWS_PER_INSERT).fill(row).join(', '))
+    this.insertPlainRecords = db.prepare(
+      'INSERT INTO analytics_records (ts, method, route, status, duration_ms, user_id) VALUES ' + Array(ROWS_PER_INSERT).fill('(?, ?, ?, ?, ?, ?)').join(', '),
+    )
     this.newestId = db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM analytics_records')
     this.upsertSpan = db.prepare(
       `INSERT INTO analytics_spans (minute, first_id, last_id) VALUES (?, ?, ?)
@@ -173,13 +184,20 @@ export class RecordStore {
       const dbIds: Binding[] = []
       let i = 0
       for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) {
-        for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(values, j * FIELDS, rows, (order ? order[i + j]! : i + j) * FIELDS, names, dbIds)
+        let usage = false
+        for (let j = 0; j < ROWS_PER_INSERT && !usage; j++) {
+          const at = (order ? order[i + j]! : i + j) * FIELDS
+          usage = rows[at + MODEL] !== 0 || rows[at + PROMPT] !== 0 || rows[at + COMPLETION] !== 0
+        }
+        const width = usage ? FIELDS : PLAIN_FIELDS
+        const bound = usage ? values : this.plainValues
+        for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(bound, j * width, rows, (order ? order[i + j]! : i + j) * FIELDS, names, dbIds, usage)
         // (The array itself, not spread: Bun binds it positionally, and faster.)
-        this.insertRecords.run(values as never)
+        ;(usage ? this.insertRecords : this.insertPlainRecords).run(bound as never)
       }
       const one: Binding[] = new Array(FIELDS)
       for (; i < count; i++) {
-        this.bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names, dbIds)
+        this.bindRecord(one, 0, rows, (order ? order[i]! : i) * FIELDS, names, dbIds, true)
         this.insertRecord.run(one as never)
       }
       this.addSpans(rows, count, order, before)
@@ -200,18 +218,22 @@ export class RecordStore {
     }
   }
 
-  /** Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's columns. */
-  private bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList, dbIds: Binding[]): void {
+  /**
+   * Puts the record at `at` of `rows` into `values` from `v` on, in the order of the INSERT's
+   * columns: all of them, or (`usage` false) all but the last three.
+   */
+  private bindRecord(values: Binding[], v: number, rows: Float64Array, at: number, names: StringList, dbIds: Binding[], usage: boolean): void {
     const method = rows[at + METHOD]! | 0
     const route = rows[at + ROUTE]! | 0
     const user = rows[at + USER]! | 0
-    const model = rows[at + MODEL]! | 0
     values[v] = rows[at + TS]!
     values[v + 1] = dbIds[method] ?? (dbIds[method] = this.stringId(method, names))
     values[v + 2] = dbIds[route] ?? (dbIds[route] = this.stringId(route, names))
     values[v + 3] = rows[at + STATUS]!
     values[v + 4] = rows[at + DURATION]!
     values[v + 5] = user ? (dbIds[user] ?? (dbIds[user] = this.stringId(user, names))) : null
+    if (!usage) return
+    const model = rows[at + MODEL]! | 0
     values[v + 6] = rows[at + PROMPT]!
     values[v + 7] = rows[at + COMPLETION]!
     values[v + 8] = model ? (dbIds[model] ?? (dbIds[model] = this.stringId(model, names))) : null

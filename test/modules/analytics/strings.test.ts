@@ -57,6 +57,22 @@ describe('record strings as ids', () => {
     db.close()
   })
 
+  test('a large batch reads back whole, its statements of records without model usage and with it alike', () => {
+    const db = openDatabase(databasePath())
+    const store = new RecordStore(db)
+    // 64 records a statement: the first statement's records used no model (their usage columns are
+    // left to the defaults); in the second one record has tokens without a model, in the third the
+    // last record used a model; the rest go one by one.
+    const records = Array.from({ length: 64 * 3 + 5 }, (_, i) => {
+      if (i === 100) return { ...record(i, '/chat', 'user-1'), promptTokens: 7, completionTokens: 3 }
+      if (i === 64 * 3 - 1 || i >= 64 * 3 + 2) return record(i, '/chat', `user-${i % 3}`, 'builtin/extractive')
+      return record(i, i % 2 ? '/auth/me' : '/health', i % 4 ? `user-${i % 3}` : null)
+    })
+    store.write(records)
+    expect(viewOf(db).map(({ id, ...row }) => row)).toEqual(records.map(asRow))
+    db.close()
+  })
+
   test('a string a failed batch added is not taken for stored: the next batch stores it anew', () => {
     const db = openDatabase(databasePath())
     const store = new RecordStore(db)
