@@ -53,7 +53,7 @@ async function run(label: string, collection: string, files: [string, Uint8Array
   for (const [name, bytes] of files) {
     const length = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength
     if (size && size + length > 8 * 1024 * 1024) await send()
-    batch.append('files', new File([bytes], name))
+    batch.append('files', new File([bytes as BlobPart], name))
     size += length
   }
   if (size) await send()

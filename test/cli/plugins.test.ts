@@ -23,7 +23,7 @@ beforeAll(async () => {
   const app = server.app.listen({ port: 0 })
   base = `http://127.0.0.1:${app.server!.port}`
   stop = () => app.stop(true)
-  files = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(archive) })
+  files = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(archive as BodyInit) })
   if (Bun.which('git')) gitRepo(join(root, 'repo'), pluginFiles('cli-git', { hi: `() => 'hi from git'` }), 'v2.0.0')
   const login = await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])
   if (login.code !== 0) throw new Error(login.stderr)

@@ -86,7 +86,7 @@ export function formOf(files: [string, Uint8Array | string][], ids: Record<strin
   const form = new FormData()
   for (const [name, bytes] of files) {
     if (ids[name]) form.append('id', ids[name]!)
-    form.append('files', new File([bytes], name))
+    form.append('files', new File([bytes as BlobPart], name))
   }
   return form
 }

@@ -48,7 +48,7 @@ beforeAll(() => {
       const path = decodeURIComponent(new URL(request.url).pathname)
       const body = files.get(path)
       if (!body) return new Response('{"error":"not found"}', { status: 404, headers: { 'content-type': 'application/json' } })
-      return new Response(body, { headers: { 'content-type': path.endsWith('.tgz') ? 'application/octet-stream' : 'application/json' } })
+      return new Response(body as BodyInit, { headers: { 'content-type': path.endsWith('.tgz') ? 'application/octet-stream' : 'application/json' } })
     },
   })
   base = `http://127.0.0.1:${http.port}`

@@ -75,7 +75,7 @@ describe('POST /voice/transcribe', () => {
     for (const w of json.json.words) expect(w.end).toBeGreaterThan(w.start)
 
     const form = new FormData()
-    form.set('audio', new File([toStereo44k(wav)], 'command.wav', { type: 'audio/wav' }))
+    form.set('audio', new File([toStereo44k(wav) as BlobPart], 'command.wav', { type: 'audio/wav' }))
     form.set('mode', 'commands')
     const multipart = await server.app.handle(new Request('http://localhost/voice/transcribe', { method: 'POST', headers: { authorization: `Bearer ${accessToken}` }, body: form }))
     expect(multipart.status).toBe(200)
