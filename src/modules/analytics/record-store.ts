@@ -26,11 +26,14 @@ export interface HourSum {
   completion: number
 }
 
-/**
- * The records' indexes in time order (stable), or null when they already are (a batch is in the
- * order its requests ended, nearly that of their arrival).
- */
-function timeOrder(rows: Float64Array, count: number): Uint32Array | null {
+/** The earliest and latest time of a batch's records, and whether they are in time order. */
+interface TimeRange {
+  low: number
+  high: number
+  sorted: boolean
+}
+
+function timeRange(rows: Float64Array, count: number): TimeRange {
   let sorted = true
   let low = Infinity
   let high = -Infinity
@@ -40,6 +43,14 @@ function timeOrder(rows: Float64Array, count: number): Uint32Array | null {
     if (ts < low) low = ts
     if (ts > high) high = ts
   }
+  return { low, high, sorted }
+}
+
+/**
+ * The records' indexes in time order (stable), or null when they already are (a batch is in the
+ * order its requests ended, nearly that of their arrival).
+ */
+function timeOrder(rows: Float64Array, count: number, { low, high, sorted }: TimeRange): Uint32Array | null {
   if (sorted) return null
   const order = new Uint32Array(count)
   const INDEX = 2 ** 21
@@ -63,14 +74,9 @@ function timeOrder(rows: Float64Array, count: number): Uint32Array | null {
  * (fewer than about 9,000 strings in the batches' table): one Map lookup a record, where a Map per
  * level took 3 and cost five times as much (82 against 17 ns a record); else a Map per level.
  */
-export function hourSums(rows: Float64Array, count: number, stride: number): Iterable<HourSum> {
-  let low = Infinity
-  let high = -Infinity
-  for (let i = 0, at = TS; i < count; i++, at += FIELDS) {
-    const hour = Math.floor(rows[at]! / HOUR)
-    if (hour < low) low = hour
-    if (hour > high) high = hour
-  }
+export function hourSums(rows: Float64Array, count: number, stride: number, range = timeRange(rows, count)): Iterable<HourSum> {
+  const low = Math.floor(range.low / HOUR)
+  const high = Math.floor(range.high / HOUR)
   const exact = count > 0 && (high - low + 1) * stride ** 4 <= Number.MAX_SAFE_INTEGER
   const byKey = new Map<number, HourSum>()
   const byHour = new Map<number, Map<number, Map<number, HourSum>>>()
@@ -80,21 +86,21 @@ export function hourSums(rows: Float64Array, count: number, stride: number): Ite
     const route = rows[at + ROUTE]!
     const user = rows[at + USER]!
     const model = rows[at + MODEL]!
-    let sum: HourSum | undefined
-    if (exact) {
-      const key = ((((hour - low) * stride + route) * stride + method) * stride + user) * stride + model
-      sum = byKey.get(key)
-      if (!sum) byKey.set(key, (sum = { hour, method, route, user, model, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
-    } else {
+    // The sums of this record's key: in byKey under one number, or in byHour level by level.
+    let sums: Map<number, HourSum> = byKey
+    let key: number
+    if (exact) key = ((((hour - low) * stride + route) * stride + method) * stride + user) * stride + model
+    else {
       let byEndpoint = byHour.get(hour)
       if (!byEndpoint) byHour.set(hour, (byEndpoint = new Map()))
       const endpoint = route * stride + method
       let byCaller = byEndpoint.get(endpoint)
       if (!byCaller) byEndpoint.set(endpoint, (byCaller = new Map()))
-      const caller = user * stride + model
-      sum = byCaller.get(caller)
-      if (!sum) byCaller.set(caller, (sum = { hour, method, route, user, model, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
+      sums = byCaller
+      key = user * stride + model
     }
+    let sum = sums.get(key)
+    if (!sum) sums.set(key, (sum = { hour, method, route, user, model, requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
     sum.requests++
     if (rows[at + STATUS]! >= 400) sum.failures++
     sum.duration += rows[at + DURATION]!
@@ -174,10 +180,10 @@ export class RecordStore {
    */
   writeBatch(batch: Pick<RecordBatch, 'count' | 'rows'>, names: StringList): void {
     const { count, rows } = batch
-    const values = this.values
-    const order = timeOrder(rows, count)
+    const range = timeRange(rows, count)
+    const order = timeOrder(rows, count, range)
     // (Added up before the write lock is taken.)
-    const sums = hourSums(rows, count, names.length)
+    const sums = hourSums(rows, count, names.length, range)
     const write = this.db.transaction(() => {
       const before = this.newestId.get()?.id ?? 0
       // The database ids of the batch's string ids, looked up once per batch (a batch uses few).
@@ -190,7 +196,7 @@ export class RecordStore {
           usage = rows[at + MODEL] !== 0 || rows[at + PROMPT] !== 0 || rows[at + COMPLETION] !== 0
         }
         const width = usage ? FIELDS : PLAIN_FIELDS
-        const bound = usage ? values : this.plainValues
+        const bound = usage ? this.values : this.plainValues
         for (let j = 0; j < ROWS_PER_INSERT; j++) this.bindRecord(bound, j * width, rows, (order ? order[i + j]! : i + j) * FIELDS, names, dbIds, usage)
         // (The array itself, not spread: Bun binds it positionally, and faster.)
         ;(usage ? this.insertRecords : this.insertPlainRecords).run(bound as never)
