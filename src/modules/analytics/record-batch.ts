@@ -3,8 +3,8 @@ import type { RequestRecord } from './record'
 /**
  * Records waiting to be written, as numbers: FIELDS slots per record in one Float64Array, the
  * strings (method, route, user, model) as ids into a table of strings that the recorder and the
- * writer thread both keep. A batch crosses to the writer thread by transferring its buffer, and
- * it costs a request no object, closure or string of its own.
+ * writer thread both keep. The writer thread reads a batch in the recorder's buffer itself (a
+ * SharedArrayBuffer: see WriterThread), and a request costs no object, closure or string of its own.
  */
 export const FIELDS = 9
 export const TS = 0

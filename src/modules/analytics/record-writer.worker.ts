@@ -1,12 +1,13 @@
 // The writer thread of WriterThread: writes record batches through its own connection to the
 // database file (WAL lets the server's connection read and write beside it), and answers each
 // batch with its id, and the reason when it could not be written (the batch is then dropped),
-// handing the batch's buffer back with what the batch adds to the Prometheus metrics.
+// with what the batch adds to the Prometheus metrics (and the batch's buffer, when it was moved here).
 import { Database } from 'bun:sqlite'
 import { workerData } from 'node:worker_threads'
-import { sumBatch } from './batch-sums'
+import { type BatchSums, sumBatch } from './batch-sums'
 import { RecordStore } from './record-store'
-import { type RecordBatch, receiveStrings, type StringList } from './record-batch'
+import { receiveStrings, type StringList } from './record-batch'
+import type { BatchMessage } from './writer-thread'
 
 declare const self: Worker
 
@@ -15,19 +16,32 @@ db.run('PRAGMA busy_timeout = 5000')
 db.run('PRAGMA synchronous = NORMAL')
 const store = new RecordStore(db)
 const names: StringList = [null]
+/** The shared buffers the sender's batches name by slot (see WriterThread). */
+const shared = new Map<number, Float64Array>()
 
-self.addEventListener('message', (event: MessageEvent<{ id: number; batch: RecordBatch }>) => {
-  const { id, batch } = event.data
+self.addEventListener('message', (event: MessageEvent<BatchMessage & { id: number }>) => {
+  const { id, batch, forget } = event.data
+  for (const slot of forget ?? []) shared.delete(slot)
+  const slot = batch.slot
+  if (slot !== undefined && batch.rows) shared.set(slot, batch.rows)
+  const rows = slot === undefined ? batch.rows : shared.get(slot)
   // The batch's new strings are taken in even when it cannot be written: later batches use them.
   receiveStrings(names, batch)
-  // Added up here, not on the thread that answers requests (and counted even if not stored).
-  const sums = sumBatch(batch, names)
+  let sums: BatchSums | undefined
   let failure: string | undefined
-  try {
-    store.writeBatch(batch, names)
-  } catch (error) {
-    failure = (error as { code?: string }).code ?? (error as Error)?.message ?? String(error)
+  if (!rows) failure = `batch buffer ${slot} unknown to the writer thread`
+  else {
+    const records = { ...batch, rows }
+    // Added up here, not on the thread that answers requests (and counted even if not stored).
+    sums = sumBatch(records, names)
+    try {
+      store.writeBatch(records, names)
+    } catch (error) {
+      failure = (error as { code?: string }).code ?? (error as Error)?.message ?? String(error)
+    }
   }
-  // The buffer goes back for the recorder's next batch (no new one to allocate and zero).
-  self.postMessage({ id, failure, rows: batch.rows, sums }, [batch.rows.buffer])
+  // A transferred buffer goes back for the recorder's next batch (no new one to allocate and zero);
+  // a shared one never left.
+  if (slot === undefined && rows) self.postMessage({ id, failure, rows, sums }, [rows.buffer])
+  else self.postMessage({ id, failure, sums })
 })

@@ -72,7 +72,6 @@ export class RequestRecorder {
   ) {
     this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
     this.store = new RecordStore(db)
-    this.rows = new Float64Array(Math.min(this.options.maxBatch, 1024) * FIELDS)
     const file = db.filename
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
@@ -82,11 +81,21 @@ export class RequestRecorder {
         file,
         (count, reason) => this.drop(count, reason),
         (rows) => {
+          if (this.spare) this.writer?.retire(this.spare)
           this.spare = rows
         },
         (sums) => this.summed(sums),
       )
     }
+    this.rows = this.newRows(Math.min(this.options.maxBatch, 1024) * FIELDS)
+  }
+
+  /**
+   * A buffer for `length` numbers of pending records: shared with the writer thread when there is
+   * one (each buffer is sent to it once, and batches then name it: see WriterThread).
+   */
+  private newRows(length: number): Float64Array {
+    return this.writer ? new Float64Array(new SharedArrayBuffer(length * Float64Array.BYTES_PER_ELEMENT)) : new Float64Array(length)
   }
 
   /** Starts the flush and prune timers (they never keep the process alive). */
@@ -110,8 +119,9 @@ export class RequestRecorder {
     const at = this.count * FIELDS
     if (at === rows.length) {
       // Room for more (the buffer starts small, and grows up to a batch and beyond while a queued flush waits).
-      rows = new Float64Array(rows.length * 2)
+      rows = this.newRows(rows.length * 2)
       rows.set(this.rows)
+      this.writer?.retire(this.rows)
       this.rows = rows
     }
     rows[at + TS] = ts
@@ -207,13 +217,17 @@ export class RequestRecorder {
       // the writer thread has handed it back (every slot of a record is written, none read stale).
       const spare = this.spare
       this.spare = null
-      this.rows = spare && spare.length >= this.rows.length ? spare : new Float64Array(this.rows.length)
+      if (spare && spare.length >= this.rows.length) this.rows = spare
+      else {
+        if (spare) this.writer?.retire(spare)
+        this.rows = this.newRows(this.rows.length)
+      }
       this.count = 0
       // The writer thread adds the batch up as it writes it; here, it is added up now.
       if (!this.writer && this.options.onSums) this.summed(sumBatch(batch, this.strings.names))
     }
     if (this.writer) {
-      // The batch's buffer moves to the thread (this side can no longer read it).
+      // The thread has the batch's buffer until it hands it back (this side does not write in it meanwhile).
       if (batch) this.writer.write(batch, this.strings.names)
     } else {
       const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry

@@ -78,6 +78,64 @@ describe('the writer thread', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('a shared buffer is sent to the thread once and then named: each batch in it is read afresh, it comes back itself, and a new thread is sent it again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uagent-writer-thread-'))
+    const path = join(dir, 'uagent.db')
+    openDatabase(path).close()
+    const failures: string[] = []
+    const returned: Float64Array[] = []
+    const writer = new WriterThread(path, (count, reason) => failures.push(`${count}: ${reason}`), (rows) => returned.push(rows))
+    const ids = new StringIds()
+    const at = (ts: number, route: string): RequestRecord => ({ ts, method: 'GET', route, status: 200, durationMs: 1, userId: null, promptTokens: 0, completionTokens: 0, model: null })
+    /** A batch of `records` in `rows`, a buffer shared between threads (as the recorder's are). */
+    const shared = (rows: Float64Array, records: RequestRecord[]) => {
+      const batch = batchOf(ids, records)
+      rows.set(batch.rows)
+      return { ...batch, rows }
+    }
+    const one = new Float64Array(new SharedArrayBuffer(4 * 9 * 8))
+    const two = new Float64Array(new SharedArrayBuffer(4 * 9 * 8))
+    try {
+      writer.write(shared(one, [at(1000, '/a'), at(1001, '/b')]), ids.names)
+      await writer.drained()
+      // The same buffer again, other records in it: the thread must read them, not what it had.
+      writer.write(shared(one, [at(1002, '/c')]), ids.names)
+      writer.write(shared(two, [at(1003, '/a'), at(1004, '/c'), at(1005, '/b')]), ids.names)
+      await writer.drained()
+      expect(returned).toHaveLength(3)
+      expect(returned[0]).toBe(one)
+      expect(returned.filter((rows) => rows === two)).toHaveLength(1)
+      // A buffer let go of and used again is sent again.
+      writer.retire(two)
+      writer.write(shared(two, [at(1006, '/d')]), ids.names)
+      await writer.drained()
+      // The thread stops (as one that failed would): the next one holds no buffer yet.
+      await writer.close()
+      writer.write(shared(one, [at(2000, '/b'), at(2001, '/e')]), ids.names)
+      await writer.drained()
+      await writer.close()
+      const db = openDatabase(path)
+      const rows = db.query<{ ts: number; route: string }, []>('SELECT ts, route FROM analytics_requests ORDER BY id').all()
+      db.close()
+      expect(failures).toEqual([])
+      expect(rows).toEqual([
+        { ts: 1000, route: '/a' },
+        { ts: 1001, route: '/b' },
+        { ts: 1002, route: '/c' },
+        { ts: 1003, route: '/a' },
+        { ts: 1004, route: '/c' },
+        { ts: 1005, route: '/b' },
+        { ts: 1006, route: '/d' },
+        { ts: 2000, route: '/b' },
+        { ts: 2001, route: '/e' },
+      ])
+      expect(returned).toHaveLength(5)
+    } finally {
+      await writer.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('record times', () => {
