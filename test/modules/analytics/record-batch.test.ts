@@ -138,6 +138,45 @@ describe('the writer thread', () => {
   })
 })
 
+describe('the recorder with its writer thread', () => {
+  test('every record is stored, through buffers that grew, were handed back and used again, and batches of several sizes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uagent-recorder-thread-'))
+    const path = join(dir, 'uagent.db')
+    const recorder = new RequestRecorder(openDatabase(path), { retentionDays: 30, maxBatch: 3000, flushIntervalMs: 60_000 })
+    const users = ['u1', 'u2', null]
+    const sizes = [5000, 1, 2999, 3000, 1200, 7000]
+    let ts = Date.now() - 60_000
+    let expected = 0
+    let failed = 0
+    try {
+      for (const size of sizes) {
+        // More than maxBatch at once: the buffer grows past its first size before the flush.
+        for (let i = 0; i < size; i++, ts++) {
+          const status = i % 7 === 0 ? 500 : 200
+          if (status === 500) failed++
+          recorder.add(ts, 'GET', `/r${i % 5}`, status, (i % 100) / 10, users[i % 3]!, 0, 0, null)
+        }
+        expected += size
+        recorder.flush()
+        // Every other batch waits for the thread, so that handed-back buffers are used again.
+        if (size % 2) await recorder.settle()
+      }
+      await recorder.close()
+      const db = openDatabase(path)
+      const stored = db.query<{ n: number; failed: number; first: number; last: number; ordered: number }, []>(
+        `SELECT count(*) AS n, sum(status >= 400) AS failed, min(ts) AS first, max(ts) AS last,
+                sum(ts = first_ts + rn - 1) AS ordered
+         FROM (SELECT ts, status, min(ts) OVER () AS first_ts, row_number() OVER (ORDER BY id) AS rn FROM analytics_requests)`,
+      ).get()!
+      db.close()
+      expect(recorder.dropped).toBe(0)
+      expect(stored).toEqual({ n: expected, failed, first: ts - expected, last: ts - 1, ordered: expected })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('record times', () => {
   test('times taken on the performance clock never step back when a flush checks the wall clock again', () => {
     const recorder = new RequestRecorder(openDatabase(':memory:'), { retentionDays: 30, writer: 'inline' })
