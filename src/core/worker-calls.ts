@@ -18,7 +18,7 @@ export class WorkerCalls {
   ) {}
 
   /** Sends `message` (with its `transfer` list moved, not copied); resolves with the thread's reply. */
-  call<Reply>(message: Record<string, unknown>, transfer: Transferable[] = []): Promise<Reply> {
+  call<Reply>(message: object, transfer: Transferable[] = []): Promise<Reply> {
     const worker = this.thread()
     const id = ++this.nextId
     if (this.waiting.size === 0) worker.ref()

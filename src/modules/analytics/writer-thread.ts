@@ -91,7 +91,7 @@ export class WriterThread {
       transfer = [rows.buffer]
     }
     this.inFlight++
-    this.calls.call<Reply>(message as unknown as Record<string, unknown>, transfer).then(
+    this.calls.call<Reply>(message, transfer).then(
       (reply) => this.settled(count, reply, shared ? rows : reply.rows),
       (error: Error) => this.settled(count, { failure: error.message || 'writer thread failed' }, shared ? rows : undefined),
     )
