@@ -146,12 +146,11 @@ type Layout = 'answering' | 'one core'
 
 /** Pins a server's main thread to CPU 0 and all its other threads to CPU 1 (threads made since the last call too). */
 function pinAnswering(pid: number): void {
-  const run = (args: string[]) => {
-    const done = Bun.spawnSync(['taskset', ...args], { stdout: 'ignore', stderr: 'pipe' })
-    if (!done.success) throw new Error(`taskset ${args.join(' ')}: ${done.stderr.toString().trim()}`)
-  }
-  run(['-a', '-p', '-c', '1', String(pid)])
-  run(['-p', '-c', '0', String(pid)])
+  // All threads first (one that ends meanwhile makes taskset fail: the others are pinned all the same)...
+  Bun.spawnSync(['taskset', '-a', '-p', '-c', '1', String(pid)], { stdout: 'ignore', stderr: 'ignore' })
+  // ...then the main thread, which must be.
+  const done = Bun.spawnSync(['taskset', '-p', '-c', '0', String(pid)], { stdout: 'ignore', stderr: 'pipe' })
+  if (!done.success) throw new Error(`taskset -p -c 0 ${pid}: ${done.stderr.toString().trim()}`)
 }
 
 async function simultaneous(layout: Layout) {
