@@ -1,7 +1,7 @@
 // The writer thread of WriterThread: writes record batches through its own connection to the
 // database file (WAL lets the server's connection read and write beside it), and answers each
 // batch with its id, and the reason when it could not be written (the batch is then dropped),
-// with what the batch adds to the Prometheus metrics (and the batch's buffer, when it was moved here).
+// with what the batch adds to the Prometheus metrics.
 import { Database } from 'bun:sqlite'
 import { workerData } from 'node:worker_threads'
 import { type BatchSums, sumBatch } from './batch-sums'
@@ -23,8 +23,8 @@ self.addEventListener('message', (event: MessageEvent<BatchMessage & { id: numbe
   const { id, batch, forget } = event.data
   for (const slot of forget ?? []) shared.delete(slot)
   const slot = batch.slot
-  if (slot !== undefined && batch.rows) shared.set(slot, batch.rows)
-  const rows = slot === undefined ? batch.rows : shared.get(slot)
+  if (batch.rows) shared.set(slot, batch.rows)
+  const rows = shared.get(slot)
   // The batch's new strings are taken in even when it cannot be written: later batches use them.
   receiveStrings(names, batch)
   let sums: BatchSums | undefined
@@ -40,8 +40,6 @@ self.addEventListener('message', (event: MessageEvent<BatchMessage & { id: numbe
       failure = (error as { code?: string }).code ?? (error as Error)?.message ?? String(error)
     }
   }
-  // A transferred buffer goes back for the recorder's next batch (no new one to allocate and zero);
-  // a shared one never left.
-  if (slot === undefined && rows) self.postMessage({ id, failure, rows, sums }, [rows.buffer])
-  else self.postMessage({ id, failure, sums })
+  // (The buffer never left: the recorder takes it back for a later batch when this answer arrives.)
+  self.postMessage({ id, failure, sums })
 })

@@ -5,19 +5,17 @@ import type { RecordBatch, StringList } from './record-batch'
 interface Reply {
   /** Set when the batch could not be written (and was dropped): the SQLite code or message. */
   failure?: string
-  /** The batch's buffer, handed back once written (a transferred buffer; a shared one stays where it is). */
-  rows?: Float64Array
   /** What the batch adds to the Prometheus metrics (whether or not it could be written). */
   sums?: BatchSums
 }
 
 /**
- * A batch as the writer thread is sent it. Its records are in `rows` (a transferred buffer), or in
- * the shared buffer of `slot`: `rows` is then sent along only the first time the thread sees that
- * slot, which it keeps until the slot is named in `forget`.
+ * A batch as the writer thread is sent it: its records are in the shared buffer of `slot`, and
+ * `rows` (that buffer) is sent along only the first time the thread sees that slot, which it
+ * keeps until the slot is named in `forget`.
  */
 export interface BatchMessage {
-  batch: Omit<RecordBatch, 'rows'> & { rows?: Float64Array; slot?: number }
+  batch: Omit<RecordBatch, 'rows'> & { rows?: Float64Array; slot: number }
   /** Slots of shared buffers the sender no longer uses: the thread lets go of them. */
   forget?: number[]
 }
@@ -31,8 +29,8 @@ export interface BatchMessage {
  * server has stopped has nothing else keeping its event loop alive, and it ends while close() still
  * waits for the last batch, which is then lost.
  *
- * A batch in a SharedArrayBuffer (what the recorder uses) is not moved: the thread is sent the
- * buffer once, under a slot number, and later batches in it only name the slot. A buffer that
+ * A batch's records are in a SharedArrayBuffer, which is not moved: the thread is sent the buffer
+ * once, under a slot number, and later batches in it only name the slot. A buffer that
  * crossed with every batch cost both threads a new ArrayBuffer object each time, and its 1.2 MB
  * counted as memory allocated: a garbage collection on the writer thread about every batch
  * (0.04-0.05 µs a request) and more on the thread answering requests.
@@ -46,7 +44,7 @@ export class WriterThread {
   /** Slot numbers of the shared buffers sent so far, and those the running thread holds. */
   private readonly slots = new WeakMap<Float64Array, number>()
   private nextSlot = 0
-  private held = new Set<number>()
+  private readonly held = new Set<number>()
   /** Slots to tell the thread to let go of, with the next batch. */
   private forget: number[] = []
 
@@ -62,38 +60,31 @@ export class WriterThread {
   }
 
   /**
-   * Sends a batch: a shared buffer by its slot (see above), any other buffer transferred (no
-   * copy); `names` are the sender's strings by id, all of them sent along when the thread is a new
-   * one. A batch's buffer comes back through onBuffer once the batch is written, or dropped: a
-   * thread that fails loses the batches it had, and they are counted as dropped.
+   * Sends a batch, its rows in a SharedArrayBuffer named by its slot (see above); `names` are the
+   * sender's strings by id, all of them sent along when the thread is a new one. A batch's buffer
+   * comes back through onBuffer once the batch is written, or dropped: a thread that fails loses
+   * the batches it had, and they are counted as dropped.
    */
   write(batch: RecordBatch, names: StringList): void {
     if (this.started && !this.calls.running) {
       batch = { ...batch, strings: names.slice(1) as string[], reset: true }
       // A new thread holds no shared buffer yet.
-      this.held = new Set()
+      this.held.clear()
       this.forget = []
     }
     this.started = true
     const { count, rows } = batch
-    let message: BatchMessage
-    let transfer: Transferable[] = []
-    const shared = rows.buffer instanceof SharedArrayBuffer
-    if (shared) {
-      let slot = this.slots.get(rows)
-      if (slot === undefined) this.slots.set(rows, (slot = ++this.nextSlot))
-      const held = this.held.has(slot)
-      this.held.add(slot)
-      message = { batch: { count, strings: batch.strings, reset: batch.reset, slot, rows: held ? undefined : rows }, forget: this.forget }
-      this.forget = []
-    } else {
-      message = { batch }
-      transfer = [rows.buffer]
-    }
+    if (!(rows.buffer instanceof SharedArrayBuffer)) throw new TypeError('a batch for the writer thread must be in a SharedArrayBuffer')
+    let slot = this.slots.get(rows)
+    if (slot === undefined) this.slots.set(rows, (slot = ++this.nextSlot))
+    const held = this.held.has(slot)
+    this.held.add(slot)
+    const message: BatchMessage = { batch: { count, strings: batch.strings, reset: batch.reset, slot, rows: held ? undefined : rows }, forget: this.forget }
+    this.forget = []
     this.inFlight++
-    this.calls.call<Reply>(message, transfer).then(
-      (reply) => this.settled(count, reply, shared ? rows : reply.rows),
-      (error: Error) => this.settled(count, { failure: error.message || 'writer thread failed' }, shared ? rows : undefined),
+    this.calls.call<Reply>(message).then(
+      (reply) => this.settled(count, reply, rows),
+      (error: Error) => this.settled(count, { failure: error.message || 'writer thread failed' }, rows),
     )
   }
 
@@ -105,10 +96,10 @@ export class WriterThread {
     if (this.held.delete(slot)) this.forget.push(slot)
   }
 
-  private settled(count: number, reply: Reply, rows: Float64Array | undefined): void {
+  private settled(count: number, reply: Reply, rows: Float64Array): void {
     if (reply.sums) this.onSums(reply.sums)
     if (reply.failure) this.onFailure(count, reply.failure)
-    if (rows) this.onBuffer(rows)
+    this.onBuffer(rows)
     if (--this.inFlight === 0) for (const wake of [...this.idle]) wake()
   }
 

@@ -44,6 +44,13 @@ describe('record batches', () => {
 })
 
 describe('the writer thread', () => {
+  /** A batch of `records` (their strings given ids by `ids`) in `rows`, a buffer shared between threads, as the recorder's are. */
+  const shared = (ids: StringIds, records: RequestRecord[], rows = new Float64Array(new SharedArrayBuffer(records.length * 9 * 8))) => {
+    const batch = batchOf(ids, records)
+    rows.set(batch.rows)
+    return { ...batch, rows }
+  }
+
   test('a thread started anew is sent the whole string table: batches after it read their strings right', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uagent-writer-thread-'))
     const path = join(dir, 'uagent.db')
@@ -53,11 +60,11 @@ describe('the writer thread', () => {
     const ids = new StringIds()
     const at = (ts: number, route: string, userId: string | null): RequestRecord => ({ ts, method: 'GET', route, status: 200, durationMs: 1, userId, promptTokens: 0, completionTokens: 0, model: null })
     try {
-      writer.write(batchOf(ids, [at(1000, '/a', 'u1'), at(1001, '/b', null)]), ids.names)
+      writer.write(shared(ids, [at(1000, '/a', 'u1'), at(1001, '/b', null)]), ids.names)
       await writer.drained()
       // The thread stops (as one that failed would); the next batch uses strings only the old one was sent.
       await writer.close()
-      const next = batchOf(ids, [at(2000, '/b', 'u1'), at(2001, '/c', 'u2'), at(2002, '/a', null)])
+      const next = shared(ids, [at(2000, '/b', 'u1'), at(2001, '/c', 'u2'), at(2002, '/a', null)])
       expect(next.strings).toEqual(['/c', 'u2'])
       writer.write(next, ids.names)
       await writer.drained()
@@ -88,31 +95,25 @@ describe('the writer thread', () => {
     const writer = new WriterThread(path, (count, reason) => failures.push(`${count}: ${reason}`), (rows) => returned.push(rows))
     const ids = new StringIds()
     const at = (ts: number, route: string): RequestRecord => ({ ts, method: 'GET', route, status: 200, durationMs: 1, userId: null, promptTokens: 0, completionTokens: 0, model: null })
-    /** A batch of `records` in `rows`, a buffer shared between threads (as the recorder's are). */
-    const shared = (rows: Float64Array, records: RequestRecord[]) => {
-      const batch = batchOf(ids, records)
-      rows.set(batch.rows)
-      return { ...batch, rows }
-    }
     const one = new Float64Array(new SharedArrayBuffer(4 * 9 * 8))
     const two = new Float64Array(new SharedArrayBuffer(4 * 9 * 8))
     try {
-      writer.write(shared(one, [at(1000, '/a'), at(1001, '/b')]), ids.names)
+      writer.write(shared(ids, [at(1000, '/a'), at(1001, '/b')], one), ids.names)
       await writer.drained()
       // The same buffer again, other records in it: the thread must read them, not what it had.
-      writer.write(shared(one, [at(1002, '/c')]), ids.names)
-      writer.write(shared(two, [at(1003, '/a'), at(1004, '/c'), at(1005, '/b')]), ids.names)
+      writer.write(shared(ids, [at(1002, '/c')], one), ids.names)
+      writer.write(shared(ids, [at(1003, '/a'), at(1004, '/c'), at(1005, '/b')], two), ids.names)
       await writer.drained()
       expect(returned).toHaveLength(3)
       expect(returned[0]).toBe(one)
       expect(returned.filter((rows) => rows === two)).toHaveLength(1)
       // A buffer let go of and used again is sent again.
       writer.retire(two)
-      writer.write(shared(two, [at(1006, '/d')]), ids.names)
+      writer.write(shared(ids, [at(1006, '/d')], two), ids.names)
       await writer.drained()
       // The thread stops (as one that failed would): the next one holds no buffer yet.
       await writer.close()
-      writer.write(shared(one, [at(2000, '/b'), at(2001, '/e')]), ids.names)
+      writer.write(shared(ids, [at(2000, '/b'), at(2001, '/e')], one), ids.names)
       await writer.drained()
       await writer.close()
       const db = openDatabase(path)
