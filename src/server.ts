@@ -73,7 +73,9 @@ function start() {
     .warm()
     .then(() => Bun.gc(true))
     .catch((error) => console.error(`voice: ${(error as Error).message}`))
-  console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
+  // The web app is built now when its sources changed since the last build (cached by their hash).
+  services.web.ready().catch((error) => console.error(`web app: ${(error as Error).message}`))
+  console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir}; web app at /app)`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))
   shutdownOnSignals(app, services)
