@@ -33,14 +33,15 @@ interface Upload {
 }
 
 /** One file, one request: XHR reports upload progress (fetch cannot). */
-function uploadFile(collection: string, file: File, onProgress: (loaded: number) => void): Promise<FileReport> {
+function uploadFile(collection: string, file: File, onProgress: (loaded: number, total: number) => void): Promise<FileReport> {
   const send = (): Promise<{ status: number; body: any }> =>
     new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest()
       xhr.open('POST', `/rag/collections/${encodeURIComponent(collection)}/files`)
       xhr.setRequestHeader('authorization', `Bearer ${bearer()}`)
       xhr.responseType = 'json'
-      xhr.upload.onprogress = (event) => onProgress(event.loaded)
+      // The request's bytes (the multipart body), not only the file's.
+      xhr.upload.onprogress = (event) => onProgress(event.loaded, event.lengthComputable ? event.total : file.size)
       xhr.onload = () => resolve({ status: xhr.status, body: xhr.response })
       xhr.onerror = () => reject(new Error('The upload failed: the server could not be reached'))
       const form = new FormData()
@@ -66,6 +67,8 @@ export function KnowledgePage() {
   })
   useEffect(() => void list.run(), [])
   const names = collections.map((c) => c.name)
+  // A collection named here but not stored yet has no documents to list or search.
+  const stored = collections.find((c) => c.name === selected)
   if (selected && !names.includes(selected)) names.push(selected)
 
   return (
@@ -110,8 +113,8 @@ export function KnowledgePage() {
         </Card>
         {selected && <UploadBox collection={selected} onDone={() => void list.run()} />}
       </div>
-      {selected && <Documents collection={selected} key={`${selected}-${collections.find((c) => c.name === selected)?.documents ?? 0}`} onChanged={() => void list.run()} />}
-      {selected && <Ask collection={selected} />}
+      {stored && <Documents collection={stored.name} key={`${stored.name}-${stored.documents}`} onChanged={() => void list.run()} />}
+      {stored && <Ask collection={stored.name} />}
     </div>
   )
 }
@@ -141,8 +144,8 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
     const patch = (index: number, change: Partial<Upload>) => setUploads((list) => list.map((u, i) => (i === base + index ? { ...u, ...change } : u)))
     await Promise.all(
       files.map((file, index) =>
-        uploadFile(collection, file, (loaded) => patch(index, { loaded })).then(
-          (report) => patch(index, { report, loaded: file.size }),
+        uploadFile(collection, file, (loaded, total) => patch(index, { loaded, total })).then(
+          (report) => setUploads((list) => list.map((u, i) => (i === base + index ? { ...u, report, loaded: u.total } : u))),
           (error: Error) => patch(index, { error: error.message }),
         ),
       ),
@@ -162,10 +165,10 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
         }}
       >
         <p>Drop PDF, Word, HTML, Markdown or text files here, or</p>
-        <label for={inputId} class="button">
+        <button type="button" onClick={() => (document.getElementById(inputId) as HTMLInputElement).click()}>
           Choose files
-        </label>
-        <input id={inputId} type="file" multiple class="skip" accept=".pdf,.docx,.html,.htm,.md,.markdown,.txt,text/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
+        </button>
+        <input id={inputId} type="file" multiple hidden aria-label="Files to upload" accept=".pdf,.docx,.html,.htm,.md,.markdown,.txt,text/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
       </div>
       <ul class="files" aria-label="Uploads">
         {uploads.map((u) => (
