@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { openBrowser, ScriptedGenerator, signIn, startServer, type Watched, type WebServer } from './harness'
+
+let server: WebServer
+let browser: Watched
+
+beforeAll(async () => {
+  server = await startServer({ agents: new ScriptedGenerator('The findings are summarised in three short points for the reader.', 60) })
+  browser = await openBrowser(server.base)
+  await signIn(browser.page)
+})
+
+afterAll(async () => {
+  await browser?.browser.close()
+  await server?.stop()
+})
+
+test('an agent run shows live progress per agent, then the final synthesis, and is listed among past tasks', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Agents' }).click()
+  await page.getByLabel('Task', { exact: true }).fill('Compare two ways of backing up a small server')
+  await page.getByRole('button', { name: 'Run' }).click()
+  const progress = page.getByRole('region', { name: 'Progress' })
+  await progress.waitFor()
+  // Seen while running (polled every 500 ms): a status other than completed, and a bar below 100 %.
+  const running = await progress.locator('.badge').textContent()
+  expect(['queued', 'running']).toContain(running!)
+  expect(Number(await progress.getByRole('progressbar').getAttribute('value'))).toBeLessThan(100)
+  await progress.getByText('completed').waitFor({ timeout: 30_000 })
+  expect(await progress.getByRole('progressbar').getAttribute('value')).toBe('100')
+  await progress.getByRole('region', { name: 'Final synthesis' }).waitFor()
+  expect(await progress.locator('details summary').count()).toBeGreaterThanOrEqual(2)
+  const past = page.getByRole('region', { name: 'Past tasks' })
+  await past.getByRole('button', { name: 'Compare two ways of backing up a small server' }).waitFor()
+})
+
+test('a plugin action runs from the form built from its parameter schema', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Plugins' }).click()
+  const calculator = page.getByRole('region', { name: 'calculator' })
+  await calculator.getByRole('button', { name: 'Run an action' }).click()
+  const form = calculator.getByRole('form', { name: 'Run calculator evaluate' })
+  // A required field left empty is refused next to it, before any request.
+  await form.getByRole('button', { name: 'Run evaluate' }).click()
+  await form.getByText('Required.').waitFor()
+  await form.getByLabel('expression (required)').fill('2 * (3 + 4) ^ 2')
+  await form.getByRole('button', { name: 'Run evaluate' }).click()
+  const result = form.getByLabel('Result')
+  await result.waitFor()
+  expect(JSON.parse((await result.textContent())!)).toEqual({ value: 98 })
+})
+
+test('an admin creates a user, who is then listed', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Administration' }).click()
+  const form = page.getByRole('form', { name: 'Create a user' })
+  await form.getByLabel("New user's email").fill('new.person@example.com')
+  await form.getByLabel('Password').fill('short')
+  await form.getByRole('button', { name: 'Create user' }).click()
+  // The browser's own check refuses a short password before any request.
+  expect(await form.getByLabel('Password').evaluate((input: HTMLInputElement) => input.validity.tooShort)).toBe(true)
+  await form.getByLabel('Password').fill('a-long-password-1')
+  await form.getByRole('button', { name: 'Create user' }).click()
+  await page.getByRole('cell', { name: 'new.person@example.com', exact: true }).waitFor()
+  expect(server.services.auth.listUsers(100, 0).users.map((u) => u.email)).toContain('new.person@example.com')
+})
+
+test('at phone width (375 px) no page scrolls sideways', async () => {
+  const { page } = browser
+  await page.setViewportSize({ width: 375, height: 800 })
+  for (const path of ['/app/chat', '/app/knowledge', '/app/agents', '/app/voice', '/app/plugins', '/app/analytics', '/app/admin', '/app/account']) {
+    await page.goto(path)
+    await page.locator('main h1, main .chat').first().waitFor()
+    await page.waitForLoadState('networkidle')
+    const width = await page.evaluate(() => document.documentElement.scrollWidth)
+    expect({ path, width }).toEqual({ path, width: 375 })
+  }
+  expect(browser.consoleErrors).toEqual([])
+  expect(browser.foreignRequests).toEqual([])
+  expect(browser.failedResponses).toEqual([])
+})
