@@ -28,7 +28,7 @@ test('a reply streams in token by token with Markdown, a copyable code block and
   await page.getByLabel('Message').fill('When does the office open?')
   await page.getByLabel('Message').press('Enter')
   await page.getByRole('button', { name: 'Stop' }).waitFor()
-  await page.waitForFunction(() => (document.querySelector('[aria-label="Assistant reply"] .md')?.textContent ?? '').includes('word3'))
+  await page.waitForFunction(`(document.querySelector('[aria-label="Assistant reply"] .md')?.textContent ?? '').includes('word3')`)
   const partial = (await reply().textContent())!
   expect(partial).not.toContain('word39')
   await page.getByRole('button', { name: 'Send' }).waitFor()
@@ -38,7 +38,7 @@ test('a reply streams in token by token with Markdown, a copyable code block and
   expect(await reply().locator('strong').textContent()).toBe('nine')
   expect(await reply().textContent()).toContain('Answered by test/scripted')
   await reply().getByRole('button', { name: 'Copy code' }).click()
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('console.log("hi")')
+  expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe('console.log("hi")')
   expect(new URL(page.url()).pathname).toMatch(/^\/app\/chat\/[\w-]+$/)
 })
 
@@ -47,7 +47,7 @@ test('Stop ends the reply where it is; the server stops generating', async () =>
   const before = generator.piecesSent
   await page.getByLabel('Message').fill('Tell me more')
   await page.getByRole('button', { name: 'Send' }).click()
-  await page.waitForFunction(() => (document.querySelectorAll('[aria-label="Assistant reply"]')[1]?.textContent ?? '').includes('office'))
+  await page.waitForFunction(`(document.querySelectorAll('[aria-label="Assistant reply"]')[1]?.textContent ?? '').includes('office')`)
   await page.getByRole('button', { name: 'Stop' }).click()
   await page.getByText('· stopped').waitFor()
   await Bun.sleep(400)

@@ -58,7 +58,7 @@ test('an admin creates a user, who is then listed', async () => {
   await form.getByLabel('Password').fill('short')
   await form.getByRole('button', { name: 'Create user' }).click()
   // The browser's own check refuses a short password before any request.
-  expect(await form.getByLabel('Password').evaluate((input: HTMLInputElement) => input.validity.tooShort)).toBe(true)
+  expect(await form.getByLabel('Password').evaluate((input) => (input as unknown as { validity: { tooShort: boolean } }).validity.tooShort)).toBe(true)
   await form.getByLabel('Password').fill('a-long-password-1')
   await form.getByRole('button', { name: 'Create user' }).click()
   await page.getByRole('cell', { name: 'new.person@example.com', exact: true }).waitFor()
@@ -72,7 +72,7 @@ test('at phone width (375 px) no page scrolls sideways', async () => {
     await page.goto(path)
     await page.locator('main h1, main .chat').first().waitFor()
     await page.waitForLoadState('networkidle')
-    const width = await page.evaluate(() => document.documentElement.scrollWidth)
+    const width = await page.evaluate<number>('document.documentElement.scrollWidth')
     expect({ path, width }).toEqual({ path, width: 375 })
   }
   expect(browser.consoleErrors).toEqual([])

@@ -28,7 +28,7 @@ function TimeChart({ label, series }: { label: string; series: { name: string; t
         height: 220,
         series: [{}, ...series.map((s) => ({ label: s.name, stroke: s.color, fill: `${s.color}22`, width: 2 }))],
         axes: [axis, axis],
-        legend: { show: series.length > 1 },
+        legend: { show: false },
       },
       [series[0].timestamps, ...series.map((s) => s.values)],
       element,
@@ -103,19 +103,20 @@ export function AnalyticsPage() {
       </div>
       <ErrorText error={load.error ?? loadMetrics.error ?? exporter.error} />
       {dashboard && (
-        <div class="card">
-          <dl class="kv">
-            <dt>Requests</dt>
-            <dd>{dashboard.overview.totalRequests.toLocaleString()}</dd>
-            <dt>Success rate</dt>
-            <dd>{dashboard.overview.successRate}</dd>
-            <dt>Mean response</dt>
-            <dd>{dashboard.overview.averageResponseTime} ms</dd>
-            <dt>Active users (24 h)</dt>
-            <dd>{dashboard.overview.activeUsers}</dd>
-            <dt>Tokens</dt>
-            <dd>{dashboard.ai.totalTokens.toLocaleString()}</dd>
-          </dl>
+        <div class="stats">
+          {[
+            ['Requests', dashboard.overview.totalRequests.toLocaleString()],
+            ['Success rate', dashboard.overview.successRate],
+            ['Mean response', `${dashboard.overview.averageResponseTime} ms`],
+            ['Active users (24 h)', String(dashboard.overview.activeUsers)],
+            ['Tokens', dashboard.ai.totalTokens.toLocaleString()],
+            ['Health score', String(dashboard.overview.healthScore)],
+          ].map(([name, value]) => (
+            <dl class="stat">
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </dl>
+          ))}
         </div>
       )}
       <div class="grid2">
@@ -123,6 +124,12 @@ export function AnalyticsPage() {
           {dashboard && <TimeChart label="Requests per hour over the last 24 hours" series={[{ name: 'Requests', color: '#6366f1', timestamps: hours.map((_, i) => now - (hours.length - 1 - i) * 3600), values: hours }]} />}
         </Card>
         <Card title={`Traffic over ${range}`}>
+          <p class="legend" aria-hidden="true">
+            <i class="blue" />
+            requests
+            <i class="red" />
+            errors
+          </p>
           {metrics?.metrics.requests && (
             <TimeChart
               label={`Requests and errors over ${range}`}

@@ -19,7 +19,8 @@ export const WebSessionResponse = t.Object({
 export const WebLogoutResponse = t.Object({ success: t.Boolean(), message: t.String() })
 
 export const CsrfHeaders = t.Object({
-  'x-requested-with': t.String({ description: 'Must be "uagent-web": a header a cross-site form or image cannot send' }),
+  // Optional in the schema so that a request without it is told 403 (not a 400 about a header).
+  'x-requested-with': t.Optional(t.String({ description: 'Required, "uagent-web": a header a cross-site form or image cannot send (403 without it)' })),
 })
 
 export const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 429: ErrorResponse }
