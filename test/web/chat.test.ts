@@ -21,6 +21,10 @@ afterAll(async () => {
   await server?.stop()
 })
 
+// Runs in the page (the page's CSP refuses strings evaluated as code, so functions are passed).
+const replyText = (index: number): string =>
+  (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }> } }).document.querySelectorAll('[aria-label="Assistant reply"] .md')[index]?.textContent ?? ''
+
 const reply = () => browser.page.getByLabel('Assistant reply').last()
 
 test('a reply streams in token by token with Markdown, a copyable code block and the engine that answered', async () => {
@@ -28,7 +32,7 @@ test('a reply streams in token by token with Markdown, a copyable code block and
   await page.getByLabel('Message').fill('When does the office open?')
   await page.getByLabel('Message').press('Enter')
   await page.getByRole('button', { name: 'Stop' }).waitFor()
-  await page.waitForFunction(`(document.querySelector('[aria-label="Assistant reply"] .md')?.textContent ?? '').includes('word3')`)
+  await page.waitForFunction(() => replyText(0).includes('word3'))
   const partial = (await reply().textContent())!
   expect(partial).not.toContain('word39')
   await page.getByRole('button', { name: 'Send' }).waitFor()
@@ -47,7 +51,7 @@ test('Stop ends the reply where it is; the server stops generating', async () =>
   const before = generator.piecesSent
   await page.getByLabel('Message').fill('Tell me more')
   await page.getByRole('button', { name: 'Send' }).click()
-  await page.waitForFunction(`(document.querySelectorAll('[aria-label="Assistant reply"]')[1]?.textContent ?? '').includes('office')`)
+  await page.waitForFunction(() => replyText(1).includes('office'))
   await page.getByRole('button', { name: 'Stop' }).click()
   await page.getByText('· stopped').waitFor()
   await Bun.sleep(400)
