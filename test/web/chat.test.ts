@@ -22,8 +22,11 @@ afterAll(async () => {
 })
 
 // Runs in the page (the page's CSP refuses strings evaluated as code, so functions are passed).
-const replyText = (index: number): string =>
-  (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }> } }).document.querySelectorAll('[aria-label="Assistant reply"] .md')[index]?.textContent ?? ''
+// Self-contained: Playwright sends its source to the page.
+const replyIncludes = ({ index, text }: { index: number; text: string }): boolean =>
+  (
+    (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ textContent: string | null }> } }).document.querySelectorAll('[aria-label="Assistant reply"] .md')[index]?.textContent ?? ''
+  ).includes(text)
 
 const reply = () => browser.page.getByLabel('Assistant reply').last()
 
@@ -32,7 +35,7 @@ test('a reply streams in token by token with Markdown, a copyable code block and
   await page.getByLabel('Message').fill('When does the office open?')
   await page.getByLabel('Message').press('Enter')
   await page.getByRole('button', { name: 'Stop' }).waitFor()
-  await page.waitForFunction(() => replyText(0).includes('word3'))
+  await page.waitForFunction(replyIncludes, { index: 0, text: 'word3' })
   const partial = (await reply().textContent())!
   expect(partial).not.toContain('word39')
   await page.getByRole('button', { name: 'Send' }).waitFor()
@@ -51,7 +54,7 @@ test('Stop ends the reply where it is; the server stops generating', async () =>
   const before = generator.piecesSent
   await page.getByLabel('Message').fill('Tell me more')
   await page.getByRole('button', { name: 'Send' }).click()
-  await page.waitForFunction(() => replyText(1).includes('office'))
+  await page.waitForFunction(replyIncludes, { index: 1, text: 'office' })
   await page.getByRole('button', { name: 'Stop' }).click()
   await page.getByText('· stopped').waitFor()
   await Bun.sleep(400)
