@@ -19,7 +19,7 @@ try {
   await fetch(`${server.base}/rag/collections/handbook/files`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })
   await page.goto('/app/chat')
   await page.getByLabel('Ground in').selectOption('handbook')
-  await page.getByLabel('Message').fill('When does the office open?')
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('When does the office open?')
   await page.getByRole('button', { name: 'Send' }).click()
   await page.getByText('Answered by').waitFor()
   const shots: [string, string, (() => Promise<void>)?][] = [

@@ -32,8 +32,8 @@ const reply = () => browser.page.getByLabel('Assistant reply').last()
 
 test('a reply streams in token by token with Markdown, a copyable code block and the engine that answered', async () => {
   const { page } = browser
-  await page.getByLabel('Message').fill('When does the office open?')
-  await page.getByLabel('Message').press('Enter')
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('When does the office open?')
+  await page.getByRole('textbox', { name: 'Message', exact: true }).press('Enter')
   await page.getByRole('button', { name: 'Stop' }).waitFor()
   await page.waitForFunction(replyIncludes, { index: 0, text: 'word3' })
   const partial = (await reply().textContent())!
@@ -52,7 +52,7 @@ test('a reply streams in token by token with Markdown, a copyable code block and
 test('Stop ends the reply where it is; the server stops generating', async () => {
   const { page } = browser
   const before = generator.piecesSent
-  await page.getByLabel('Message').fill('Tell me more')
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('Tell me more')
   await page.getByRole('button', { name: 'Send' }).click()
   await page.waitForFunction(replyIncludes, { index: 1, text: 'office' })
   await page.getByRole('button', { name: 'Stop' }).click()
@@ -98,7 +98,7 @@ test('upload a file with a progress bar and report, then a grounded reply whose 
   await page.getByRole('link', { name: 'Chat' }).click()
   await page.getByRole('button', { name: 'New chat' }).click()
   await page.getByLabel('Ground in').selectOption('handbook')
-  await page.getByLabel('Message').fill('When does the office open?')
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('When does the office open?')
   await page.getByRole('button', { name: 'Send' }).click()
   await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 20_000 })
   expect(await reply().textContent()).toContain('1 source')
