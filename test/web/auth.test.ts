@@ -69,6 +69,32 @@ test('an account with MFA gets the code step; a wrong code is refused next to th
   expect(await page.getByText('mfa@example.com').count()).toBe(1)
 })
 
+test('keyboard only: sign in with Tab and Enter, land in the message box, reach the navigation with Shift+Tab and open a page with Enter', async () => {
+  const { page } = browser
+  await page.context().clearCookies()
+  await page.goto('/app')
+  await page.getByRole('button', { name: 'Sign in' }).waitFor()
+  await page.keyboard.press('Tab')
+  await page.keyboard.type(ADMIN.email)
+  await page.keyboard.press('Tab')
+  await page.keyboard.type(ADMIN.password)
+  await page.keyboard.press('Enter')
+  await page.getByRole('navigation', { name: 'Main' }).waitFor()
+  // Focus carries on where the form was: the message box, ready to type.
+  await page.keyboard.press('Tab')
+  expect(await page.evaluate<string>('document.activeElement.getAttribute("placeholder")')).toStartWith('Message')
+  // Back through the page to the main navigation, by keyboard alone.
+  const seen: string[] = []
+  for (let step = 0; step < 30 && seen.at(-1) !== 'Knowledge base'; step++) {
+    await page.keyboard.press('Shift+Tab')
+    seen.push(await page.evaluate<string>('document.activeElement.textContent'))
+  }
+  expect(seen).toContain('Sign out')
+  expect(seen.at(-1)).toBe('Knowledge base')
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: 'Knowledge base' }).waitFor()
+})
+
 test('the page is served with a CSP that allows no inline script, and a cookie request without the app header is refused', async () => {
   const response = await fetch(`${server.base}/app`)
   const csp = response.headers.get('content-security-policy')!
