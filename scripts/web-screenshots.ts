@@ -25,7 +25,12 @@ try {
   const shots: [string, string, (() => Promise<void>)?][] = [
     ['chat', '/app/chat'],
     ['knowledge', '/app/knowledge'],
-    ['agents', '/app/agents'],
+    ['agents', '/app/agents', async () => {
+      if (await page.getByRole('region', { name: 'Progress' }).count()) return
+      await page.getByLabel('Task', { exact: true }).fill('Summarise what the office hours are on each weekday')
+      await page.getByRole('button', { name: 'Run' }).click()
+      await page.getByRole('region', { name: 'Final synthesis' }).waitFor({ timeout: 60_000 })
+    }],
     ['voice', '/app/voice'],
     ['plugins', '/app/plugins', async () => void (await page.getByRole('region', { name: 'calculator' }).getByRole('button', { name: 'Run an action' }).click())],
     ['analytics', '/app/analytics'],

@@ -108,14 +108,17 @@ export function AgentsPage() {
               <label for={taskId}>Task</label>
               <textarea id={taskId} rows={4} required value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="What should the agents work on?" />
             </div>
-            <div>
+            <fieldset style={{ border: 0, padding: 0, margin: 0 }}>
+              <legend class="small" style={{ fontWeight: 600 }}>
+                Order
+              </legend>
               <label class="check">
                 <input type="radio" name="mode" checked={!parallel} onChange={() => setParallel(false)} /> Sequential
               </label>
               <label class="check">
                 <input type="radio" name="mode" checked={parallel} onChange={() => setParallel(true)} /> Parallel
               </label>
-            </div>
+            </fieldset>
             <ErrorText error={run.error} />
             <button type="submit" class="primary" disabled={run.busy || (task !== null && !finished(task.status))}>
               Run
@@ -175,6 +178,13 @@ export function AgentsPage() {
                   <td>{when(t.createdAt)}</td>
                 </tr>
               ))}
+              {past.length === 0 && (
+                <tr>
+                  <td colSpan={4} class="muted">
+                    No tasks yet.
+                  </td>
+                </tr>
+              )}
             </tbody>
           </table>
         </div>
