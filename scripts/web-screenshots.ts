@@ -47,6 +47,17 @@ try {
       await page.screenshot({ path: join(out, `${name}-${width}.png`) })
     }
   }
+  // Dark, as the system asks.
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await page.emulateMedia({ colorScheme: 'dark' })
+  for (const name of ['chat', 'analytics']) {
+    await page.goto(`/app/${name}`)
+    if (name === 'chat') await page.getByRole('list', { name: /Conversation history/ }).getByRole('link').first().click()
+    await page.waitForLoadState('networkidle')
+    await page.waitForTimeout(150)
+    await page.screenshot({ path: join(out, `${name}-dark-1440.png`) })
+  }
+  await page.emulateMedia({ colorScheme: 'light' })
   await page.context().clearCookies()
   await page.setViewportSize({ width: 1440, height: 900 })
   await page.goto('/app')

@@ -65,6 +65,23 @@ test('an admin creates a user, who is then listed', async () => {
   expect(server.services.auth.listUsers(100, 0).users.map((u) => u.email)).toContain('new.person@example.com')
 })
 
+test('voice: a typed command shows its intent, action and reply; text to speech gives a player and a download', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Voice' }).click()
+  await page.getByLabel('Or type the command').fill('what is the system status')
+  await page.getByRole('button', { name: 'Send', exact: true }).click()
+  const intent = page.locator('dt', { hasText: 'Intent' }).locator('xpath=following-sibling::dd[1]')
+  await intent.waitFor()
+  expect(await intent.textContent()).toContain('system_status')
+  await page.getByLabel('Text', { exact: true }).fill('Hello from the web app.')
+  await page.getByLabel('Format').selectOption('wav')
+  await page.getByRole('button', { name: 'Speak', exact: true }).click()
+  const download = page.getByRole('link', { name: 'Download' })
+  await download.waitFor({ timeout: 20_000 })
+  expect(await download.getAttribute('download')).toBe('speech.wav')
+  expect(await page.locator('audio').last().getAttribute('src')).toStartWith('blob:')
+})
+
 test('at phone width (375 px) no page scrolls sideways', async () => {
   const { page } = browser
   await page.setViewportSize({ width: 375, height: 800 })

@@ -146,7 +146,7 @@ export function AnalyticsPage() {
           )}
         </Card>
         <Card title="Models and tokens">
-          {dashboard && <Bars label="Tokens per model" rows={dashboard.ai.topModels.map((m) => ({ name: m.model, value: m.tokens, note: `${m.requests} requests` }))} />}
+          {dashboard && <Bars label="Tokens per model" rows={dashboard.ai.topModels.map((m) => ({ name: m.model, value: m.tokens, note: `${m.requests} request${m.requests === 1 ? '' : 's'}` }))} />}
         </Card>
         <Card title="Usage per user">
           {dashboard && <Bars label="Requests per user" rows={dashboard.usage.map((u) => ({ name: u.email ?? u.userId, value: u.requests, note: `${u.tokens} tokens` }))} />}
