@@ -37,6 +37,7 @@ export async function startServer(options: { chat?: Generator; agents?: Generato
       services.plugins.close()
       services.speech.close()
       await services.recorder.close()
+      services.analyticsDb?.close()
       services.db.close()
     },
   }
