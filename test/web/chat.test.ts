@@ -85,6 +85,11 @@ test('upload a file with a progress bar and report, then a grounded reply whose 
   await page.getByRole('link', { name: 'Knowledge base' }).click()
   await page.getByLabel('New collection').fill('handbook')
   await page.getByRole('button', { name: 'Create' }).click()
+  await page.getByRole('radio', { name: /handbook/ }).waitFor()
+  // A taken name is refused in words, next to the field.
+  await page.getByLabel('New collection').fill('handbook')
+  await page.getByRole('button', { name: 'Create' }).click()
+  await page.getByRole('alert').getByText('You already have a collection named handbook').waitFor()
   await page.getByLabel('Files to upload').setInputFiles({
     name: 'hours.md',
     mimeType: 'text/markdown',
@@ -109,5 +114,5 @@ test('upload a file with a progress bar and report, then a grounded reply whose 
   await page.getByText('Whole document: Office hours').click()
   expect(browser.consoleErrors).toEqual([])
   expect(browser.foreignRequests).toEqual([])
-  expect(browser.failedResponses).toEqual([])
+  expect(browser.failedResponses).toEqual(['409 POST /rag/collections'])
 })

@@ -59,17 +59,20 @@ export function KnowledgePage() {
   const [collections, setCollections] = useState<Collection[]>([])
   const [selected, setSelected] = useState('')
   const [newName, setNewName] = useState('')
-  const [nameError, setNameError] = useState<string | null>(null)
   const list = useAction(async () => {
     const { collections } = await api<{ collections: Collection[] }>('GET', '/rag/collections')
     setCollections(collections)
     if (!selected && collections[0]) setSelected(collections[0].name)
   })
+  const create = useAction(async () => {
+    const { collection } = await api<{ collection: Collection }>('POST', '/rag/collections', { name: newName.trim() })
+    setNewName('')
+    setSelected(collection.name)
+    await list.run()
+  })
   useEffect(() => void list.run(), [])
   const names = collections.map((c) => c.name)
-  // A collection named here but not stored yet has no documents to list or search.
   const stored = collections.find((c) => c.name === selected)
-  if (selected && !names.includes(selected)) names.push(selected)
 
   return (
     <div>
@@ -85,7 +88,7 @@ export function KnowledgePage() {
                   <label class="check grow">
                     <input type="radio" name="collection" checked={selected === name} onChange={() => setSelected(name)} />
                     <strong>{name}</strong>
-                    <span class="muted small">{c ? `${c.documents} documents · ${c.chunks} passages` : 'new: upload a first file to create it'}</span>
+                    <span class="muted small">{c ? `${c.documents} document${c.documents === 1 ? '' : 's'} · ${c.chunks} passage${c.chunks === 1 ? '' : 's'}` : ''}</span>
                   </label>
                   {c && <DeleteCollection name={name} onDeleted={() => (setSelected(''), void list.run())} />}
                 </li>
@@ -93,25 +96,16 @@ export function KnowledgePage() {
             })}
             {names.length === 0 && <li class="muted">No collections yet.</li>}
           </ul>
-          <form
-            class="row"
-            onSubmit={(event) => {
-              event.preventDefault()
-              const name = newName.trim()
-              if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) return setNameError('A name is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit.')
-              setNameError(null)
-              setSelected(name)
-              setNewName('')
-            }}
-          >
+          <form class="row" onSubmit={(event) => (event.preventDefault(), void create.run())}>
             <div class="grow">
-              <Field label="New collection" value={newName} error={nameError} onInput={(e) => setNewName(e.currentTarget.value)} placeholder="e.g. handbook" />
+              <Field label="New collection" value={newName} maxLength={64} required error={create.error} onInput={(e) => setNewName(e.currentTarget.value)} placeholder="e.g. handbook" />
             </div>
-            <button type="submit">Create</button>
+            <button type="submit" disabled={create.busy}>
+              Create
+            </button>
           </form>
-          <p class="muted small">A collection is stored with its first document.</p>
         </Card>
-        {selected && <UploadBox collection={selected} onDone={() => void list.run()} />}
+        {stored && <UploadBox collection={stored.name} onDone={() => void list.run()} />}
       </div>
       {stored && <Documents collection={stored.name} key={`${stored.name}-${stored.documents}`} onChanged={() => void list.run()} />}
       {stored && <Ask collection={stored.name} />}
