@@ -69,10 +69,19 @@ export async function signIn(email: string, password: string, mfaCode?: string):
   adopt(await sessionCall('/auth/web/login', { email, password, ...(mfaCode ? { mfaCode } : {}) }))
 }
 
+/**
+ * Refresh tokens rotate, and presenting a spent one revokes the session: two tabs refreshing at
+ * once with the same cookie would sign both out. A lock shared by the tabs (Web Locks; secure
+ * contexts only) makes the second wait and send the cookie the first one received.
+ */
+function oneTabAtATime<T>(work: () => Promise<T>): Promise<T> {
+  return navigator.locks ? navigator.locks.request('uagent-refresh', work) : work()
+}
+
 let refreshing: Promise<boolean> | null = null
 /** A new access token from the HttpOnly session cookie; false (signed out) when there is none. */
 export function refresh(): Promise<boolean> {
-  refreshing ??= sessionCall('/auth/web/refresh')
+  refreshing ??= oneTabAtATime(() => sessionCall('/auth/web/refresh'))
     .then((session) => {
       adopt(session)
       return true
