@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import { ADMIN, makeServer } from '../helpers'
+import { sourcesHash, WEB_SOURCES, WebBundle } from '../../src/modules/web/bundle'
+import { ADMIN, makeServer, tempDir } from '../helpers'
 
 const { app, call } = makeServer()
 const APP_HEADERS = { 'x-requested-with': 'uagent-web', origin: 'http://localhost' }
@@ -120,5 +123,27 @@ describe('the web app at /app', () => {
     }
     expect(doc.paths['/auth/web/login'].post.requestBody.content['application/json'].schema.properties.email).toBeDefined()
     expect(Object.keys(doc.paths).filter((p) => p === '/' || p.startsWith('/app'))).toEqual([])
+  })
+})
+
+describe('the web app build', () => {
+  test('is keyed by a hash of the sources: the same sources give the same key, any change a new one', () => {
+    const dir = tempDir('web-sources')
+    cpSync(WEB_SOURCES, dir, { recursive: true })
+    const before = sourcesHash(dir)
+    expect(sourcesHash(dir)).toBe(before)
+    expect(sourcesHash(WEB_SOURCES)).not.toBe(before)
+    writeFileSync(join(dir, 'main.tsx'), `${readFileSync(join(dir, 'main.tsx'), 'utf8')}\n// changed\n`)
+    expect(sourcesHash(dir)).not.toBe(before)
+  })
+
+  test('a later start reuses the cached build: nothing is built again', async () => {
+    const lines: string[] = []
+    const first = await new WebBundle((line) => lines.push(line)).ready()
+    const second = await new WebBundle((line) => lines.push(line)).ready()
+    expect(second.hash).toBe(first.hash)
+    expect([...second.assets.keys()].sort()).toEqual([...first.assets.keys()].sort())
+    // At most the first one built (when the cache was empty); the second only loaded.
+    expect(lines.filter((line) => line.startsWith('web app built')).length).toBeLessThanOrEqual(1)
   })
 })

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, join, relative } from 'node:path'
 
 /** One built file of the web app, held in memory with its gzip form. */
@@ -20,7 +21,7 @@ export interface BuiltApp {
 
 const ROOT = join(import.meta.dir, '../../..')
 export const WEB_SOURCES = join(ROOT, 'web')
-const CACHE = join(ROOT, 'node_modules/.cache/uagent-web')
+const CACHES = [join(ROOT, 'node_modules/.cache/uagent-web'), join(tmpdir(), `uagent-web-${process.getuid?.() ?? 'user'}`)]
 // The bundle depends on the sources and on the locked library versions.
 const INPUTS = [join(ROOT, 'bun.lock'), join(ROOT, 'package.json')]
 
@@ -115,7 +116,8 @@ function load(dir: string, hash: string): BuiltApp {
 
 /**
  * The web app's bundle: built once per version of the sources (hash of web/ and the lockfile)
- * into node_modules/.cache/uagent-web/<hash>, and reused by every later start until they change.
+ * into node_modules/.cache/uagent-web/<hash> (or the temp dir when node_modules is read-only),
+ * and reused by every later start until they change.
  */
 export class WebBundle {
   private built: Promise<BuiltApp> | null = null
@@ -134,8 +136,19 @@ export class WebBundle {
 
   private async prepare(): Promise<BuiltApp> {
     const hash = sourcesHash()
-    const dir = join(CACHE, hash)
-    if (existsSync(join(dir, 'index.html'))) return load(dir, hash)
+    for (const cache of CACHES) if (existsSync(join(cache, hash, 'index.html'))) return load(join(cache, hash), hash)
+    // The first cache folder that can be written: node_modules may be read-only (a system-wide install).
+    const cache = CACHES.find((folder) => {
+      try {
+        mkdirSync(folder, { recursive: true })
+        accessSync(folder, constants.W_OK)
+        return true
+      } catch {
+        return false
+      }
+    })
+    if (!cache) throw new Error(`no writable folder for the web app's build (tried ${CACHES.join(', ')})`)
+    const dir = join(cache, hash)
     const started = performance.now()
     // Built beside the final folder and renamed into place: a second process never sees half a build.
     const partial = `${dir}.${process.pid}.${Date.now()}.tmp`
@@ -149,15 +162,15 @@ export class WebBundle {
     } finally {
       rmSync(partial, { recursive: true, force: true })
     }
-    this.prune(hash)
+    this.prune(cache, hash)
     this.log(`web app built in ${Math.round(performance.now() - started)} ms (${hash})`)
     return load(dir, hash)
   }
 
   /** Older builds are removed, keeping the cache to the current sources. */
-  private prune(keep: string): void {
-    for (const name of readdirSync(CACHE)) {
-      const path = join(CACHE, name)
+  private prune(cache: string, keep: string): void {
+    for (const name of readdirSync(cache)) {
+      const path = join(cache, name)
       if (name !== keep && !name.endsWith('.tmp') && statSync(path).isDirectory()) rmSync(path, { recursive: true, force: true })
     }
   }
