@@ -114,10 +114,13 @@ export async function request(path: string, init: RequestInit = {}, retried = fa
   const headers = new Headers(init.headers)
   if (accessToken) headers.set('authorization', `Bearer ${accessToken}`)
   const response = await fetch(path, { ...init, headers, credentials: 'same-origin' })
-  if (response.status === 401 && !retried && accessToken) {
-    if (await refresh()) return request(path, init, true)
+  if (!response.ok) {
+    const error = await failure(response)
+    // Only a refused token is renewed and the request repeated (not a wrong password, say).
+    const tokenRefused = error.code === 'TOKEN_EXPIRED' || error.code === 'UNAUTHORIZED'
+    if (response.status === 401 && tokenRefused && !retried && accessToken && (await refresh())) return request(path, init, true)
+    throw error
   }
-  if (!response.ok) throw await failure(response)
   return response
 }
 

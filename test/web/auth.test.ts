@@ -69,6 +69,45 @@ test('an account with MFA gets the code step; a wrong code is refused next to th
   expect(await page.getByText('mfa@example.com').count()).toBe(1)
 })
 
+test('password change: a wrong current password is told next to the form; the new one signs in after sign-out', async () => {
+  const { page } = browser
+  await server.services.auth.createUser('pat@example.com', 'first-password-1', ['user'])
+  await page.context().clearCookies()
+  await signIn(page, 'pat@example.com', 'first-password-1')
+  await page.getByRole('link', { name: 'Account' }).click()
+  await page.getByLabel('Current password').fill('not-my-password')
+  await page.getByLabel('New password').fill('second-password-2')
+  await page.getByRole('button', { name: 'Change password' }).click()
+  await page.getByRole('alert').getByText('The current password is wrong').waitFor()
+  await page.getByLabel('Current password').fill('first-password-1')
+  await page.getByRole('button', { name: 'Change password' }).click()
+  await page.getByText('Password changed').waitFor()
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await signIn(page, 'pat@example.com', 'second-password-2')
+  expect(await page.getByText('pat@example.com').count()).toBe(1)
+})
+
+test('an expired access token is renewed silently from the cookie and the request repeated', async () => {
+  const { page } = browser
+  let refused = 0
+  const refreshes: string[] = []
+  page.on('request', (request) => request.url().endsWith('/auth/web/refresh') && refreshes.push(request.method()))
+  // The server's answer to an access token past its lifetime, once.
+  await page.route('**/conversations?*', async (route) => {
+    if (refused++ > 0) return route.continue()
+    await route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: true, code: 'TOKEN_EXPIRED', message: 'Access token has expired', timestamp: new Date().toISOString(), requestId: 'x' }) })
+  })
+  await page.getByRole('link', { name: 'Account' }).click()
+  await page.getByRole('heading', { name: 'Account' }).waitFor()
+  const repeated = page.waitForResponse((response) => response.url().includes('/conversations?') && response.status() === 200)
+  await page.getByRole('link', { name: 'Chat' }).click()
+  await repeated
+  expect(refused).toBe(2)
+  expect(refreshes).toEqual(['POST'])
+  expect(await page.getByRole('alert').count()).toBe(0)
+  await page.unroute('**/conversations?*')
+})
+
 test('keyboard only: sign in with Tab and Enter, land in the message box, reach the navigation with Shift+Tab and open a page with Enter', async () => {
   const { page } = browser
   await page.context().clearCookies()
@@ -104,7 +143,7 @@ test('the page is served with a CSP that allows no inline script, and a cookie r
   const forged = await fetch(`${server.base}/auth/web/refresh`, { method: 'POST', headers: { origin: 'http://evil.example', cookie: 'uagent_refresh=x', 'x-requested-with': 'uagent-web' } })
   expect(forged.status).toBe(403)
   expect(browser.consoleErrors).toEqual([])
-  // Only the refusals the tests asked for: a wrong password, the MFA step, a wrong code.
-  expect(browser.failedResponses).toEqual(['401 POST /auth/web/login', '401 POST /auth/web/login', '401 POST /auth/web/login'])
+  // Only the refusals the tests asked for: a wrong password, the MFA step, a wrong code, a wrong current password.
+  expect(browser.failedResponses).toEqual(['401 POST /auth/web/login', '401 POST /auth/web/login', '401 POST /auth/web/login', '401 POST /auth/password', '401 GET /conversations'])
   expect(browser.foreignRequests).toEqual([])
 })

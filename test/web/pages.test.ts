@@ -65,6 +65,36 @@ test('an admin creates a user, who is then listed', async () => {
   expect(server.services.auth.listUsers(100, 0).users.map((u) => u.email)).toContain('new.person@example.com')
 })
 
+test('an API key is shown once at creation, then listed by name and revoked', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Administration' }).click()
+  await page.getByLabel('Key name').fill('laptop')
+  await page.getByRole('button', { name: 'Create key' }).click()
+  const secret = (await page.locator('.secret').textContent())!
+  expect(secret).toStartWith('uak_')
+  const me = await fetch(`${server.base}/auth/me`, { headers: { authorization: `Bearer ${secret}` } })
+  expect(me.status).toBe(200)
+  await page.getByRole('button', { name: 'Done' }).click()
+  expect(await page.locator('.secret').count()).toBe(0)
+  await page.getByRole('button', { name: 'Revoke key laptop' }).click()
+  await page.getByRole('list', { name: 'API keys' }).getByText('No keys.').waitFor()
+  expect((await fetch(`${server.base}/auth/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401)
+})
+
+test('analytics: charts drawn, and the range exported as CSV', async () => {
+  const { page } = browser
+  await page.getByRole('link', { name: 'Analytics' }).click()
+  await page.getByRole('img', { name: 'Requests per hour over the last 24 hours' }).locator('canvas').waitFor()
+  await page.getByLabel('Range').selectOption('7d')
+  await page.getByRole('img', { name: 'Requests and errors over 7d' }).locator('canvas').waitFor()
+  expect(await page.getByRole('list', { name: 'Requests per endpoint' }).getByRole('listitem').count()).toBeGreaterThan(0)
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()])
+  expect(download.suggestedFilename()).toBe('analytics-7d.csv')
+  const csv = await Bun.file((await download.path())!).text()
+  expect(csv.split('\n')[0]).toContain(',')
+  expect(csv.split('\n').length).toBeGreaterThan(2)
+})
+
 test('voice: a typed command shows its intent, action and reply; text to speech gives a player and a download', async () => {
   const { page } = browser
   await page.getByRole('link', { name: 'Voice' }).click()

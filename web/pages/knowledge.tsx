@@ -49,7 +49,7 @@ function uploadFile(collection: string, file: File, onProgress: (loaded: number,
       xhr.send(form)
     })
   return send().then(async (result) => {
-    if (result.status === 401 && (await refresh())) result = await send()
+    if (result.status === 401 && ['TOKEN_EXPIRED', 'UNAUTHORIZED'].includes(result.body?.code) && (await refresh())) result = await send()
     if (result.status !== 200) throw new Error(result.body?.message ?? `Upload failed (${result.status})`)
     return result.body.files[0] as FileReport
   })
