@@ -36,6 +36,10 @@ export interface Config {
   pluginMemoryMb: number
   /** A plugin worker with nothing to do is stopped after this long (ms). */
   pluginIdleMs: number
+  /** Time limit of starting a registered MCP server and of each request to it (ms). */
+  mcpTimeoutMs: number
+  /** A registered MCP server unused for this long is disconnected (a stdio server's process stops) (ms). */
+  mcpIdleMs: number
   environment: string
   /** Origins browsers may call from (UAGENT_CORS_ORIGINS, comma-separated; `*` for any); none by default. */
   corsOrigins: string[]
@@ -186,6 +190,8 @@ export function loadConfig(env: Env = process.env): Config {
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
     pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
+    mcpTimeoutMs: integer(env, 'UAGENT_MCP_TIMEOUT_MS', 30_000, 100, 600_000),
+    mcpIdleMs: integer(env, 'UAGENT_MCP_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),

@@ -11,6 +11,7 @@ import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
 import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
+import { mcpServers } from './015_mcp_servers'
 
 export interface Migration {
   version: number
@@ -20,4 +21,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings]
+export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers]
