@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { makeServer } from '../../helpers'
+import { makeServer, tempDir } from '../../helpers'
 import { inventoryHttpServer } from './fixtures/inventory-server'
 
 const FIXTURE = join(import.meta.dir, 'fixtures', 'inventory-server.ts')
@@ -77,7 +77,7 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
     const caller = { userId: 'u', roles: ['user'] }
     expect(server.services.tools.list().map((t) => t.name)).toEqual(expect.arrayContaining(['calculator__evaluate', 'inventory__stock_level']))
     expect(await server.services.tools.call('inventory__stock_level', { item: 'gadget' }, caller)).toEqual({ item: 'gadget', units: 7 })
-    const failure = await server.services.tools.call('inventory__broken_tool', {}, caller).catch((e) => e)
+    const failure = await server.services.tools.call('inventory__broken_tool', {}, caller).catch((e: any) => e)
     expect(failure).toMatchObject({ code: 'PLUGIN_ERROR', message: 'inventory__broken_tool: the warehouse database is offline' })
     expect(await server.services.tools.call('calculator__evaluate', { expression: '2 + 2' }, caller)).toEqual({ value: 4 })
   })
@@ -111,7 +111,7 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
     for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(100)
     expect(alive(pid)).toBe(false)
     expect((await server.call('GET', '/mcp/servers/inventory', { token })).json.status).toBe('idle')
-    const slow = await server.services.tools.call('inventory__slow', { ms: 5000 }, caller).catch((e) => e)
+    const slow: any = await server.services.tools.call('inventory__slow', { ms: 5000 }, caller).catch((e: any) => e)
     expect(slow).toMatchObject({ code: 'TOOL_UNAVAILABLE' })
     expect(slow.message).toContain('did not answer')
     expect(await server.services.tools.call('inventory__stock_level', { item: 'widget' }, caller)).toEqual({ item: 'widget', units: 42 })
@@ -162,7 +162,7 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
     const disabled = await server.call('POST', '/mcp/servers/inventory/disable', { token })
     expect(disabled.json).toMatchObject({ enabled: false, status: 'disabled' })
     expect(server.services.tools.list().some((t) => t.plugin === 'inventory')).toBe(false)
-    const refused = await server.services.tools.call('inventory__stock_level', { item: 'widget' }, { userId: 'u', roles: [] }).catch((e) => e)
+    const refused: any = await server.services.tools.call('inventory__stock_level', { item: 'widget' }, { userId: 'u', roles: [] }).catch((e: any) => e)
     expect(refused.code).toBe('TOOL_UNAVAILABLE')
     const enabled = await server.call('POST', '/mcp/servers/inventory/enable', { token })
     expect(enabled.json).toMatchObject({ enabled: true, status: 'connected' })
@@ -174,8 +174,7 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
   })
 
   test('registered servers and their tools survive a restart (stored in the database)', async () => {
-    const { tempDir } = await import('../../helpers')
-    const dir = tempDir()
+    const dir = tempDir('mcp')
     const first = makeServer({ database: join(dir, 'uagent.db'), dataDir: dir })
     const { accessToken: token } = await first.login()
     await first.call('POST', '/mcp/servers', { token, body: stdioServer() })
