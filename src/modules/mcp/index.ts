@@ -16,7 +16,7 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404
 export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:mcp', prefix: '/mcp', tags: ['MCP'] })
     .use(authPlugin(auth, limiter))
-    .post('', ({ request, body, principal }) => endpoint.handle(request, body, { userId: principal.user.id, roles: principal.user.roles }), {
+    .post('', ({ request, body, principal }) => endpoint.handle(request, body, { userId: principal.user.id, roles: principal.user.roles }, principal.sessionId), {
       auth: true,
       body: JsonRpcBody,
       response: { 400: ErrorResponse, 401: ErrorResponse, 406: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse },

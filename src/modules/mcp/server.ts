@@ -13,6 +13,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
   type Resource,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import pkg from '../../../package.json'
@@ -65,13 +66,18 @@ export class McpEndpoint {
   // Only elicitation uses the SDK's validator; one instance serves every request (each makes an Ajv).
   private readonly validator = new AjvJsonSchemaValidator()
   private readonly served: Map<string, ServedTool>
+  /**
+   * Tool calls running, by caller session and JSON-RPC id. Stateless requests share no MCP session,
+   * so a client's notifications/cancelled (a POST of its own) finds the call it names here.
+   */
+  private readonly running = new Map<string, AbortController>()
 
   constructor(private readonly deps: McpEndpointDeps) {
     this.served = new Map(deps.served.map((tool) => [tool.name, tool]))
   }
 
   /** Answers one Streamable HTTP POST (a JSON-RPC message or batch already parsed into `body`). */
-  async handle(request: Request, body: unknown, caller: ToolCaller): Promise<Response> {
+  async handle(request: Request, body: unknown, caller: ToolCaller, session: string): Promise<Response> {
     const accept = request.headers.get('accept') ?? ''
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       throw new AppError('VALIDATION_ERROR', 'Accept must list both application/json and text/event-stream (MCP Streamable HTTP)', { status: 406 })
@@ -79,7 +85,11 @@ export class McpEndpoint {
     if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'A JSON-RPC message is expected: send it with Content-Type: application/json')
     }
-    const server = this.server(caller, request.signal)
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const cancelled = message as { method?: unknown; params?: { requestId?: unknown } } | null
+      if (cancelled?.method === 'notifications/cancelled') this.running.get(`${session}:${String(cancelled.params?.requestId)}`)?.abort(new Error('Cancelled by the client'))
+    }
+    const server = this.server(caller, session, request.signal)
     // Streamed (SSE) only when the client may be sent notifications meanwhile: a tool call that asked for progress.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) })
     await server.connect(transport)
@@ -92,7 +102,7 @@ export class McpEndpoint {
     return response
   }
 
-  private server(caller: ToolCaller, httpSignal: AbortSignal): Server {
+  private server(caller: ToolCaller, session: string, httpSignal: AbortSignal): Server {
     // The low-level Server: tools are described by JSON Schema (the plugins' own), not zod.
     const server = new Server(
       { name: 'universal-agent', title: 'Universal Agent', version: pkg.version },
@@ -102,22 +112,14 @@ export class McpEndpoint {
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { name } = request.params
       const args = request.params.arguments ?? {}
-      const signal = AbortSignal.any([extra.signal, httpSignal])
-      const builtin = this.served.get(name)
-      if (builtin) {
-        const checked = validate(builtin.inputSchema, args, 'arguments')
-        if (!checked.ok) return toolError(new AppError('VALIDATION_ERROR', checked.message))
-        const token = request.params._meta?.progressToken
-        const progress = async (value: number, message?: string) => {
-          if (token === undefined) return
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: value, total: 100, ...(message ? { message } : {}) } })
-        }
-        return this.run(() => builtin.run(checked.value as Record<string, unknown>, { caller, signal, progress }), name)
+      const key = `${session}:${String(extra.requestId)}`
+      const cancel = new AbortController()
+      this.running.set(key, cancel)
+      try {
+        return await this.call(name, args, caller, AbortSignal.any([extra.signal, httpSignal, cancel.signal]), request.params._meta?.progressToken, extra.sendNotification)
+      } finally {
+        if (this.running.get(key) === cancel) this.running.delete(key)
       }
-      if (!this.deps.plugins.list().some((tool) => tool.name === name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. tools/list names the tools you can call`)
-      }
-      return this.run(() => this.deps.plugins.call(name, args, caller, signal), name)
     })
     server.setRequestHandler(ListResourcesRequestSchema, (request) => this.listResources(caller, request.params?.cursor))
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -133,6 +135,30 @@ export class McpEndpoint {
     }))
     server.setRequestHandler(ReadResourceRequestSchema, (request) => this.readResource(caller, request.params.uri))
     return server
+  }
+
+  private async call(
+    name: string,
+    args: Record<string, unknown>,
+    caller: ToolCaller,
+    signal: AbortSignal,
+    token: string | number | undefined,
+    notify: (notification: ServerNotification) => Promise<void>,
+  ): Promise<CallToolResult> {
+    const builtin = this.served.get(name)
+    if (builtin) {
+      const checked = validate(builtin.inputSchema, args, 'arguments')
+      if (!checked.ok) return toolError(new AppError('VALIDATION_ERROR', checked.message))
+      const progress = async (value: number, message?: string) => {
+        if (token === undefined) return
+        await notify({ method: 'notifications/progress', params: { progressToken: token, progress: value, total: 100, ...(message ? { message } : {}) } })
+      }
+      return this.run(() => builtin.run(checked.value as Record<string, unknown>, { caller, signal, progress }), name)
+    }
+    if (!this.deps.plugins.list().some((tool) => tool.name === name)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. tools/list names the tools you can call`)
+    }
+    return this.run(() => this.deps.plugins.call(name, args, caller, signal), name)
   }
 
   private listTools() {
