@@ -7,6 +7,17 @@ import { JsonRpcBody, McpServersResponse, McpServerView, RegisterServerRequest, 
 import type { McpEndpoint } from './server'
 import type { McpClientService } from './service'
 
+// Documented only: the transport writes the answer (JSON or an event stream), so no schema is checked at run time.
+const endpointResponses = {
+  200: {
+    description: 'The JSON-RPC response (application/json), or an event stream of progress notifications and the response (text/event-stream)',
+    content: { 'application/json': { schema: JsonRpcBody as object }, 'text/event-stream': { schema: { type: 'string' as const } } },
+  },
+  ...Object.fromEntries(
+    [400, 401, 406, 413, 415, 429].map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
+  ),
+}
+
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
 /**
@@ -19,12 +30,11 @@ export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth
     .post('', ({ request, body, principal }) => endpoint.handle(request, body, { userId: principal.user.id, roles: principal.user.roles }, principal.sessionId), {
       auth: true,
       body: JsonRpcBody,
-      response: { 400: ErrorResponse, 401: ErrorResponse, 406: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse },
       detail: {
+        responses: endpointResponses,
         summary: 'MCP server (Streamable HTTP, stateless): tools rag_search, rag_answer, list_collections, agents_run and <plugin>__<action>; your documents as resources',
         description:
-          'Send JSON-RPC messages with Accept: application/json, text/event-stream. The answer is JSON, or an event stream for a tool call that asked for progress. Authenticated like the API (access token or API key).',
-        responses: { 200: { description: 'The JSON-RPC response (application/json or text/event-stream)' }, 202: { description: 'A notification or response was accepted' } },
+          'Send JSON-RPC messages with Accept: application/json, text/event-stream. The answer is JSON, or an event stream for a tool call that asked for progress; a notification is answered 202 with no body. Authenticated like the API (access token or API key). GET (a standing event stream) is 405: the server is stateless.',
       },
     })
     .post('/servers', ({ body }) => servers.register(body), {

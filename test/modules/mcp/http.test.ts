@@ -53,6 +53,31 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(res.json).toMatchObject({ error: true, code: 'VALIDATION_ERROR' })
   })
 
+  test('a plain JSON-RPC POST: JSON answer with the request id and rate-limit headers; malformed bodies are ErrorResponses', async () => {
+    const headers = { accept: 'application/json, text/event-stream' }
+    const res = await server.call('POST', '/mcp', { token: admin, headers, body: { jsonrpc: '2.0', id: 7, method: 'tools/list' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('application/json')
+    expect(res.json.id).toBe(7)
+    expect(res.json.result.tools.length).toBeGreaterThan(4)
+    expect(res.headers.get('x-request-id')).toBeTruthy()
+    expect(res.headers.get('x-ratelimit-limit')).toBeTruthy()
+    const notification = await server.call('POST', '/mcp', { token: admin, headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } })
+    expect(notification.status).toBe(202)
+    const malformed = await server.call('POST', '/mcp', { token: admin, headers, body: '{"jsonrpc": ' })
+    expect(malformed.status).toBe(400)
+    expect(malformed.json).toMatchObject({ error: true, code: 'VALIDATION_ERROR' })
+    const notRpc = await server.call('POST', '/mcp', { token: admin, headers, body: { hello: 'world' } })
+    expect(notRpc.status).toBe(400)
+    expect(notRpc.json).toMatchObject({ error: true, code: 'VALIDATION_ERROR' })
+    const form = await server.call('POST', '/mcp', { token: admin, headers: { ...headers, 'content-type': 'text/plain' }, body: 'tools/list' })
+    expect(form.status).toBe(415)
+    expect(form.json.error).toBe(true)
+    const get = await server.call('GET', '/mcp', { token: admin, headers })
+    expect(get.status).toBe(405)
+    expect(get.headers.get('allow')).toContain('POST')
+  })
+
   test('lists the tools, each with an object schema', async () => {
     const { tools } = await client.listTools()
     const names = tools.map((tool) => tool.name)
