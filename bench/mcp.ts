@@ -53,7 +53,7 @@ export async function benchMcp() {
   const client = new Client({ name: 'bench', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: auth } }))
   const sdk = async () => {
-    const result = (await client.callTool({ name: 'rag_search', arguments: arguments_ })) as { structuredContent: { results: { id: string }[] } }
+    const result = (await client.callTool({ name: 'rag_search', arguments: arguments_ })) as unknown as { structuredContent: { results: { id: string }[] } }
     return result.structuredContent.results.map((r) => r.id)
   }
 
