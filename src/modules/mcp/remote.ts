@@ -128,9 +128,9 @@ export class RemoteServer {
   }
 
   /** Runs `work` on an open connection, counting it against idleness. */
-  private async use<T>(work: (client: Client) => Promise<T>): Promise<T> {
+  private async use<T>(work: (client: Client) => Promise<T>, now = false): Promise<T> {
     if (this.status === 'disabled') throw new RemoteUnavailable(`${this.describe()} is disabled`)
-    if (this.status === 'unavailable' && !this.retryDue) throw new RemoteUnavailable(this.error ?? `${this.describe()} is unavailable`)
+    if (this.status === 'unavailable' && !this.retryDue && !now) throw new RemoteUnavailable(this.error ?? `${this.describe()} is unavailable`)
     this.busy++
     if (this.idleTimer) clearTimeout(this.idleTimer)
     try {
@@ -151,8 +151,9 @@ export class RemoteServer {
     ;(this.idleTimer as { unref?: () => void }).unref?.()
   }
 
-  /** Connects (starting the process of a stdio server) and lists its tools, every page. */
-  async listTools(): Promise<RemoteTool[]> {
+  /** Connects (starting the process of a stdio server) and lists its tools, every page; `now` tries a failed server before its pause is over. */
+  async listTools(now = false): Promise<RemoteTool[]> {
+    if (now && this.status === 'unavailable') this.retryAt = 0
     try {
       return await this.use(async (client) => {
         const tools: RemoteTool[] = []

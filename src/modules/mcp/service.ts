@@ -51,6 +51,8 @@ function offeredTools(server: string, tools: RemoteTool[]): Offered[] {
 export class McpClientService {
   private readonly remotes = new Map<string, RemoteServer>()
   private readonly offered = new Map<string, Offered[]>()
+  /** Down servers being tried again in the background. */
+  private readonly probing = new Set<string>()
   readonly toolbox: PluginToolbox
 
   constructor(private readonly options: McpServiceOptions) {
@@ -136,7 +138,7 @@ export class McpClientService {
   async refresh(name: string) {
     const remote = this.remote(name)
     try {
-      const tools = await remote.listTools()
+      const tools = await remote.listTools(true)
       this.options.store.setTools(name, tools)
       remote.record = { ...remote.record, tools }
       this.offered.set(name, offeredTools(name, tools))
@@ -171,7 +173,13 @@ export class McpClientService {
     for (const remote of this.remotes.values()) {
       if (remote.status === 'disabled') continue
       if (remote.status === 'unavailable') {
-        if (remote.retryDue) void this.refresh(remote.record.name).catch(() => {})
+        const name = remote.record.name
+        if (remote.retryDue && !this.probing.has(name)) {
+          this.probing.add(name)
+          void this.refresh(name)
+            .catch(() => {})
+            .finally(() => this.probing.delete(name))
+        }
         continue
       }
       for (const { exposed, tool } of this.offered.get(remote.record.name) ?? []) {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { makeServer, tempDir } from '../../helpers'
-import { inventoryHttpServer } from './fixtures/inventory-server'
+import { inventoryHttpServer, inventoryHttpServerOptions } from './fixtures/inventory-server'
 
 const FIXTURE = join(import.meta.dir, 'fixtures', 'inventory-server.ts')
 const stdioServer = (name = 'inventory', env: Record<string, string> = {}) => ({ name, command: process.execPath, args: [FIXTURE], env })
@@ -140,6 +140,31 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
     const res = await server.call('POST', '/agents/execute', { token, body: { task: 'How many widgets are in stock?', agents: ['analyst'] } })
     expect(res.status).toBe(200)
     expect(res.json.results[0].toolCalls[0]).toMatchObject({ tool: 'warehouse__stock_level', result: { units: 42 } })
+  })
+
+  test('a server that goes down while in use: its tools become unavailable, the rest keep working, and it is taken back once it answers', async () => {
+    const server = serverOn({ mcpIdleMs: 60_000 })
+    const { accessToken: token } = await server.login()
+    let backend = inventoryHttpServer()
+    const port = backend.port
+    await server.call('POST', '/mcp/servers', { token, body: { name: 'depot', url: `http://127.0.0.1:${port}/mcp`, headers: { 'x-inventory-key': 'sesame' } } })
+    const caller = { userId: 'u', roles: [] }
+    expect(await server.services.tools.call('depot__stock_level', { item: 'gadget' }, caller)).toEqual({ item: 'gadget', units: 7 })
+    backend.stop(true)
+    const failed: any = await server.services.tools.call('depot__stock_level', { item: 'gadget' }, caller).catch((e: any) => e)
+    expect(failed.code).toBe('TOOL_UNAVAILABLE')
+    expect(server.services.tools.list().some((t) => t.plugin === 'depot')).toBe(false)
+    expect(await server.services.tools.call('calculator__evaluate', { expression: '1 + 1' }, caller)).toEqual({ value: 2 })
+    const shown = await server.call('GET', '/mcp/servers/depot', { token })
+    expect(shown.json).toMatchObject({ status: 'unavailable', error: expect.stringContaining('depot') })
+    backend = Bun.serve({ ...inventoryHttpServerOptions(), port })
+    try {
+      const refreshed = await server.call('POST', '/mcp/servers/depot/refresh', { token })
+      expect(refreshed.json.status).toBe('connected')
+      expect(server.services.tools.list().some((t) => t.name === 'depot__stock_level')).toBe(true)
+    } finally {
+      backend.stop(true)
+    }
   })
 
   test('list, disable, enable, remove; admin only; names checked', async () => {
