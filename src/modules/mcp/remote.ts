@@ -128,9 +128,9 @@ export class RemoteServer {
   }
 
   /** Runs `work` on an open connection, counting it against idleness. */
-  private async use<T>(work: (client: Client) => Promise<T>, now = false): Promise<T> {
+  private async use<T>(work: (client: Client) => Promise<T>): Promise<T> {
     if (this.status === 'disabled') throw new RemoteUnavailable(`${this.describe()} is disabled`)
-    if (this.status === 'unavailable' && !this.retryDue && !now) throw new RemoteUnavailable(this.error ?? `${this.describe()} is unavailable`)
+    if (this.status === 'unavailable' && !this.retryDue) throw new RemoteUnavailable(this.error ?? `${this.describe()} is unavailable`)
     this.busy++
     if (this.idleTimer) clearTimeout(this.idleTimer)
     try {
@@ -187,8 +187,8 @@ export class RemoteServer {
       if (signal?.aborted) throw signal.reason ?? error
       if (error instanceof McpError) {
         if (error.code === ErrorCode.RequestTimeout) {
-          // A server that does not answer in time may be stuck: start afresh next time.
-          void this.close()
+          // A server that does not answer in time may be stuck: start afresh next time (unless other calls still use it).
+          if (!this.busy) void this.close()
           throw new RemoteUnavailable(`${this.describe()} did not answer ${name} within ${this.options.timeoutMs} ms`)
         }
         if (error.code !== ErrorCode.ConnectionClosed) throw error

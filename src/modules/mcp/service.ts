@@ -1,3 +1,4 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { AppError, notFound } from '../../core/errors'
 import type { PluginToolbox, ToolCaller, ToolDefinition } from '../plugins/tools'
 import { parseToolName, toolName } from '../plugins/tools'
@@ -213,6 +214,8 @@ export class McpClientService {
       return toolValue(result, name)
     } catch (error) {
       if (error instanceof RemoteUnavailable) throw new AppError('TOOL_UNAVAILABLE', error.message)
+      // The server refused the call itself (arguments that fail its schema, a tool it no longer has).
+      if (error instanceof McpError) throw new AppError(error.code === ErrorCode.InvalidParams ? 'VALIDATION_ERROR' : 'PLUGIN_ERROR', `${name}: ${error.message}`)
       throw error
     }
   }

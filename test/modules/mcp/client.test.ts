@@ -79,6 +79,8 @@ describe('MCP servers registered by an admin (/mcp/servers)', () => {
     expect(await server.services.tools.call('inventory__stock_level', { item: 'gadget' }, caller)).toEqual({ item: 'gadget', units: 7 })
     const failure = await server.services.tools.call('inventory__broken_tool', {}, caller).catch((e: any) => e)
     expect(failure).toMatchObject({ code: 'PLUGIN_ERROR', message: 'inventory__broken_tool: the warehouse database is offline' })
+    const refused: any = await server.services.tools.call('inventory__slow', { ms: 'soon' }, caller).catch((e: any) => e)
+    expect(refused).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('ms must be a number') })
     expect(await server.services.tools.call('calculator__evaluate', { expression: '2 + 2' }, caller)).toEqual({ value: 4 })
   })
 
