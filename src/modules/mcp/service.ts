@@ -215,7 +215,7 @@ export class McpClientService {
     } catch (error) {
       if (error instanceof RemoteUnavailable) throw new AppError('TOOL_UNAVAILABLE', error.message)
       // The server refused the call itself (arguments that fail its schema, a tool it no longer has).
-      if (error instanceof McpError) throw new AppError(error.code === ErrorCode.InvalidParams ? 'VALIDATION_ERROR' : 'PLUGIN_ERROR', `${name}: ${error.message}`)
+      if (error instanceof McpError) throw new AppError(error.code === ErrorCode.InvalidParams ? 'VALIDATION_ERROR' : 'PLUGIN_ERROR', `${name}: ${error.message.replace(/^(MCP error -?\d+: )+/, '')}`)
       throw error
     }
   }
