@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN, makeServer } from '../helpers'
+
+// Spawned servers and argon2 logins: seconds on a busy machine.
+setDefaultTimeout(30_000)
 
 const CLI = join(import.meta.dir, '../../cli/index.ts')
 const FIXTURE = join(import.meta.dir, '../modules/mcp/fixtures/inventory-server.ts')

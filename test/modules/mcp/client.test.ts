@@ -1,7 +1,10 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { join } from 'node:path'
 import { makeServer, tempDir } from '../../helpers'
 import { inventoryHttpServer, inventoryHttpServerOptions } from './fixtures/inventory-server'
+
+// Spawned servers and argon2 logins: seconds on a busy machine.
+setDefaultTimeout(30_000)
 
 const FIXTURE = join(import.meta.dir, 'fixtures', 'inventory-server.ts')
 const stdioServer = (name = 'inventory', env: Record<string, string> = {}) => ({ name, command: process.execPath, args: [FIXTURE], env })

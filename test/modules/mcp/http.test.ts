@@ -1,9 +1,12 @@
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { makeServer } from '../../helpers'
 import { agentServer, TokenGenerator } from '../agents/fakes'
+
+// Spawned servers and argon2 logins: seconds on a busy machine.
+setDefaultTimeout(30_000)
 
 /** The SDK's own client over Streamable HTTP, its requests answered in-process by app.handle. */
 async function connect(server: ReturnType<typeof makeServer>, token: string) {
