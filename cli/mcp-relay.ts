@@ -10,7 +10,7 @@ import type { ApiClient } from './client'
 
 type Message = JSONRPCMessage & { id?: string | number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> }
 
-/** Relays until stdin ends; resolves then. */
+/** Relays until stdin ends and every request read has its answer; resolves then. */
 export async function relayMcp(client: ApiClient, input: Readable = process.stdin, output: Writable = process.stdout, log = (line: string) => process.stderr.write(`${line}\n`)): Promise<void> {
   const stdio = new StdioServerTransport(input, output)
   const inflight = new Map<string | number, AbortController>()
@@ -66,10 +66,16 @@ export async function relayMcp(client: ApiClient, input: Readable = process.stdi
     input.once('end', resolve)
     input.once('close', resolve)
   })
-  stdio.onmessage = (message) => void forward(message as Message)
+  const pending = new Set<Promise<void>>()
+  stdio.onmessage = (message) => {
+    const work = forward(message as Message)
+    pending.add(work)
+    void work.finally(() => pending.delete(work))
+  }
   stdio.onerror = (error) => log(`uagent mcp: unreadable message on stdin: ${error.message}`)
   await stdio.start()
   await ended
-  for (const controller of inflight.values()) controller.abort()
+  // stdin closed: the answers to what was already asked still go out, then the relay ends.
+  await Promise.allSettled([...pending])
   await stdio.close()
 }

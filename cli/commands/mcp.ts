@@ -54,23 +54,23 @@ export function registerMcp(program: Command): void {
   example(
     servers
       .command('add <name> [command...]')
-      .description('Register an MCP server: --url for Streamable HTTP, or the command (and its arguments) that starts a stdio server')
-      .option('--url <url>', 'the Streamable HTTP endpoint')
+      .description('Register an MCP server: --endpoint URL for Streamable HTTP, or the command (and its arguments, after --) that starts a stdio server')
+      .option('--endpoint <url>', "the server's Streamable HTTP endpoint (--url stays the address of this server)")
       .option('-H, --header <name: value>', 'a header sent with every request (repeatable)', collect, [])
       .option('-e, --env <KEY=value>', 'an environment variable of the started command (repeatable)', collect, [])
-      .action(async (name: string, words: string[], options: { url?: string; header: string[]; env: string[] }, command: Command) => {
-        if (options.url && words.length) throw usage('give either --url or a command, not both')
-        if (!options.url && !words.length) throw usage('give --url URL for a Streamable HTTP server, or the command that starts a stdio server (after --)')
-        if (options.url && options.env.length) throw usage('--env is for stdio servers (a command)')
-        if (!options.url && options.header.length) throw usage('--header is for Streamable HTTP servers (--url)')
-        const body = options.url
-          ? { name, url: options.url, ...(options.header.length ? { headers: pairs(options.header, '--header') } : {}) }
+      .action(async (name: string, words: string[], options: { endpoint?: string; header: string[]; env: string[] }, command: Command) => {
+        if (options.endpoint && words.length) throw usage('give either --endpoint or a command, not both')
+        if (!options.endpoint && !words.length) throw usage('give --endpoint URL for a Streamable HTTP server, or the command that starts a stdio server (after --)')
+        if (options.endpoint && options.env.length) throw usage('--env is for stdio servers (a command)')
+        if (!options.endpoint && options.header.length) throw usage('--header is for Streamable HTTP servers (--endpoint)')
+        const body = options.endpoint
+          ? { name, url: options.endpoint, ...(options.header.length ? { headers: pairs(options.header, '--header') } : {}) }
           : { name, command: words[0], args: words.slice(1), env: pairs(options.env, '--env') }
         const server = await new ApiClient(globals(command)).json('POST', '/mcp/servers', body)
         emit(command, server, () => console.log(describe(server)))
       }),
     'uagent mcp servers add files -- npx -y @modelcontextprotocol/server-filesystem /srv/shared',
-    'uagent mcp servers add tickets --url http://127.0.0.1:8931/mcp -H "Authorization: Bearer …"',
+    'uagent mcp servers add tickets --endpoint http://127.0.0.1:8931/mcp -H "Authorization: Bearer …"',
   )
 
   example(
@@ -80,7 +80,7 @@ export function registerMcp(program: Command): void {
       .action(async (_options, command: Command) => {
         const body = await new ApiClient(globals(command)).json('GET', '/mcp/servers')
         emit(command, body, () => {
-          if (!body.servers.length) return console.log(dim('No MCP servers. Register one with: uagent mcp servers add NAME --url URL (or -- COMMAND ARGS…)'))
+          if (!body.servers.length) return console.log(dim('No MCP servers. Register one with: uagent mcp servers add NAME --endpoint URL (or -- COMMAND ARGS…)'))
           console.log(
             table(
               ['NAME', 'TRANSPORT', 'STATUS', 'TOOLS', 'TARGET'],

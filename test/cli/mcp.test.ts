@@ -118,6 +118,11 @@ describe('uagent mcp servers', () => {
     expect(gone.code).toBe(1)
     expect(gone.stderr).toContain('NOT_FOUND')
     expect((await run(['mcp', 'servers', 'add', 'x'])).code).toBe(2)
-    expect((await run(['mcp', 'servers', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '-e', 'A=b'])).code).toBe(2)
+    expect((await run(['mcp', 'servers', 'add', 'x', '--endpoint', 'http://127.0.0.1:9/mcp', '-e', 'A=b'])).code).toBe(2)
+    // A Streamable HTTP server with a header: --url stays this server's address.
+    const http = await run(['--json', 'mcp', 'servers', 'add', 'remote', '--endpoint', 'http://127.0.0.1:9/mcp', '-H', 'Authorization: Bearer abc'])
+    expect(http.code).toBe(0)
+    expect(JSON.parse(http.stdout)).toMatchObject({ name: 'remote', transport: 'http', url: 'http://127.0.0.1:9/mcp', headerNames: ['Authorization'], status: 'unavailable' })
+    expect((await run(['mcp', 'servers', 'remove', 'remote'])).code).toBe(0)
   })
 })
