@@ -30,7 +30,8 @@ const StdioServer = t.Object(
 )
 
 export const RegisterServerRequest = t.Union([HttpServer, StdioServer], {
-  error: 'body: expected {name, url, headers?} for a Streamable HTTP server or {name, command, args?, env?} for a stdio server',
+  error:
+    'body: expected {name, url, headers?} for a Streamable HTTP server or {name, command, args?, env?} for a stdio server, with name 1 to 32 characters: lowercase letters, digits and "-"',
 })
 
 export const ServerParams = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) })
