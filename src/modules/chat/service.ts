@@ -4,7 +4,7 @@ import { AppError, notFound } from '../../core/errors'
 import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
 import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
-import type { Grounding, GroundingSource } from '../rag/grounding'
+import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import { type ConversationStore, titleFrom } from '../conversations/service'
 import { assemblePrompt, optimizePrompt } from './prompt'
 

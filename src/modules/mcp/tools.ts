@@ -3,8 +3,8 @@
 import { AGENT_NAMES } from '../agents/catalog'
 import type { AgentService } from '../agents/service'
 import type { ToolCaller } from '../plugins/tools'
-import { answerQuestion } from '../rag/answer'
-import type { DocumentLibrary } from '../rag/documents'
+import { answerQuestion } from '../rag/answer/answer'
+import type { DocumentLibrary } from '../rag/documents/library'
 import type { RagService } from '../rag/service'
 import { ToolFailure } from './results'
 

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './scoring'
-import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
+import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 export interface CollectionRow {
   id: number

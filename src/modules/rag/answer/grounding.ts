@@ -1,7 +1,7 @@
-import { type Generator, promptBudget } from '../../ml'
+import { type Generator, promptBudget } from '../../../ml'
 import { passageBlock, relevantPassages, title } from './answer'
-import type { DocumentLibrary } from './documents'
-import type { RagService, SearchResult } from './service'
+import type { DocumentLibrary } from '../documents/library'
+import type { RagService, SearchResult } from '../service'
 
 /** A passage a grounded chat reply was given, as `metadata.sources` lists it. */
 export interface GroundingSource {

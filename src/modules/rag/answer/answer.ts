@@ -1,8 +1,8 @@
-import { AppError } from '../../core/errors'
-import type { ModelUsage } from '../../core/usage'
-import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
-import { keyTerms } from '../../ml/text'
-import type { RagService, SearchResult } from './service'
+import { AppError } from '../../../core/errors'
+import type { ModelUsage } from '../../../core/usage'
+import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
+import { keyTerms } from '../../../ml/text'
+import type { RagService, SearchResult } from '../service'
 
 // Passages scoring below the relevance floor are not relevant enough to answer from: it is fitted per
 // embedder with the fusion weights (RagService.relevanceFloor, scripts/fit-ranking.ts), on questions
