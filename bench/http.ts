@@ -2,12 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp, createServices } from '../src/app'
+import { BENCH_ADMIN, startInProcess, startServerProcess } from './server'
 
 const CONCURRENCY = 32
 const DURATION_MS = Number(process.env.BENCH_MS ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const root = join(import.meta.dir, '..')
 
 const WRK = Bun.which('wrk')
 
@@ -45,21 +44,8 @@ function row(label: string, rps: number, ratio: number, goal: number) {
 
 async function residentMemoryAfterStart(): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const proc = Bun.spawn(['bun', join(root, 'src/index.ts')], {
-    env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: 'bench@example.com', UAGENT_ADMIN_PASSWORD: 'bench-password' },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+  const { proc, url } = await startServerProcess({ UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: BENCH_ADMIN.email, UAGENT_ADMIN_PASSWORD: BENCH_ADMIN.password })
   try {
-    // The server announces its address on its first line of output.
-    const reader = proc.stdout.getReader()
-    let output = ''
-    while (!/listening on (http:\/\/\S+)/.test(output)) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`the server exited before listening: ${output}`)
-      output += new TextDecoder().decode(value)
-    }
-    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
     if (!(await fetch(`${url}/health`)).ok) throw new Error('the server did not answer /health')
     await Bun.sleep(500)
     const status = await Bun.file(`/proc/${proc.pid}/status`).text()
@@ -87,24 +73,8 @@ export async function benchHttp() {
   // The contract puts X-Request-Id on every response; this baseline pays for that header too.
   const bareWithId = Bun.serve({ port: 0, fetch: () => Response.json(document, { headers: { 'x-request-id': crypto.randomUUID() } }) })
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const services = createServices({
-    dataDir,
-    env: process.env.BENCH_ANALYTICS ? { UAGENT_ANALYTICS: process.env.BENCH_ANALYTICS } : {},
-    adminEmail: 'bench@example.com',
-    adminPassword: 'bench-password',
-    rateLimitMax: 1_000_000_000,
-    log: () => {},
-  })
-  const app = buildApp(services).listen({ port: 0, development: false })
-  const base = `http://127.0.0.1:${app.server!.port}`
-  const login = (await (
-    await fetch(`${base}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }),
-    })
-  ).json()) as { accessToken: string }
+  const server = await startInProcess({ env: process.env.BENCH_ANALYTICS ? { UAGENT_ANALYTICS: process.env.BENCH_ANALYTICS } : {}, rateLimitMax: 1_000_000_000 })
+  const { base, login } = server
 
   // Rounds alternate between the servers so drift on a shared machine hits all of them alike.
   const figures = { bare: [] as number[], bareWithId: [] as number[], health: [] as number[], authed: [] as number[] }
@@ -120,9 +90,7 @@ export async function benchHttp() {
   }
   bare.stop(true)
   bareWithId.stop(true)
-  app.stop(true)
-  services.db.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  server.stop()
 
   const bareRps = median(figures.bare)
   const withIdRps = median(figures.bareWithId)
