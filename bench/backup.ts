@@ -14,7 +14,7 @@ const PROBERS = 4
 const ADMIN = BENCH_ADMIN
 
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-backup-'))
-let server: ReturnType<typeof Bun.spawn> | null = null
+let server: Awaited<ReturnType<typeof startServerProcess>> | null = null
 try {
   // The data: a real server database (accounts, a few conversations), grown past 1 GB in one
   // statement (8 KB random rows, incompressible like embedding vectors; no journal while filling).
@@ -34,9 +34,8 @@ try {
   const size = statSync(join(dataDir, 'uagent.db')).size
   console.log(`\n== backup (database ${(size / 1024 ** 3).toFixed(2)} GB, made in ${((performance.now() - filling) / 1000).toFixed(1)} s) ==`)
 
-  const running = await startServerProcess({ UAGENT_DATA_DIR: dataDir, UAGENT_RATE_LIMIT_MAX: '1000000000' })
-  server = running.proc
-  const base = running.url
+  server = await startServerProcess({ dataDir, env: { UAGENT_RATE_LIMIT_MAX: '1000000000' } })
+  const { base } = server
   const login = await benchLogin(base)
   const auth = { authorization: `Bearer ${login.accessToken}` }
 
@@ -96,7 +95,6 @@ try {
     )
   }
 } finally {
-  server?.kill()
-  await server?.exited
+  await server?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 }

@@ -45,21 +45,40 @@ export async function startInProcess(options: AppOptions = {}) {
 }
 
 /**
- * `bun src/index.ts` in a process of its own with `env` added to this one's, resolved once it prints
- * the address it listens on (PORT 0: a free port). Its standard output keeps being read, so the pipe
- * never fills; kill the process when done.
+ * `bun src/index.ts` as `bun run start` runs it, in a process of its own on a free port, with the bench
+ * admin and `env` added to this process's environment; resolved once it prints its address. Without a
+ * `dataDir` it gets a fresh one that stop() removes. `root` is the checkout whose server runs (another
+ * one for a before/after); `onSpawn` gets the process id at once (to sample its memory from the start).
+ * Its standard output keeps being read, so the pipe never fills.
  */
-export async function startServerProcess(env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', join(root, 'src/index.ts')], { cwd: root, env: { ...process.env, PORT: '0', ...env }, stdout: 'pipe', stderr: 'inherit' })
+export async function startServerProcess(options: { env?: Record<string, string>; root?: string; dataDir?: string; onSpawn?: (pid: number) => void } = {}) {
+  const serverRoot = options.root ?? root
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'uagent-bench-'))
+  const proc = Bun.spawn(['bun', '--max-http-header-size=524288', join(serverRoot, 'src/index.ts')], {
+    cwd: serverRoot,
+    env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: BENCH_ADMIN.email, UAGENT_ADMIN_PASSWORD: BENCH_ADMIN.password, ...options.env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  options.onSpawn?.(proc.pid)
+  const stop = async () => {
+    proc.kill()
+    await proc.exited
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true })
+  }
   const reader = proc.stdout.getReader()
   let output = ''
   while (!/listening on (http:\/\/\S+)/.test(output)) {
     const { value, done } = await reader.read()
-    if (done) throw new Error(`the server exited before listening: ${output}`)
+    if (done) {
+      await stop()
+      throw new Error(`the server exited before listening: ${output}`)
+    }
     output += new TextDecoder().decode(value)
   }
   void (async () => {
     for (;;) if ((await reader.read()).done) break
   })()
-  return { proc, url: /listening on (http:\/\/\S+)/.exec(output)![1]!.replace('0.0.0.0', '127.0.0.1') }
+  const base = /listening on (http:\/\/\S+)/.exec(output)![1]!.replace('0.0.0.0', '127.0.0.1')
+  return { proc, pid: proc.pid, base, dataDir, stop }
 }
