@@ -35,6 +35,7 @@ export async function startServer(options: { chat?: Generator; agents?: Generato
     async stop() {
       await app.stop(true)
       services.plugins.close()
+      await services.mcp.close()
       services.speech.close()
       await services.recorder.close()
       services.analyticsDb?.close()
