@@ -1,6 +1,7 @@
 import { AppError } from '../../core/errors'
 import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
+import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../ml/follow-up'
 import { keyTerms } from '../../ml/text'
 import type { RagService, SearchResult } from './service'
 
@@ -53,22 +54,31 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
   return grounded.filter((p) => p.score >= best * RELATIVE_FLOOR)
 }
 
-export function answerPrompt(question: string, passages: SearchResult[]): ChatMessage[] {
+/**
+ * The prompt: the instruction, the numbered passages and the question; for a follow-up ("and which
+ * command applies it?"), the turns of the conversation before it (the last EARLIER_TURNS exchanges) too.
+ */
+export function answerPrompt(question: string, passages: SearchResult[], conversation: ChatMessage[] = []): ChatMessage[] {
   const numbered = passages.map((p, i) => `[${i + 1}] ${passageBlock(p.content)}`).join('\n')
+  const earlier = isFollowUp(question) ? conversation.filter((m) => m.role !== 'system').slice(-2 * EARLIER_TURNS) : []
   return [
     { role: 'system', content: INSTRUCTION },
+    ...earlier,
     { role: 'user', content: `Sources:\n${numbered}\n\nQuestion: ${question}` },
   ]
 }
+
+/** The user's questions in earlier turns of a conversation. */
+export const questionsOf = (conversation: ChatMessage[]) => conversation.filter((m) => m.role === 'user').map((m) => m.content)
 
 /**
  * The passages that fit the model's context beside the instruction, the question and the reply,
  * best first. When not even the best one fits whole, it is cut to what does.
  */
-export async function fitPassages(generator: Generator, question: string, passages: SearchResult[]): Promise<SearchResult[]> {
+export async function fitPassages(generator: Generator, question: string, passages: SearchResult[], conversation: ChatMessage[] = []): Promise<SearchResult[]> {
   const budget = promptBudget(generator)
-  const [system, user] = answerPrompt(question, [])
-  let used = (await generator.countTokens(system!.content)) + (await generator.countTokens(user!.content))
+  let used = 0
+  for (const message of answerPrompt(question, [], conversation)) used += await generator.countTokens(message.content)
   const fitted: SearchResult[] = []
   for (const [i, passage] of passages.entries()) {
     const cost = (await generator.countTokens(`[${i + 1}] ${passage.content}`)) + 1
@@ -95,14 +105,17 @@ export async function fitPassages(generator: Generator, question: string, passag
 export async function answerQuestion(
   rag: RagService,
   userId: string,
-  input: { question: string; collection: string; maxContext: number; includeContext: boolean },
+  input: { question: string; collection: string; maxContext: number; includeContext: boolean; conversation?: ChatMessage[] },
   onUsage?: (usage: ModelUsage) => void,
 ) {
-  const found = await rag.search(userId, input.collection, input.question, input.maxContext, rag.relevanceFloor(userId, input.collection))
-  const relevant = relevantPassages(input.question, found.results)
+  // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
+  const conversation = input.conversation ?? []
+  const query = followUpQuery(input.question, questionsOf(conversation))
+  const found = await rag.search(userId, input.collection, query, input.maxContext, rag.relevanceFloor(userId, input.collection))
+  const relevant = relevantPassages(query, found.results)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
-  let passages = generator ? await fitPassages(generator, input.question, relevant) : []
+  let passages = generator ? await fitPassages(generator, input.question, relevant, conversation) : []
   if (generator && passages.length === 0) {
     throw new AppError('VALIDATION_ERROR', `body.question: too long for ${generator.id} (it reads ${generator.contextLength} tokens): shorten it`)
   }
@@ -110,7 +123,7 @@ export async function answerQuestion(
   if (!generator) {
     answer = noRelevantAnswer(input.collection)
   } else {
-    const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
+    const result = await generator.generate(answerPrompt(input.question, passages, conversation), { maxTokens: replyBudget(generator) })
     onUsage?.({ model: generator.id, promptTokens: result.promptTokens, completionTokens: result.completionTokens })
     if (result.noAnswer) {
       // The engine found the passages do not answer the question: nothing relevant, say so.
