@@ -14,3 +14,17 @@ export function firstAnswerSentence(answer: string): string {
 export function answersWith(answer: string, labelled: string): boolean {
   return firstAnswerSentence(answer).includes(squash(labelled))
 }
+
+/** The documents the paraphrase set (test/fixtures/paraphrase-labelled.json) is asked of: paragraphs of four labelled documents, one document each. */
+export function paragraphDocuments(documents: { id: string; content: string }[]): { id: string; content: string }[] {
+  const out: { id: string; content: string }[] = []
+  for (const d of documents) {
+    if (!['users-and-groups', 'openssh-README.Debian', 'adduser.conf.5', 'gzip.1'].includes(d.id)) continue
+    d.content
+      .split(/\n\s*\n/)
+      .map((p) => p.trim())
+      .filter((p) => p.length >= 120)
+      .forEach((content, i) => out.push({ id: `${d.id}#${i}`, content }))
+  }
+  return out
+}

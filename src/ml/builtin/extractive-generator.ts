@@ -1,6 +1,7 @@
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { EARLIER_TURNS, isFollowUp } from '../follow-up'
-import { keyTerms, sentences } from '../text'
+import { keyTerms, sentences, STOPWORDS, words } from '../text'
+import { wordnet } from '../wordnet'
 import { applyStops, countTextTokens, streamText } from '../stream-text'
 
 export const NO_MODEL_NOTICE =
@@ -255,6 +256,8 @@ const termsOf = (text: string) => keyTerms(text).map((term) => (term.length > 4 
 /** Weight of a question term found only in a sentence's heading, or only in the sentence before or after it. */
 const HEADING_SHARE = 0.6
 const NEIGHBOUR_SHARE = 0.3
+/** Weight of a question term a sentence holds only as a synonym ("purchase" for "buy"). */
+const SYNONYM_SHARE = 0.6
 /** Weight of an earlier question's terms, for a follow-up. */
 const EARLIER_SHARE = 0.5
 /** What a sentence the assistant already said in the conversation is worth in a follow-up's answer. */
@@ -263,7 +266,8 @@ const SAID_SHARE = 0.3
 /**
  * Scores sentences against the question. Coverage: each question term a sentence holds counts by
  * its rarity among the sentences given (IDF), divided by what all the question's terms are worth;
- * a term held only by the sentence's heading counts HEADING_SHARE, only by the sentence next to it
+ * a term the sentence holds only as a synonym (WordNet) counts SYNONYM_SHARE, one held only by the
+ * sentence's heading HEADING_SHARE, only by the sentence next to it
  * NEIGHBOUR_SHARE ("Change this with keep-daily…" under "Retention policy"). For a follow-up, the
  * earlier questions' terms count too, at EARLIER_SHARE, and a sentence already said in an answer
  * that holds no word of the follow-up itself counts SAID_SHARE of its worth (it is not what was asked). Then the sentence's shape: for "how do I"
@@ -279,6 +283,16 @@ function rank(candidates: Omit<Candidate, 'score'>[], asked: string, earlier: st
     for (const turn of earlier.slice(-EARLIER_TURNS)) for (const term of termsOf(turn)) if (!weightOf.has(term)) weightOf.set(term, EARLIER_SHARE)
   }
   const kind = questionKind(asked)
+  // The question's words may be said with other words: their synonyms (WordNet) count at SYNONYM_SHARE.
+  const synonymsOf = new Map<string, string[]>()
+  const lexicon = wordnet()
+  if (lexicon) {
+    for (const word of words(asked)) {
+      const term = termsOf(word)[0]
+      if (!term || STOPWORDS.has(word) || synonymsOf.has(term)) continue
+      synonymsOf.set(term, lexicon.synonyms(word, 2).flatMap((synonym) => termsOf(synonym)))
+    }
+  }
   const ownTerms = candidates.map((c) => new Set(termsOf(c.text)))
   const headingTerms = new Map<string, Set<string>>()
   const documentFrequency = new Map<string, number>()
@@ -302,6 +316,9 @@ function rank(candidates: Omit<Candidate, 'score'>[], asked: string, earlier: st
         covered += weight
         own += weight
         if (share === 1) asksNew = true
+      } else if (synonymsOf.get(term)?.some((synonym) => ownTerms[i]!.has(synonym))) {
+        covered += weight * SYNONYM_SHARE
+        own += weight * SYNONYM_SHARE
       } else if (heading?.has(term)) covered += weight * HEADING_SHARE
       else if (neighbours.some((n) => n?.has(term))) covered += weight * NEIGHBOUR_SHARE
     }

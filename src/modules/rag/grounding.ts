@@ -1,6 +1,6 @@
 import { type Generator, promptBudget } from '../../ml'
 import { followUpQuery } from '../../ml/follow-up'
-import { passageBlock, relevantPassages, title } from './answer'
+import { coveredPassages, passageBlock, relevantPassages, title } from './answer'
 import type { DocumentLibrary } from './documents'
 import type { RagService, SearchResult } from './service'
 
@@ -50,7 +50,9 @@ export class CollectionGrounding implements Grounding {
     const found: (SearchResult & { collection: string })[] = []
     for (const name of collections) {
       const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, this.rag.relevanceFloor(userId, name))
-      found.push(...this.library.withPages(userId, name, results).map((r) => ({ ...r, collection: name })))
+      // A collection whose passages leave the question's telling words uncovered does not answer it.
+      const covered = coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
+      found.push(...this.library.withPages(userId, name, covered).map((r) => ({ ...r, collection: name })))
     }
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
