@@ -2,7 +2,7 @@
 // recall@10, MRR@10 and top-1 per corpus, today's chunker and scoring (with the settings fitted for
 // the active embedder) beside the chunker and scoring of before (bench/ranking/before), in one run.
 import { activeEmbedder, corpora, evaluateBefore, GROUPS, ingestBefore, ingestNow, type Metrics, metrics, prepare, set, top10 } from './ranking/harness'
-import { isFitted, rankingParams } from '../src/modules/rag/ranking-params'
+import { isFitted, rankingParams } from '../src/modules/rag/ranking/params'
 
 export async function benchRanking() {
   const embedder = await activeEmbedder()

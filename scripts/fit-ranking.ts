@@ -1,14 +1,14 @@
 // Fits the fusion settings of RAG ranking for the active embedder on the fitting half of
 // test/fixtures/ranking-labelled.json, reports them on the checking half, and stores them under the
-// embedder's id in src/modules/rag/ranking-params.json. With a real embedding model installed
+// embedder's id in src/modules/rag/ranking/params.json. With a real embedding model installed
 // (models/, UAGENT_EMBED_MODEL), run it again: the fitted values depend on the embedder.
 // Run: bun scripts/fit-ranking.ts            (BENCH_CACHE=<folder> to reuse downloaded packages)
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { activeEmbedder, corpora, ingestNow, type LabelledQuery, metrics, type Prepared, prepare, root, set, top10 } from '../bench/ranking/harness'
-import { relevantPassages } from '../src/modules/rag/answer'
-import stored from '../src/modules/rag/ranking-params.json'
-import type { RankingParams } from '../src/modules/rag/scoring'
+import { relevantPassages } from '../src/modules/rag/answer/answer'
+import stored from '../src/modules/rag/ranking/params.json'
+import type { RankingParams } from '../src/modules/rag/ranking/scoring'
 
 const embedder = await activeEmbedder()
 console.log(`fitting ranking for ${embedder.id}`)
@@ -156,5 +156,5 @@ table.embedders[embedder.id] = {
     checkIdentifierTop1: Math.round(identifiers.top1 * 10_000) / 10_000,
   },
 }
-writeFileSync(join(root, 'src/modules/rag/ranking-params.json'), `${JSON.stringify(table, null, 2)}\n`)
-console.log(`stored under ${embedder.id} in src/modules/rag/ranking-params.json`)
+writeFileSync(join(root, 'src/modules/rag/ranking/params.json'), `${JSON.stringify(table, null, 2)}\n`)
+console.log(`stored under ${embedder.id} in src/modules/rag/ranking/params.json`)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../src/db'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
 import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
-import { questionCoverage, relevantPassages } from '../src/modules/rag/answer'
+import { questionCoverage, relevantPassages } from '../src/modules/rag/answer/answer'
 import { RagService } from '../src/modules/rag/service'
 import { type Family, gitFamily, licenceFamily } from '../bench/answers/refusal'
 

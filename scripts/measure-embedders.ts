@@ -5,8 +5,8 @@
 // Run: bun scripts/measure-embedders.ts        (BENCH_CACHE=<folder> to reuse downloaded packages)
 import { corpora, ingestNow, metrics, prepare, set, top10 } from '../bench/ranking/harness'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
-import { rankingParams } from '../src/modules/rag/ranking-params'
-import { cosineDistance, similarity } from '../src/modules/rag/scoring'
+import { rankingParams } from '../src/modules/rag/ranking/params'
+import { cosineDistance, similarity } from '../src/modules/rag/ranking/scoring'
 import { COMMON, identifierCorpus, random } from '../test/fixtures/identifier-corpus'
 
 const VARIANTS = [

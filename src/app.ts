@@ -11,8 +11,9 @@ import { jwtSecret } from './core/secrets'
 import { assertWritableDir } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
-import { openDatabase } from './db'
+import { analyticsPathFor, openAnalyticsDatabase, openDatabase } from './db'
 import { createModels, type Models } from './ml'
+import { setIntentModelCache } from './ml/intent/classifier'
 import { apiKeysModule } from './modules/apikeys'
 import { ApiKeyService } from './modules/apikeys/service'
 import { adminModule } from './modules/admin'
@@ -33,10 +34,10 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
-import { DocumentLibrary } from './modules/rag/documents'
-import { documentsModule } from './modules/rag/documents-module'
-import { UploadService } from './modules/rag/uploads'
-import { CollectionGrounding } from './modules/rag/grounding'
+import { DocumentLibrary } from './modules/rag/documents/library'
+import { documentsModule } from './modules/rag/documents'
+import { UploadService } from './modules/rag/documents/uploads'
+import { CollectionGrounding } from './modules/rag/answer/grounding'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
 import { AgentService } from './modules/agents/service'
@@ -44,7 +45,7 @@ import { voiceModule } from './modules/voice'
 import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
 import { registerVoiceSocket } from './modules/voice/socket'
-import { answerQuestion } from './modules/rag/answer'
+import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
 import { registerPluginSocket } from './modules/plugins/socket'
@@ -61,6 +62,11 @@ export type { Config }
 export interface AppOptions extends Partial<Config> {
   /** A database path, ':memory:', or an open Database. Default: `<dataDir>/uagent.db`. */
   database?: string | Database
+  /**
+   * The request records' database: a path, ':memory:', or an open Database. Default: analytics.db
+   * beside the server's database file (':memory:' beside an in-memory one).
+   */
+  analyticsDatabase?: string | Database
   /** Environment to read configuration from (default process.env); explicit options win. */
   env?: Record<string, string | undefined>
   /** Where operational messages go (default console.error). */
@@ -71,6 +77,8 @@ export interface AppOptions extends Partial<Config> {
 export interface Services {
   config: Config
   db: Database
+  /** The request records' own database (analytics.db beside uagent.db). */
+  analyticsDb: Database
   auth: AuthService
   apiKeys: ApiKeyService
   limiter: RateLimiter
@@ -102,9 +110,17 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
 }
 
+/** The request records' database: as given, or analytics.db beside the server's database file. */
+function openRecordsDatabase(option: string | Database | undefined, db: Database): Database {
+  if (option instanceof Database) return option
+  if (option !== undefined) return openAnalyticsDatabase(option)
+  const file = db.filename
+  return openAnalyticsDatabase(file && file !== ':memory:' ? analyticsPathFor(file) : ':memory:')
+}
+
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
-  const { database, env, log: logOption, ...overrides } = options
+  const { database, analyticsDatabase, env, log: logOption, ...overrides } = options
   const loaded = loadConfig(env ?? process.env)
   // A data dir given in code takes its audio folder with it, unless that is given too.
   if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
@@ -117,6 +133,7 @@ export function createServices(options: AppOptions = {}): Services {
   const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
   const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
   const db = database instanceof Database ? database : openDatabase(dbPath)
+  const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(db, signer)
   const apiKeys = new ApiKeyService(db, auth)
   auth.acceptApiKeys(apiKeys)
@@ -139,14 +156,14 @@ export function createServices(options: AppOptions = {}): Services {
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
-  const recorder = new RequestRecorder(db, {
+  const recorder = new RequestRecorder(analyticsDb, {
     retentionDays: config.analyticsRetentionDays,
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
   })
   if (config.analyticsEnabled) recorder.start()
-  const analytics = new AnalyticsService(db, startedAt)
+  const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
     storage,
@@ -177,6 +194,8 @@ export function createServices(options: AppOptions = {}): Services {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
+  if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
     db,
     audioDir: config.audioDir,
@@ -199,9 +218,9 @@ export function createServices(options: AppOptions = {}): Services {
   ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({

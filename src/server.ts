@@ -54,6 +54,7 @@ function start() {
     })
   } catch (error) {
     services.db.close()
+    services.analyticsDb.close()
     const code = (error as { code?: string }).code
     if (code === 'EADDRINUSE') fail(`Port ${config.port} on ${config.host} is already in use (another server is listening there): stop it or set PORT to a free port`)
     if (code === 'EACCES') fail(`Not allowed to listen on port ${config.port} on ${config.host}: choose a port above 1023 or run with the needed rights`)
@@ -66,13 +67,9 @@ function start() {
     writeFileSync(pidFile, String(process.pid), { mode: 0o600 })
   } catch {}
   services.backups?.start()
-  // Voice: train the intent classifier and load the command recognizer now, off the request path.
-  // Then one full collection: training leaves a dropped WebAssembly instance of ~100 MB that an idle
-  // server would otherwise carry until some later collection.
-  services.speech
-    .warm()
-    .then(() => Bun.gc(true))
-    .catch((error) => console.error(`voice: ${(error as Error).message}`))
+  // Voice: the intent classifier's model is trained (once per training data, by a child process)
+  // and cached in the data dir now, off the request path; it and the speech models load on first use.
+  services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))

@@ -1,9 +1,20 @@
 import { Elysia } from 'elysia'
-import type { AuthService, Principal } from '../modules/auth/service'
 import { AppError } from './errors'
 import { type RateLimiter, rateLimitHeaders } from './rate-limit'
 
-export type { Principal }
+/**
+ * What the auth macro needs to know of a caller. The auth module's Principal (its user, session
+ * and API key) is one; core names only this shape, so it never imports from the modules above it.
+ */
+export interface Caller {
+  user: { id: string }
+  isAdmin: boolean
+}
+
+/** Turns a bearer token into its caller, or throws an AppError (401). The auth module's AuthService is one. */
+export interface TokenAuthenticator<P extends Caller = Caller> {
+  authenticate(token: string): P
+}
 
 /** The token of an `Authorization: Bearer <token>` header; 401 when it is missing or malformed. */
 export function bearerToken(header: string | null): string {
@@ -21,23 +32,23 @@ export function bearerToken(header: string | null): string {
 // hash-table entry per request, set and looked up at a cache miss's cost, and freed only by the
 // garbage collector.
 const PRINCIPAL = Symbol('principal')
-type WithPrincipal = Request & { [PRINCIPAL]?: Principal }
+type WithPrincipal = Request & { [PRINCIPAL]?: Caller }
 
 /** The authenticated caller of a request, once the auth macro has checked its token. */
-export function principalOf(request: Request): Principal | undefined {
-  return (request as WithPrincipal)[PRINCIPAL]
+export function principalOf<P extends Caller = Caller>(request: Request): P | undefined {
+  return (request as WithPrincipal)[PRINCIPAL] as P | undefined
 }
 
 /**
  * Checks a request's bearer token (401), counts it against the caller's rate limit (429) and,
  * with `adminOnly`, requires the admin role (403). The caller is then principalOf(request).
  */
-export function authenticateRequest(
-  auth: AuthService,
+export function authenticateRequest<P extends Caller>(
+  auth: TokenAuthenticator<P>,
   limiter: RateLimiter,
   { request, set }: { request: Request; set: { headers: Record<string, unknown> } },
   adminOnly: boolean,
-): Principal {
+): P {
   // Reads the one header from `request` (`headers` would copy them all) and stays synchronous.
   const principal = auth.authenticate(bearerToken(request.headers.get('authorization')))
   ;(request as WithPrincipal)[PRINCIPAL] = principal
@@ -54,7 +65,7 @@ export function authenticateRequest(
  * and a rejected input from a known caller still carries its X-RateLimit-* headers.
  * The per-user rate limit is counted here, once the caller is known.
  */
-export function authPlugin(auth: AuthService, limiter: RateLimiter) {
+export function authPlugin<P extends Caller>(auth: TokenAuthenticator<P>, limiter: RateLimiter) {
   // Hooks destructure what they use: Elysia builds only that part of the context.
   const authenticate = (context: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) => {
     authenticateRequest(auth, limiter, context, adminOnly)
@@ -68,13 +79,13 @@ export function authPlugin(auth: AuthService, limiter: RateLimiter) {
       transform: ({ request, set }) => {
         authenticate({ request, set }, false)
       },
-      resolve: ({ request }) => ({ principal: principalOf(request)! }),
+      resolve: ({ request }) => ({ principal: principalOf<P>(request)! }),
     },
     admin: {
       transform: ({ request, set }) => {
         authenticate({ request, set }, true)
       },
-      resolve: ({ request }) => ({ principal: principalOf(request)! }),
+      resolve: ({ request }) => ({ principal: principalOf<P>(request)! }),
     },
   })
 }
@@ -83,7 +94,7 @@ export function authPlugin(auth: AuthService, limiter: RateLimiter) {
  * The user a request acts for: the caller, or — for admins only — the `userId` they name.
  * Anyone else naming another user's id gets 403.
  */
-export function actingUserId(principal: Principal, userId: string | null | undefined): string {
+export function actingUserId(principal: Caller, userId: string | null | undefined): string {
   if (!userId || userId === principal.user.id) return principal.user.id
   if (!principal.isAdmin) throw new AppError('FORBIDDEN', 'Only an admin may act for another userId')
   return userId

@@ -1,9 +1,9 @@
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { StartupError } from '../core/startup'
 import * as sqliteVec from 'sqlite-vec'
-import { MIGRATIONS, type Migration } from './migrations'
+import { ANALYTICS_MIGRATIONS, MIGRATIONS, type Migration, type MigrationContext } from './migrations'
 
 export type { Database }
 
@@ -12,7 +12,7 @@ export type { Database }
  * and every migration not yet applied run in order, each in its own transaction.
  * `path` ':memory:' gives a private in-memory database (tests, embedding).
  */
-export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS): Database {
+export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS, options: { vectors?: boolean } = {}): Database {
   if (path !== ':memory:' && !existsSync(path)) {
     // The database holds password hashes and MFA secrets: a new one is readable by its owner
     // alone (SQLite gives the -wal and -shm files the same mode). An existing file keeps the
@@ -21,6 +21,8 @@ export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS)
     writeFileSync(path, '', { mode: 0o600 })
   }
   const db = new Database(path, { create: true, strict: true })
+  // First: a server starting beside another (which may be migrating the file) waits its turn.
+  db.run('PRAGMA busy_timeout = 5000')
   if (path !== ':memory:') {
     try {
       assertSound(db, path, migrations)
@@ -34,7 +36,7 @@ export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS)
     db.run('PRAGMA synchronous = NORMAL')
     db.run('PRAGMA foreign_keys = ON')
     db.run('PRAGMA busy_timeout = 5000')
-    sqliteVec.load(db)
+    if (options.vectors !== false) sqliteVec.load(db)
     migrate(db, migrations)
   } catch (error) {
     db.close(false)
@@ -103,19 +105,39 @@ function assertSound(db: Database, path: string, migrations: Migration[]): void 
   }
 }
 
+/** The file of the request records beside a server database file. */
+export function analyticsPathFor(databasePath: string): string {
+  return join(dirname(databasePath), 'analytics.db')
+}
+
+/**
+ * Opens (or creates) the request records' own database, analytics.db: the recorder's thread
+ * writes there through a connection of its own, so that its commits never contend with the
+ * requests' writes to the server's database (see migration 014). `path` ':memory:' gives a
+ * private in-memory one.
+ */
+export function openAnalyticsDatabase(path: string): Database {
+  return openDatabase(path, ANALYTICS_MIGRATIONS, { vectors: false })
+}
+
+const MIGRATION_CONTEXT: MigrationContext = { analyticsPath: analyticsPathFor, openAnalytics: openAnalyticsDatabase }
+
 export function migrate(db: Database, migrations: Migration[]): void {
   db.run('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
   const applied = new Set(db.query<{ version: number }, []>('SELECT version FROM schema_migrations').all().map((row) => row.version))
   const sorted = [...migrations].sort((a, b) => a.version - b.version)
   for (const migration of sorted) {
     if (applied.has(migration.version)) continue
+    migration.before?.(db, MIGRATION_CONTEXT)
     db.transaction(() => {
+      // Another process (a second server started at the same moment) may have applied it meanwhile.
+      if (db.query('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version)) return
       db.run(migration.sql)
       db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
         migration.version,
         migration.name,
         new Date().toISOString(),
       ])
-    })()
+    }).immediate()
   }
 }

@@ -36,6 +36,10 @@ describe('online backup and verified restore', () => {
       }
     })()
     while (acknowledged.length < 10) await Bun.sleep(5)
+    // The request records are written to analytics.db by their own thread: those stored before the backup are in it.
+    await services.recorder.settle()
+    const recorded = services.analyticsDb.query<{ n: number }, []>("SELECT count(*) AS n FROM analytics_requests WHERE route = '/rag/ingest'").get()!.n
+    expect(recorded).toBeGreaterThanOrEqual(10)
     const started = performance.now()
     const backup = await download(app, token)
     writing = false
@@ -54,13 +58,16 @@ describe('online backup and verified restore', () => {
     const target = join(tempDir('backup-restore'), 'data')
     const result = await restoreBackup(archive, target)
     expect(result.previous).toBeNull()
-    expect(result.manifest.files.map((file) => file.path).sort()).toEqual(['audio/clip.wav', 'jwt-secret', 'plugins/hello/plugin.json', 'uagent.db'])
+    expect(result.manifest.files.map((file) => file.path).sort()).toEqual(['analytics.db', 'audio/clip.wav', 'jwt-secret', 'plugins/hello/plugin.json', 'uagent.db'])
     expect(readFileSync(join(target, 'plugins/hello/plugin.json'), 'utf8')).toBe('{"name":"hello"}')
     expect(readFileSync(join(target, 'jwt-secret'), 'utf8')).toBe(readFileSync(join(dataDir, 'jwt-secret'), 'utf8'))
 
     const check = new Database(join(target, 'uagent.db'), { readonly: true })
     expect(check.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' })
     check.close()
+    const records = new Database(join(target, 'analytics.db'), { readonly: true })
+    expect(records.query<{ n: number }, []>("SELECT count(*) AS n FROM analytics_requests WHERE route = '/rag/ingest'").get()!.n).toBeGreaterThanOrEqual(recorded)
+    records.close()
     services.db.close()
 
     // The restored data dir runs a server: the same key (an old token still works), every acknowledged write there.

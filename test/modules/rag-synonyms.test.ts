@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { wordnet } from '../../src/ml/wordnet'
-import { synonymsOf } from '../../src/modules/rag/expansion'
+import { synonymsOf } from '../../src/modules/rag/ranking/expansion'
 import { inMemoryRag } from '../rag-service'
 
 const DOCUMENTS = [

@@ -2,7 +2,7 @@
 // a fixed 0.6 / 0.4 blend of cosine similarity and saturated BM25 over pools of max(4 × limit, 40),
 // and chunks holding a phrase of the query moved first. Paired with ./chunking.ts, the chunker of then.
 import { words } from '../../../src/ml/text'
-import { cosineDistance, queryPhrases } from '../../../src/modules/rag/scoring'
+import { cosineDistance, queryPhrases } from '../../../src/modules/rag/ranking/scoring'
 import type { CollectionRow, RagStore } from '../../../src/modules/rag/store'
 
 const VECTOR_WEIGHT = 0.6

@@ -11,13 +11,34 @@ import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
 import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
+import { analyticsMovedOut } from './014_analytics_moved_out'
+import type { Database } from 'bun:sqlite'
 
 export interface Migration {
   version: number
   name: string
   /** One or more statements, run in one transaction. */
   sql: string
+  /** Work done on the connection just before that transaction (outside it), e.g. moving data to another file. */
+  before?: (db: Database, context: MigrationContext) => void
+}
+
+/** What a migration's `before` may use of the database layer (passed in: migrations import no module of it). */
+export interface MigrationContext {
+  /** The request records' database file beside a server database file. */
+  analyticsPath(databasePath: string): string
+  /** Opens (creating and migrating) a request records' database. */
+  openAnalytics(path: string): Database
 }
 
 /** Every migration, in order. A new area adds its file and one line here. */
-export const MIGRATIONS: Migration[] = [accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings]
+export const MIGRATIONS: Migration[] = [
+  accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings,
+  analyticsMovedOut,
+]
+
+/**
+ * The request records' own database (analytics.db): the analytics migrations, numbered as they
+ * were when the records lived in the server's database, so that one moved there keeps its history.
+ */
+export const ANALYTICS_MIGRATIONS: Migration[] = [analytics, analyticsSpans, analyticsStrings]

@@ -2,7 +2,7 @@ import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '..
 import { EARLIER_TURNS, isFollowUp } from '../follow-up'
 import { keyTerms, sentences, STOPWORDS, words } from '../text'
 import { wordnet } from '../wordnet'
-import { applyStops, countTextTokens, streamText } from '../stream-text'
+import { applyStops, countTextTokens, streamText, textPieces } from '../stream-text'
 
 export const NO_MODEL_NOTICE =
   'No generative language model is installed on this server, so replies are extractive: built from the documents, ' +
@@ -432,13 +432,11 @@ export class ExtractiveGenerator implements Generator {
   }
 
   async generate(messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal): Promise<GenerateResult> {
-    let text = ''
-    let completionTokens = 0
+    // A reply nobody streams is cut to its budget at once: no turn of the event loop per word.
     const composed = compose(messages)
-    for await (const piece of streamText(applyStops(composed, options.stop), options.maxTokens, signal)) {
-      text += piece
-      completionTokens++
-    }
+    const pieces = signal?.aborted ? [] : textPieces(applyStops(composed, options.stop), options.maxTokens)
+    const text = pieces.join('')
+    const completionTokens = pieces.length
     const promptTokens = countTextTokens(messages.map((m) => m.content).join('\n'))
     const finishReason = signal?.aborted ? 'cancelled' : options.maxTokens !== undefined && completionTokens >= options.maxTokens ? 'length' : 'stop'
     return { text, promptTokens, completionTokens, finishReason, ...(composed === NO_ANSWER ? { noAnswer: true } : {}) }

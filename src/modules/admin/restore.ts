@@ -24,7 +24,7 @@ export interface RestoreResult {
   manifest: Manifest
 }
 
-const ALLOWED_TOP = new Set(['manifest.json', 'uagent.db', 'jwt-secret'])
+const ALLOWED_TOP = new Set(['manifest.json', 'uagent.db', 'analytics.db', 'jwt-secret'])
 
 function safePath(path: string): boolean {
   if (!path || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false
@@ -125,6 +125,19 @@ export async function restoreBackup(archive: string, dataDirOption: string, opti
       throw new RestoreError(`the backup's database cannot be checked (${(error as Error).message})`)
     } finally {
       db.close()
+    }
+    // The request records (backups made before they had a file of their own hold them in uagent.db).
+    if (hashes.has('analytics.db')) {
+      const records = new Database(join(staging, 'analytics.db'), { readonly: true })
+      try {
+        const problems = records.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check)
+        if (problems.join() !== 'ok') throw new RestoreError(`the backup's analytics.db fails PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}`)
+      } catch (error) {
+        if (error instanceof RestoreError) throw error
+        throw new RestoreError(`the backup's analytics.db cannot be checked (${(error as Error).message})`)
+      } finally {
+        records.close()
+      }
     }
     if (hashes.has('jwt-secret')) chmodSync(join(staging, 'jwt-secret'), 0o600)
 

@@ -13,6 +13,8 @@ export interface BackupInfo {
 export interface BackupOptions {
   dataDir: string
   dbPath: string
+  /** The request records' database file (analytics.db), backed up beside it. */
+  analyticsPath?: string
   /** Seconds between scheduled backups; 0: none. */
   intervalSeconds: number
   /** Scheduled backups kept in <dataDir>/backups. */
@@ -39,7 +41,7 @@ export class BackupService {
     if (this.running) throw new AppError('CONFLICT', 'A backup is already being made; try again when it is done')
     mkdirSync(this.dir, { recursive: true, mode: 0o700 })
     const path = join(this.dir, name)
-    const request: SnapshotRequest = { dataDir: this.options.dataDir, dbPath: this.options.dbPath, outFile: path, serverVersion: pkg.version }
+    const request: SnapshotRequest = { dataDir: this.options.dataDir, dbPath: this.options.dbPath, analyticsPath: this.options.analyticsPath, outFile: path, serverVersion: pkg.version }
     const work = new Promise<{ size: number; manifest: Manifest }>((resolve, reject) => {
       const worker = new Worker(new URL('./snapshot-worker.ts', import.meta.url).href)
       worker.onmessage = (event: MessageEvent) => {

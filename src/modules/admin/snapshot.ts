@@ -10,6 +10,8 @@ import { TAR_END, tarHeader, tarPadding } from './archive'
 export interface SnapshotRequest {
   dataDir: string
   dbPath: string
+  /** The request records' database (analytics.db), copied beside it when given. */
+  analyticsPath?: string
   /** Where the .tar.gz goes (written as <file>.partial, then renamed). */
   outFile: string
   serverVersion: string
@@ -45,21 +47,29 @@ function* walk(root: string, dir: string): Generator<string> {
 /**
  * Makes a consistent backup of a live data dir: `VACUUM INTO` on its own connection (a read
  * transaction: the server's writers go on meanwhile, and the copy holds every write committed
- * before it started), then one .tar.gz with that copy, the key file, installed plugins, stored
+ * before it started), likewise of the request records' analytics.db, then one .tar.gz with those copies, the key file, installed plugins, stored
  * audio and a manifest of versions and SHA-256 checksums (written last). Runs in a worker thread.
  */
+/** A consistent copy of a live database file (a read transaction: its writers go on meanwhile). */
+function vacuumInto(path: string, copy: string): void {
+  const source = new Database(path, { readonly: true })
+  try {
+    source.run('PRAGMA busy_timeout = 10000')
+    sqliteVec.load(source)
+    source.run('VACUUM INTO ?', [copy])
+  } finally {
+    source.close()
+  }
+}
+
 export async function writeSnapshot(request: SnapshotRequest): Promise<{ size: number; manifest: Manifest }> {
   const copy = join(dirname(request.outFile), `.snapshot-${crypto.randomUUID()}.db`)
+  const recordsCopy = join(dirname(request.outFile), `.snapshot-${crypto.randomUUID()}-analytics.db`)
   const partial = `${request.outFile}.partial`
   try {
-    const source = new Database(request.dbPath, { readonly: true })
-    try {
-      source.run('PRAGMA busy_timeout = 10000')
-      sqliteVec.load(source)
-      source.run('VACUUM INTO ?', [copy])
-    } finally {
-      source.close()
-    }
+    vacuumInto(request.dbPath, copy)
+    const records = request.analyticsPath && existsSync(request.analyticsPath)
+    if (records) vacuumInto(request.analyticsPath!, recordsCopy)
     const snapshot = new Database(copy, { readonly: true })
     let version: number
     try {
@@ -68,6 +78,7 @@ export async function writeSnapshot(request: SnapshotRequest): Promise<{ size: n
       snapshot.close()
     }
     const entries: { path: string; source: string }[] = [{ path: 'uagent.db', source: copy }]
+    if (records) entries.push({ path: 'analytics.db', source: recordsCopy })
     const key = join(request.dataDir, 'jwt-secret')
     if (existsSync(key)) entries.push({ path: 'jwt-secret', source: key })
     for (const folder of DATA_FOLDERS) {
@@ -131,6 +142,7 @@ export async function writeSnapshot(request: SnapshotRequest): Promise<{ size: n
     return { size: statSync(request.outFile).size, manifest }
   } finally {
     rmSync(copy, { force: true })
+    rmSync(recordsCopy, { force: true })
     rmSync(partial, { force: true })
   }
 }

@@ -3,8 +3,8 @@
 // when only the built-in extractive engine is installed.
 import { replyBudget } from '../../ml'
 import { supportsToolCalls } from '../../ml/tool-calls'
-import { RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer'
-import { rankingParams } from '../rag/ranking-params'
+import { RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer/answer'
+import { rankingParams } from '../rag/ranking/params'
 import type { SearchResult } from '../rag/service'
 import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps, textUnits } from './text-work'
 import { reviewWork, stepsOf, termSet } from './review'

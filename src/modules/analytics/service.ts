@@ -57,6 +57,12 @@ export class AnalyticsService {
   constructor(
     private readonly db: Database,
     private readonly startedAt: number = Date.now(),
+    /**
+     * The accounts' emails by user id. The records live in a database of their own (analytics.db),
+     * so that the recorder's writes never contend with the requests' (see db/analytics.ts); the
+     * accounts are in the server's.
+     */
+    private readonly emailsOf: (userIds: string[]) => Map<string, string> = () => new Map(),
   ) {
     // Dashboard and hourly/daily series: the hourly rollup, by its primary key (hour first).
     const inHours = 'FROM analytics_hourly WHERE hour >= ?1 AND hour < ?2'
@@ -77,12 +83,10 @@ export class AnalyticsService {
        ${inHours} AND model <> '' GROUP BY model ORDER BY tokens DESC, requests DESC, model LIMIT 10`,
     )
     this.activeUsers = db.query<{ users: number }, [number, number]>(`SELECT count(DISTINCT user_id) AS users ${inHours} AND user_id <> ''`)
-    this.usage = db.query<{ userId: string; email: string | null; requests: number; promptTokens: number; completionTokens: number }, [number, number]>(
-      `SELECT u.user_id AS userId, users.email AS email, u.requests, u.promptTokens, u.completionTokens
-       FROM (SELECT user_id, sum(requests) AS requests, sum(prompt_tokens) AS promptTokens, sum(completion_tokens) AS completionTokens
-             ${inHours} AND user_id <> '' GROUP BY user_id) AS u
-       LEFT JOIN users ON users.id = u.user_id
-       ORDER BY u.requests DESC, u.promptTokens + u.completionTokens DESC, u.user_id LIMIT 100`,
+    this.usage = db.query<{ userId: string; requests: number; promptTokens: number; completionTokens: number }, [number, number]>(
+      `SELECT user_id AS userId, sum(requests) AS requests, sum(prompt_tokens) AS promptTokens, sum(completion_tokens) AS completionTokens
+       ${inHours} AND user_id <> '' GROUP BY user_id
+       ORDER BY requests DESC, promptTokens + completionTokens DESC, userId LIMIT 100`,
     )
     const perBucket = `count(*) AS requests, sum(duration_ms) AS duration, sum(status >= 400) AS errors, count(DISTINCT user_id) AS users`
     // The ids among which the records of a range of time lie: those of its minutes' spans.
@@ -147,15 +151,21 @@ export class AnalyticsService {
         averageResponseTime: totals.modelRequests ? Math.round(totals.modelDuration / totals.modelRequests) : 0,
         topModels: this.models.all(...hours).map((row) => ({ model: row.model, requests: row.requests, tokens: row.tokens, cost: 0 })),
       },
-      usage: this.usage.all(...hours).map((row) => ({
-        userId: row.userId,
-        email: row.email,
-        requests: row.requests,
-        tokens: row.promptTokens + row.completionTokens,
-        promptTokens: row.promptTokens,
-        completionTokens: row.completionTokens,
-      })),
+      usage: this.usageRows(hours),
     }
+  }
+
+  private usageRows(hours: [number, number]) {
+    const rows = this.usage.all(...hours)
+    const emails = rows.length ? this.emailsOf(rows.map((row) => row.userId)) : new Map<string, string>()
+    return rows.map((row) => ({
+      userId: row.userId,
+      email: emails.get(row.userId) ?? null,
+      requests: row.requests,
+      tokens: row.promptTokens + row.completionTokens,
+      promptTokens: row.promptTokens,
+      completionTokens: row.completionTokens,
+    }))
   }
 
   /** Metric series over a range's buckets; every bucket present, empty ones 0. */

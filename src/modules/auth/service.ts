@@ -154,7 +154,7 @@ export class AuthService {
       this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email])
       revoked = this.revokeAllSessions(id)
       this.apiKeys?.revokeAllForUser(id)
-    })()
+    }).immediate()
     return revoked
   }
 
@@ -172,7 +172,7 @@ export class AuthService {
     this.db.transaction(() => {
       this.db.run('UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?', [new Date().toISOString(), id])
       revoked = this.revokeAllSessions(id)
-    })()
+    }).immediate()
     return { user: this.getUser(id)!, sessionsRevoked: revoked }
   }
 
@@ -208,6 +208,16 @@ export class AuthService {
   getUser(id: string): User | null {
     const row = this.userById.get(id)
     return row ? toUser(row) : null
+  }
+
+  /** The emails of those of `ids` that are accounts (deleted ones are left out). */
+  emailsOf(ids: string[]): Map<string, string> {
+    const emails = new Map<string, string>()
+    for (const id of new Set(ids)) {
+      const row = this.userById.get(id)
+      if (row) emails.set(id, row.email)
+    }
+    return emails
   }
 
   async createUser(email: string, password: string, roles: Role[]): Promise<User> {
@@ -311,7 +321,7 @@ export class AuthService {
       for (const { id } of others) this.revokeSession(id)
       // Keys made under the old password stop working with it.
       this.apiKeys?.revokeAllForUser(userId)
-    })()
+    }).immediate()
     return others.length
   }
 

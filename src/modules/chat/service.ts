@@ -3,8 +3,8 @@ import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { AppError, notFound } from '../../core/errors'
 import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
-import { countTextTokens, streamText } from '../../ml/stream-text'
-import type { Grounding, GroundingSource } from '../rag/grounding'
+import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
+import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import { type ConversationStore, titleFrom } from '../conversations/service'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
@@ -113,7 +113,6 @@ export class ChatService {
       startedAt,
       finish: async (reply, options = {}) => {
         const completionTokens = await generator.countTokens(reply)
-        if (!existing) conversations.create(input.userId, titleFrom(input.message), conversationId)
         conversations.append(conversationId, [
           { role: 'user', content: input.message, tokens: promptTokens, metadata: optimized ? { optimizedPrompt: userMessage } : undefined },
           {
@@ -127,7 +126,7 @@ export class ChatService {
               ...(options.error ? { error: options.error } : {}),
             },
           },
-        ])
+        ], existing ? undefined : { userId: input.userId, title: titleFrom(input.message) })
         return {
           response: reply,
           metadata: {
@@ -172,8 +171,7 @@ class FixedReply implements Generator {
   }
 
   async generate(_messages: ChatMessage[], options: GenerateOptions = {}, signal?: AbortSignal) {
-    let text = ''
-    for await (const piece of this.stream(_messages, options, signal)) text += piece
+    const text = signal?.aborted ? '' : textPieces(this.text, options.maxTokens).join('')
     return { text, promptTokens: 0, completionTokens: countTextTokens(text), finishReason: signal?.aborted ? ('cancelled' as const) : ('stop' as const) }
   }
 

@@ -112,12 +112,15 @@ export class ConversationStore {
   }
 
   /**
-   * Appends messages in one transaction and moves the conversation's updatedAt. A conversation
-   * deleted meanwhile (while a reply was generated) stays deleted: 409, nothing written.
+   * Appends messages in one transaction and moves the conversation's updatedAt. With `create`, the
+   * conversation is made in the same transaction: an exchange is stored whole or not at all (a
+   * failed write leaves no empty conversation behind an error answer). A conversation deleted
+   * meanwhile (while a reply was generated) stays deleted: 409, nothing written.
    */
-  append(conversationId: string, messages: Omit<Message, 'timestamp'>[]): void {
+  append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): void {
     this.db.transaction(() => {
-      if (!this.db.query('SELECT 1 FROM conversations WHERE id = ?').get(conversationId)) {
+      if (create) this.create(create.userId, create.title, conversationId)
+      else if (!this.db.query('SELECT 1 FROM conversations WHERE id = ?').get(conversationId)) {
         throw new AppError('CONFLICT', `Conversation ${conversationId} was deleted while this reply was being generated; the exchange was not stored`)
       }
       for (const message of messages) {
@@ -132,6 +135,6 @@ export class ConversationStore {
         ])
       }
       this.db.run('UPDATE conversations SET updated_at = ? WHERE id = ?', [new Date().toISOString(), conversationId])
-    })()
+    }).immediate()
   }
 }

@@ -3,9 +3,9 @@ import type { Static } from 'elysia'
 import { AppError, notFound } from '../../core/errors'
 import { OpenAiParamError } from '../../core/openai-error'
 import { type ChatMessage, type Embedder, type GenerateOptions, type Generator, replyBudget } from '../../ml'
-import { applyStops, countTextTokens } from '../../ml/stream-text'
+import { applyStops, countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import { UpstreamGenerator } from '../../ml/upstream'
-import { answerPrompt, answerQuestion } from '../rag/answer'
+import { answerPrompt, answerQuestion } from '../rag/answer/answer'
 import { COLLECTION_NAME, type RagService } from '../rag/service'
 import type { ChatCompletion } from './model'
 import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
@@ -51,7 +51,6 @@ export type StreamEvent = Record<string, unknown> | '[DONE]'
 const RAG_PREFIX = 'rag:'
 /** Passages a rag:<collection> model answers from, as POST /rag/answer's default. */
 const RAG_PASSAGES = 3
-const PIECE = /\s*\S+/g
 
 const unknownModel = (id: string, why: string) => new OpenAiParamError('NOT_FOUND', `The model \`${id}\` does not exist: ${why}`, 'model', 'model_not_found')
 
@@ -182,7 +181,7 @@ export class OpenAiService {
       const answer = await this.ragAnswer(plan)
       ragResult = answer
       sources = answer.sources
-      pieces = streamPieces(answer.text, signal)
+      pieces = streamText(answer.text, undefined, signal)
     }
     let next = await pieces.next()
     yield { ...chunk({ role: 'assistant', content: '' }), ...(sources ? { sources } : {}) }
@@ -239,7 +238,7 @@ export class OpenAiService {
   /** A grounded answer from the collection, cut by `stop` and `max_tokens` as a generated reply would be. */
   private async ragAnswer(plan: Extract<CompletionPlan, { kind: 'rag' }>) {
     const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
-    const pieces = applyStops(result.answer, plan.options.stop).match(PIECE) ?? []
+    const pieces = textPieces(applyStops(result.answer, plan.options.stop))
     const limit = plan.options.maxTokens ?? Number.POSITIVE_INFINITY
     const text = pieces.slice(0, limit).join('')
     const generator = await this.deps.rag().generator()
@@ -304,15 +303,6 @@ export class OpenAiService {
       if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(model, `you have no collection named "${name}"`)
       throw error
     }
-  }
-}
-
-/** An answer already written, handed out a word at a time (each piece keeps its leading space). */
-async function* streamPieces(text: string, signal: AbortSignal): AsyncGenerator<string> {
-  for (const piece of text.match(PIECE) ?? []) {
-    if (signal.aborted) return
-    yield piece
-    await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }
 

@@ -9,7 +9,7 @@ import { validate, type JsonSchema } from './json-schema'
 import { type ActionSpec, type Manifest, ManifestError, parseManifest } from './manifest'
 import { findNode, type NodeRuntime, PluginWorker } from './sandbox'
 import { type PluginRow, PluginStore } from './store'
-import type { ToolCaller } from './tools'
+import type { ActionCatalog, ToolCaller } from './tools'
 
 export type PluginStatus = 'enabled' | 'disabled' | 'error'
 
@@ -40,7 +40,7 @@ interface Installed {
 }
 
 /** The catalog, the executor and the installer of plugins. */
-export class PluginService {
+export class PluginService implements ActionCatalog {
   private readonly store: PluginStore
   private readonly builtins: Map<string, BuiltinPlugin>
   private readonly installed = new Map<string, Installed>()

@@ -1,5 +1,3 @@
-import type { PluginService } from './service'
-
 /** One plugin action offered as a tool to a model or an agent. */
 export interface ToolDefinition {
   /** `${plugin}__${action}`, e.g. "calculator__evaluate" (a valid OpenAI function name). */
@@ -42,8 +40,18 @@ export function parseToolName(name: string): { plugin: string; action: string } 
   return { plugin: name.slice(0, at), action: name.slice(at + TOOL_SEPARATOR.length) }
 }
 
-/** The toolbox over a PluginService: what agents, the voice autopilot and model tool calls use. */
-export function createToolbox(plugins: PluginService): PluginToolbox {
+/**
+ * What the toolbox needs of the plugin catalog (PluginService implements it). Named here so that
+ * tools.ts does not import the service that imports its types.
+ */
+export interface ActionCatalog {
+  enabledActions(): { plugin: string; action: string; description: string; parameters: Record<string, unknown> }[]
+  notFound(name: string): Error
+  execute(plugin: string, action: string, args: unknown, caller: ToolCaller, signal?: AbortSignal): Promise<unknown>
+}
+
+/** The toolbox over the plugin catalog: what agents, the voice autopilot and model tool calls use. */
+export function createToolbox(plugins: ActionCatalog): PluginToolbox {
   return {
     list() {
       return plugins.enabledActions().map(({ plugin, action, description, parameters }) => ({

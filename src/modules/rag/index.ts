@@ -4,8 +4,8 @@ import type { RateLimiter } from '../../core/rate-limit'
 import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
-import { answerQuestion } from './answer'
-import type { DocumentLibrary } from './documents'
+import { answerQuestion } from './answer/answer'
+import type { DocumentLibrary } from './documents/library'
 import {
   AnswerRequest,
   AnswerResponse,

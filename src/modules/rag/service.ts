@@ -3,11 +3,11 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { rankingParams } from './ranking-params'
-import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './scoring'
-import { MOST_SYNONYMS, SYNONYM_VECTOR_SHARE, synonymsOf } from './expansion'
+import { MOST_SYNONYMS, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
+import { rankingParams } from './ranking/params'
+import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
 import { type CollectionRow, RagStore, type WrittenHook } from './store'
-import type { VectorCacheOptions } from './vector-cache'
+import type { VectorCacheOptions } from './vectors/cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 export const MAX_DOCUMENTS = 1000
@@ -314,7 +314,7 @@ export class RagService {
     return { terms: terms.filter((term) => !term.phrase && !STOPWORDS.has(term.word)).map(({ word, df }) => ({ word, df })), chunks }
   }
 
-  /** The score below which a passage of this collection is not relevant enough to answer from: fitted per embedder (ranking-params.json). */
+  /** The score below which a passage of this collection is not relevant enough to answer from: fitted per embedder (ranking/params.json). */
   relevanceFloor(userId: string, name: string): number {
     return rankingParams(this.collection(userId, name).embedder).relevanceFloor
   }

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './scoring'
-import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vector-cache'
+import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 export interface CollectionRow {
   id: number
@@ -136,7 +136,7 @@ export class RagStore {
           `CREATE VIRTUAL TABLE ${table} USING fts5(content, content = 'rag_chunks', content_rowid = 'id', tokenize = '${TOKENIZER}')`,
         )
         this.db.run(`INSERT INTO ${table} (rowid, content) SELECT id, content FROM rag_chunks WHERE collection_id = ?`, [collectionId])
-      })()
+      }).immediate()
     }
     // Its vocabulary (document frequency of each term), read by keyword search; temp: this connection's, nothing on disk.
     this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocabTable(collectionId)} USING fts5vocab(main, ${table}, row)`)

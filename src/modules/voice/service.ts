@@ -7,7 +7,7 @@ import { listVoices } from '../../ml/speech/espeak'
 import { AudioFormatError } from '../../ml/speech/pcm'
 import { Recognizer, type Transcript, type TranscribeMode } from '../../ml/speech/recognizer'
 import { resolveVoice, synthesizeToFile } from '../../ml/speech/synthesizer'
-import { intentClassifier, TRAINING_FILE } from '../../ml/intent/classifier'
+import { ensureIntentModel, TRAINING_FILE } from '../../ml/intent/classifier'
 import { AudioStore } from './audio-store'
 
 /** Audio longer than this is refused before it is decoded further. */
@@ -49,9 +49,13 @@ export class SpeechService {
     this.recognizer = deps.recognizer ?? new Recognizer(deps.speechModelDir)
   }
 
-  /** Trains the intent classifier and loads the command recognizer (at start-up, off the request path). */
+  /**
+   * At start-up, off the request path: makes sure the intent classifier's model is trained and
+   * cached (by a child process, once per training data). The classifier and the speech models
+   * themselves load on first use: an idle server does not carry them.
+   */
   async warm(): Promise<void> {
-    await Promise.all([intentClassifier(), this.recognizer.warm()])
+    await ensureIntentModel()
   }
 
   voices() {

@@ -1,4 +1,4 @@
-import type { Principal } from '../../core/auth'
+import type { Principal } from '../auth/service'
 
 /** What a WebSocket message handler gets: the caller, a signal aborted when the socket closes, a way to send. */
 export interface SocketContext {

@@ -504,7 +504,7 @@ describe('recording', () => {
   test('a full database drops records and counts them; requests still succeed', async () => {
     const server = makeServer()
     const admin = await server.login()
-    const { db, recorder } = server.services
+    const { analyticsDb: db, recorder } = server.services
     await recorder.settle()
     const before = db.query<{ n: number }, []>('SELECT count(*) AS n FROM analytics_requests').get()!.n
     const pages = db.query<{ page_count: number }, []>('PRAGMA page_count').get()!.page_count
@@ -531,7 +531,7 @@ describe('recording', () => {
 
   test('records older than the retention period are pruned, rollup included', async () => {
     const server = makeServer({ analyticsRetentionDays: 7 })
-    const { recorder, db } = server.services
+    const { recorder, analyticsDb: db } = server.services
     const now = Date.now()
     recorder.write([record({ ts: now - 8 * DAY }), record({ ts: now - 8 * DAY - HOUR }), record({ ts: now - 6 * DAY }), record({ ts: now - MINUTE })])
     expect(await recorder.prune(now)).toBe(2)

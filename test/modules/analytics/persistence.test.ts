@@ -73,7 +73,7 @@ describe('shutdown', () => {
     await shutdown({ server: null, stop: async () => {} }, services)
     expect(services.recorder.runningCount).toBe(0)
     expect((await Promise.all(running)).map((res) => res.status)).toEqual([200, 200])
-    expect(countRows(join(dir, 'uagent.db'))).toBe(2)
+    expect(countRows(join(dir, 'analytics.db'))).toBe(2)
   })
 })
 
@@ -114,7 +114,7 @@ describe('the server process', () => {
       expect(await proc.exited).toBe(0)
       // Every answered request is in the database, though the last ones were answered within the flush interval.
       expect(answered).toBe(1 + 12 + 1 + 3)
-      expect(countRows(join(dir, 'uagent.db'))).toBe(answered)
+      expect(countRows(join(dir, 'analytics.db'))).toBe(answered)
     } finally {
       if (proc.exitCode === null) proc.kill('SIGKILL')
       await proc.exited

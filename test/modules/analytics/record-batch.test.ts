@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase } from '../../../src/db'
+import { openAnalyticsDatabase } from '../../../src/db'
 import type { RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, receiveStrings, recordsOf, StringIds, type StringList } from '../../../src/modules/analytics/record-batch'
 import { RequestRecorder } from '../../../src/modules/analytics/recorder'
@@ -53,8 +53,8 @@ describe('the writer thread', () => {
 
   test('a thread started anew is sent the whole string table: batches after it read their strings right', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uagent-writer-thread-'))
-    const path = join(dir, 'uagent.db')
-    openDatabase(path).close()
+    const path = join(dir, 'analytics.db')
+    openAnalyticsDatabase(path).close()
     const failures: string[] = []
     const writer = new WriterThread(path, (count, reason) => failures.push(`${count}: ${reason}`))
     const ids = new StringIds()
@@ -69,7 +69,7 @@ describe('the writer thread', () => {
       writer.write(next, ids.names)
       await writer.drained()
       await writer.close()
-      const db = openDatabase(path)
+      const db = openAnalyticsDatabase(path)
       const rows = db.query<{ ts: number; route: string; user_id: string | null }, []>('SELECT ts, route, user_id FROM analytics_requests ORDER BY id').all()
       db.close()
       expect(failures).toEqual([])
@@ -88,8 +88,8 @@ describe('the writer thread', () => {
 
   test('a shared buffer is sent to the thread once and then named: each batch in it is read afresh, it comes back itself, and a new thread is sent it again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uagent-writer-thread-'))
-    const path = join(dir, 'uagent.db')
-    openDatabase(path).close()
+    const path = join(dir, 'analytics.db')
+    openAnalyticsDatabase(path).close()
     const failures: string[] = []
     const returned: Float64Array[] = []
     const writer = new WriterThread(path, (count, reason) => failures.push(`${count}: ${reason}`), (rows) => returned.push(rows))
@@ -116,7 +116,7 @@ describe('the writer thread', () => {
       writer.write(shared(ids, [at(2000, '/b'), at(2001, '/e')], one), ids.names)
       await writer.drained()
       await writer.close()
-      const db = openDatabase(path)
+      const db = openAnalyticsDatabase(path)
       const rows = db.query<{ ts: number; route: string }, []>('SELECT ts, route FROM analytics_requests ORDER BY id').all()
       db.close()
       expect(failures).toEqual([])
@@ -142,8 +142,8 @@ describe('the writer thread', () => {
 describe('the recorder with its writer thread', () => {
   test('every record is stored, through buffers that grew, were handed back and used again, and batches of several sizes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uagent-recorder-thread-'))
-    const path = join(dir, 'uagent.db')
-    const recorder = new RequestRecorder(openDatabase(path), { retentionDays: 30, maxBatch: 3000, flushIntervalMs: 60_000 })
+    const path = join(dir, 'analytics.db')
+    const recorder = new RequestRecorder(openAnalyticsDatabase(path), { retentionDays: 30, maxBatch: 3000, flushIntervalMs: 60_000 })
     const users = ['u1', 'u2', null]
     const sizes = [5000, 1, 2999, 3000, 1200, 7000]
     let ts = Date.now() - 60_000
@@ -163,7 +163,7 @@ describe('the recorder with its writer thread', () => {
         if (size % 2) await recorder.settle()
       }
       await recorder.close()
-      const db = openDatabase(path)
+      const db = openAnalyticsDatabase(path)
       const stored = db.query<{ n: number; failed: number; first: number; last: number; ordered: number }, []>(
         `SELECT count(*) AS n, sum(status >= 400) AS failed, min(ts) AS first, max(ts) AS last,
                 sum(ts = first_ts + rn - 1) AS ordered
@@ -180,7 +180,7 @@ describe('the recorder with its writer thread', () => {
 
 describe('record times', () => {
   test('times taken on the performance clock never step back when a flush checks the wall clock again', () => {
-    const recorder = new RequestRecorder(openDatabase(':memory:'), { retentionDays: 30, writer: 'inline' })
+    const recorder = new RequestRecorder(openAnalyticsDatabase(':memory:'), { retentionDays: 30, writer: 'inline' })
     // Date.now() counts whole milliseconds: re-taking the offset at every flush moved it by up to 1 ms.
     let last = -Infinity
     let back = 0

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openDatabase } from '../../../src/db'
+import { openAnalyticsDatabase } from '../../../src/db'
 import { HOUR, type RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, StringIds } from '../../../src/modules/analytics/record-batch'
 import { type HourSum, hourSums, RecordStore } from '../../../src/modules/analytics/record-store'
@@ -94,7 +94,7 @@ describe('hourly rollup', () => {
   })
 
   test('the stored rollup equals the records grouped in SQL, over batches that add to the same hours', () => {
-    const db = openDatabase(join(tempDir('rollup'), 'uagent.db'))
+    const db = openAnalyticsDatabase(join(tempDir('rollup'), 'analytics.db'))
     const store = new RecordStore(db)
     const records = traffic(900)
     const ids = new StringIds()

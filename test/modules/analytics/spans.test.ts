@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openDatabase } from '../../../src/db'
-import { MIGRATIONS } from '../../../src/db/migrations'
+import { openAnalyticsDatabase, openDatabase } from '../../../src/db'
+import { ANALYTICS_MIGRATIONS } from '../../../src/db/migrations'
 import { DAY, HOUR, MINUTE, type RequestRecord } from '../../../src/modules/analytics/record'
 import { RecordStore } from '../../../src/modules/analytics/record-store'
 import { RequestRecorder } from '../../../src/modules/analytics/recorder'
@@ -12,7 +12,7 @@ import { tempDir } from '../../temp'
 // records lie, and ranges of time are read as ranges of ids filtered by time. These tests hold the
 // spans to that, whatever order records are written in.
 
-const databasePath = () => join(tempDir('spans'), 'uagent.db')
+const databasePath = () => join(tempDir('spans'), 'analytics.db')
 
 const record = (ts: number, route = '/auth/me'): RequestRecord => ({
   ts,
@@ -27,7 +27,7 @@ const record = (ts: number, route = '/auth/me'): RequestRecord => ({
 })
 
 type Row = { id: number; ts: number; route: string }
-type Db = ReturnType<typeof openDatabase>
+type Db = ReturnType<typeof openAnalyticsDatabase>
 const rowsOf = (db: Db) => db.query<Row, []>('SELECT id, ts, route FROM analytics_requests ORDER BY id').all()
 
 /** Every record's id lies within the span of its minute. */
@@ -43,7 +43,7 @@ function expectSpanned(db: Db) {
 
 describe('records without a time index', () => {
   test('batches out of time order and records of minutes long past: each batch stored in time order, every record found by its range', () => {
-    const db = openDatabase(databasePath())
+    const db = openAnalyticsDatabase(databasePath())
     const store = new RecordStore(db)
     // Read as of ten minutes into the hour before the current one (every record is in the past).
     const hour = Math.floor(Date.now() / HOUR) * HOUR - HOUR
@@ -76,7 +76,7 @@ describe('records without a time index', () => {
   })
 
   test('pruning deletes the records and the spans before the retention period, whatever order they were stored in', async () => {
-    const db = openDatabase(databasePath())
+    const db = openAnalyticsDatabase(databasePath())
     const now = Date.now()
     const recorder = new RequestRecorder(db, { retentionDays: 1, writer: 'inline' })
     // An old record stored after newer ones (the span of its minute then holds newer ids too).
@@ -92,14 +92,14 @@ describe('records without a time index', () => {
 
   test('the migration gives records already stored their spans and drops the time index', () => {
     const path = databasePath()
-    const before = openDatabase(path, MIGRATIONS.filter((migration) => migration.version < 12))
+    const before = openDatabase(path, ANALYTICS_MIGRATIONS.filter((migration) => migration.version < 12))
     const insert = before.prepare('INSERT INTO analytics_requests (ts, method, route, status, duration_ms) VALUES (?, ?, ?, ?, ?)')
     const base = Math.floor(Date.now() / HOUR) * HOUR - 3 * MINUTE
     const stamps = [base + 7, base + MINUTE + 2, base + 2, base + 2 * MINUTE + 9, base + 1]
     before.transaction(() => stamps.forEach((ts, i) => insert.run(ts, 'GET', `/r${i}`, 200, 1)))()
     before.close()
 
-    const after = openDatabase(path)
+    const after = openAnalyticsDatabase(path)
     expect(rowsOf(after).length).toBe(stamps.length)
     expectSpanned(after)
     expect(after.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'analytics_requests'").all()).toEqual([])

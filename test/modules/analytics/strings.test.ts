@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openDatabase } from '../../../src/db'
-import { MIGRATIONS } from '../../../src/db/migrations'
+import { openAnalyticsDatabase, openDatabase } from '../../../src/db'
+import { ANALYTICS_MIGRATIONS } from '../../../src/db/migrations'
 import { HOUR, type RequestRecord } from '../../../src/modules/analytics/record'
 import { batchOf, StringIds } from '../../../src/modules/analytics/record-batch'
 import { RecordStore } from '../../../src/modules/analytics/record-store'
@@ -11,7 +11,7 @@ import { tempDir } from '../../temp'
 // Records keep their strings as ids into analytics_strings (migration 013); the view
 // analytics_requests gives them back. These tests hold the ids to the strings they stand for.
 
-const databasePath = () => join(tempDir('strings'), 'uagent.db')
+const databasePath = () => join(tempDir('strings'), 'analytics.db')
 
 const now = Math.floor(Date.now() / HOUR) * HOUR + 5000
 const record = (i: number, route: string, userId: string | null = null, model: string | null = null): RequestRecord => ({
@@ -26,7 +26,7 @@ const record = (i: number, route: string, userId: string | null = null, model: s
   model,
 })
 
-type Db = ReturnType<typeof openDatabase>
+type Db = ReturnType<typeof openAnalyticsDatabase>
 const COLUMNS = 'id, ts, method, route, status, duration_ms, user_id, prompt_tokens, completion_tokens, model'
 const viewOf = (db: Db) => db.query<Record<string, unknown>, []>(`SELECT ${COLUMNS} FROM analytics_requests ORDER BY id`).all()
 const asRow = (r: RequestRecord) => ({
@@ -43,7 +43,7 @@ const asRow = (r: RequestRecord) => ({
 
 describe('record strings as ids', () => {
   test('records are stored as numbers, one string row per distinct string, and read back whole through the view', () => {
-    const db = openDatabase(databasePath())
+    const db = openAnalyticsDatabase(databasePath())
     const store = new RecordStore(db)
     const records = [record(0, '/chat', 'user-a', 'builtin/extractive'), record(1, '/auth/me', 'user-b'), record(2, '/chat', 'user-a', 'builtin/extractive'), record(3, '/health')]
     store.write(records)
@@ -58,7 +58,7 @@ describe('record strings as ids', () => {
   })
 
   test('a large batch reads back whole, its statements of records without model usage and with it alike', () => {
-    const db = openDatabase(databasePath())
+    const db = openAnalyticsDatabase(databasePath())
     const store = new RecordStore(db)
     // 64 records a statement: the first statement's records used no model (their usage columns are
     // left to the defaults); in the second one record has tokens without a model, in the third the
@@ -74,7 +74,7 @@ describe('record strings as ids', () => {
   })
 
   test('a string a failed batch added is not taken for stored: the next batch stores it anew', () => {
-    const db = openDatabase(databasePath())
+    const db = openAnalyticsDatabase(databasePath())
     const store = new RecordStore(db)
     // The batches' ids, as the recorder's table gives them, continuing from batch to batch.
     const ids = new StringIds()
@@ -90,7 +90,7 @@ describe('record strings as ids', () => {
 
   test('the migration turns stored records into ids and keeps their ids, the view reading as the table did', () => {
     const path = databasePath()
-    const before = openDatabase(path, MIGRATIONS.filter((migration) => migration.version < 13))
+    const before = openDatabase(path, ANALYTICS_MIGRATIONS.filter((migration) => migration.version < 13))
     const records = [record(0, '/chat', 'user-a', 'builtin/extractive'), record(1, '/auth/me', 'user-b'), record(2, '/health'), record(3, '/chat', 'user-a', 'builtin/extractive')]
     const insert = before.prepare(`INSERT INTO analytics_requests (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     before.transaction(() => records.forEach((r, i) => insert.run(10 + 3 * i, r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)))()
@@ -98,7 +98,7 @@ describe('record strings as ids', () => {
     before.run('INSERT INTO analytics_spans SELECT CAST(ts AS INTEGER) / 60000, min(id), max(id) FROM analytics_requests GROUP BY 1')
     before.close()
 
-    const after = openDatabase(path)
+    const after = openAnalyticsDatabase(path)
     expect(viewOf(after)).toEqual(records.map((r, i) => ({ id: 10 + 3 * i, ...asRow(r) })))
     expect(after.query<{ n: number }, []>('SELECT count(*) AS n FROM analytics_strings').get()!.n).toBe(8)
     // New records continue after the ids kept, and the export reads old and new alike.

@@ -4,7 +4,7 @@ import { ExtractiveGenerator } from '../../../src/ml/builtin/extractive-generato
 import { sentences } from '../../../src/ml/text'
 import { makeServer } from '../../helpers'
 import labelled from '../../fixtures/answers-labelled.json'
-import { answerQuestion } from '../../../src/modules/rag/answer'
+import { answerQuestion } from '../../../src/modules/rag/answer/answer'
 import { inMemoryRag } from '../../rag-service'
 import { answersWith } from '../../answers-metric'
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import harbor from '../../fixtures/kb-labelled.json'
 import labelled from '../../fixtures/answers-labelled.json'
 import world from '../../fixtures/world-questions.json'
-import { answerQuestion, questionCoverage } from '../../../src/modules/rag/answer'
+import { answerQuestion, questionCoverage } from '../../../src/modules/rag/answer/answer'
 import { inMemoryRag } from '../../rag-service'
 
 describe('refusals on a collection mixing a handbook with unrelated documents', () => {

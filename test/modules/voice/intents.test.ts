@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { INTENTS, intentClassifier, readLabelled, TRAINING_FILE } from '../../../src/ml/intent/classifier'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ensureIntentModel, INTENTS, IntentClassifier, intentClassifier, intentModelFile, intentModelKey, readLabelled, TRAINING_FILE } from '../../../src/ml/intent/classifier'
+import { tempDir } from '../../helpers'
 import { arithmeticExpression, extractEntities } from '../../../src/ml/intent/entities'
 import { wordsToDigits } from '../../../src/ml/intent/numbers'
 
@@ -26,6 +29,35 @@ describe('intent classifier', () => {
     const classifier = await intentClassifier()
     expect(classifier.predict('').intent).toBe('unknown')
     expect(classifier.predict('qwop zxq').intent).toBe('unknown')
+  })
+})
+
+describe('the trained model, cached', () => {
+  test('is trained once (by a child process) and kept; a second start with the same data loads it, untrained', async () => {
+    const dir = tempDir('intent-cache')
+    const file = await ensureIntentModel(dir)
+    expect(file).toBe(await intentModelFile(dir))
+    expect(existsSync(file)).toBe(true)
+    const made = statSync(file).mtimeMs
+    // The second start finds it: the same file, not written again.
+    expect(await ensureIntentModel(dir)).toBe(file)
+    expect(statSync(file).mtimeMs).toBe(made)
+    const loaded = await IntentClassifier.load(await Bun.file(file).bytes())
+    expect(loaded.predict('what time is it').intent).toBe('time')
+  })
+
+  test('a change of training data gives another key, so the model is trained again', async () => {
+    const content = await Bun.file(TRAINING_FILE).text()
+    expect(intentModelKey(content)).toBe(intentModelKey(content))
+    expect(intentModelKey(`${content}__label__time what hour is it now please\n`)).not.toBe(intentModelKey(content))
+    // Formatting that normalizes away (case, punctuation) is the same training data.
+    expect(intentModelKey(content.replace('__label__time what time is it', '__label__time What time is it?'))).toBe(intentModelKey(content))
+    const dir = tempDir('intent-cache-stale')
+    const stale = join(dir, `intents-${intentModelKey(`${content}__label__chat something else entirely\n`)}.bin`)
+    writeFileSync(stale, 'not the current model')
+    const file = await ensureIntentModel(dir)
+    expect(file).not.toBe(stale)
+    expect(existsSync(file)).toBe(true)
   })
 })
 

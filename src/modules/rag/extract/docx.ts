@@ -1,5 +1,4 @@
 import { unzipSync, strFromU8 } from 'fflate'
-import mammoth from 'mammoth'
 import { htmlToStructuredText } from './html'
 import { ExtractionError } from './types'
 
@@ -21,6 +20,8 @@ function coreTitle(bytes: Uint8Array): string | null {
 export async function extractDocx(bytes: Uint8Array): Promise<{ text: string; title: string | null }> {
   let html: string
   try {
+    // Loaded on the first Word upload: mammoth's code weighs ~20 MB of an idle server's memory.
+    const { default: mammoth } = await import('mammoth')
     html = (await mammoth.convertToHtml({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })).value
   } catch (error) {
     throw new ExtractionError(`not a readable Word document (${(error as Error)?.message?.split('\n')[0] ?? 'invalid file'})`)

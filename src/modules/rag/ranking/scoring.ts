@@ -1,4 +1,4 @@
-import { STOPWORDS, words } from '../../ml/text'
+import { STOPWORDS, words } from '../../../ml/text'
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60
@@ -137,7 +137,7 @@ export function cosineDistance(a: Float32Array, b: Float32Array): number | null 
 
 /**
  * How retrieval fuses its two rankings, fitted on the labelled set (scripts/fit-ranking.ts) and
- * stored per embedder id in ranking-params.json: the fitted values depend on how the embedder's
+ * stored per embedder id in ranking/params.json: the fitted values depend on how the embedder's
  * similarities are spread.
  */
 export interface RankingParams {

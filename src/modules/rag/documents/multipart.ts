@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { AppError } from '../../core/errors'
+import { AppError } from '../../../core/errors'
 
 /** A file part of a multipart body, written to disk as it arrived. */
 export interface ReceivedFile {

@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { AppError } from '../../core/errors'
-import type { DocumentInput, DocumentLibrary } from './documents'
-import { extractFile, ExtractionError } from './extract'
+import { AppError } from '../../../core/errors'
+import type { DocumentInput, DocumentLibrary } from './library'
+import { extractFile, ExtractionError } from '../extract'
 import { receiveMultipart, multipartBoundary } from './multipart'
-import { assertCollectionName, MAX_DOCUMENT_BYTES } from './service'
+import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
 
 export interface FileOutcome {
   name: string

@@ -1,4 +1,4 @@
-import stored from './ranking-params.json'
+import stored from './params.json'
 import type { RankingParams } from './scoring'
 
 export interface FittedParams extends RankingParams {

@@ -1,8 +1,8 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { notFound } from '../../core/errors'
-import type { RagService, SearchResult } from './service'
-import type { CollectionRow } from './store'
+import { notFound } from '../../../core/errors'
+import type { RagService, SearchResult } from '../service'
+import type { CollectionRow } from '../store'
 
 /** A document to ingest, with what the documents listing shows about it. */
 export interface DocumentInput {

@@ -2,8 +2,8 @@
 // on the query side only (keyword candidates of the synonyms, and a query vector leaned towards
 // theirs), so stored vectors are untouched (no re-embedding, the embedder's id unchanged) and a
 // chunk holding the exact word still scores above one holding a synonym (SYNONYM_SHARE in scoring.ts).
-import { STOPWORDS, words } from '../../ml/text'
-import { wordnet } from '../../ml/wordnet'
+import { STOPWORDS, words } from '../../../ml/text'
+import { wordnet } from '../../../ml/wordnet'
 
 /** How far a query's vector leans towards its synonyms' (see RagService.queryVector). */
 export const SYNONYM_VECTOR_SHARE = 0.5

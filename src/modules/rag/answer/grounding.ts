@@ -1,8 +1,8 @@
-import { type Generator, promptBudget } from '../../ml'
-import { followUpQuery } from '../../ml/follow-up'
+import { type Generator, promptBudget } from '../../../ml'
+import { followUpQuery } from '../../../ml/follow-up'
 import { coveredPassages, passageBlock, relevantPassages, title } from './answer'
-import type { DocumentLibrary } from './documents'
-import type { RagService, SearchResult } from './service'
+import type { DocumentLibrary } from '../documents/library'
+import type { RagService, SearchResult } from '../service'
 
 /** A passage a grounded chat reply was given, as `metadata.sources` lists it. */
 export interface GroundingSource {
@@ -32,7 +32,7 @@ export const GROUNDING_INSTRUCTION =
 /** Passages per reply, at most. */
 const MAX_PASSAGES = 4
 
-export { isFollowUp } from '../../ml/follow-up'
+export { isFollowUp } from '../../../ml/follow-up'
 
 /**
  * Grounds a chat message in the caller's collections: retrieves passages for the message (for a

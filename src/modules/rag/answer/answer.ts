@@ -1,11 +1,11 @@
-import { AppError } from '../../core/errors'
-import type { ModelUsage } from '../../core/usage'
-import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../ml'
-import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../ml/follow-up'
-import { keyTerms } from '../../ml/text'
-import { wordnet } from '../../ml/wordnet'
-import { idf } from './scoring'
-import type { RagService, SearchResult } from './service'
+import { AppError } from '../../../core/errors'
+import type { ModelUsage } from '../../../core/usage'
+import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
+import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
+import { keyTerms } from '../../../ml/text'
+import { wordnet } from '../../../ml/wordnet'
+import { idf } from '../ranking/scoring'
+import type { RagService, SearchResult } from '../service'
 
 // Passages scoring below the relevance floor are not relevant enough to answer from: it is fitted per
 // embedder with the fusion weights (RagService.relevanceFloor, scripts/fit-ranking.ts), on questions

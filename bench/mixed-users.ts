@@ -1,0 +1,59 @@
+// The load generator of bench/mixed.ts, run as its own process:
+// `bun bench/mixed-users.ts <base-url> <tokens.json> <seconds>`. Each token is one user; each user
+// loops over a mix of routes and notes every request's latency. Prints one JSON line:
+// { routes: { [route]: { count, errors, p50, p99 } }, errors: [first few failures], requests }.
+const [base, tokensFile, secondsArg = '60'] = process.argv.slice(2)
+if (!base || !tokensFile) throw new Error('usage: bun bench/mixed-users.ts <base-url> <tokens.json> <seconds>')
+const tokens = JSON.parse(await Bun.file(tokensFile).text()) as string[]
+const deadline = performance.now() + Number(secondsArg) * 1000
+
+const latencies = new Map<string, number[]>()
+const failures = new Map<string, number>()
+const firstErrors: string[] = []
+
+async function timed(route: string, run: () => Promise<Response>, read: (response: Response) => Promise<unknown> = (response) => response.arrayBuffer()) {
+  const started = performance.now()
+  let ok = false
+  try {
+    const response = await run()
+    await read(response)
+    ok = response.status < 400
+    if (!ok && firstErrors.length < 5) firstErrors.push(`${route}: ${response.status}`)
+  } catch (error) {
+    if (firstErrors.length < 5) firstErrors.push(`${route}: ${(error as Error).message}`)
+  }
+  const list = latencies.get(route) ?? []
+  list.push(performance.now() - started)
+  latencies.set(route, list)
+  if (!ok) failures.set(route, (failures.get(route) ?? 0) + 1)
+}
+
+async function user(token: string, n: number) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  let conversationId: string | undefined
+  for (let i = 0; performance.now() < deadline; i++) {
+    const message = `Question ${i} from user ${n}: when does the harbour office open, and who keeps the keys?`
+    await timed('POST /chat', () => fetch(`${base}/chat`, { method: 'POST', headers, body: JSON.stringify({ message, ...(conversationId && i % 4 ? { conversationId } : {}) }) }), async (response) => {
+      const body = (await response.json()) as { metadata?: { conversationId?: string } }
+      conversationId ??= body.metadata?.conversationId
+    })
+    await timed('GET /stream', () => fetch(`${base}/stream?message=${encodeURIComponent(message)}`, { headers }), (response) => response.text())
+    await timed('POST /rag/search', () => fetch(`${base}/rag/search`, { method: 'POST', headers, body: JSON.stringify({ collection: 'handbook', query: `harbour keys ${i % 7}`, limit: 5 }) }))
+    await timed('GET /conversations', () => fetch(`${base}/conversations?limit=10`, { headers }))
+    await timed('GET /auth/me', () => fetch(`${base}/auth/me`, { headers }))
+    await timed('GET /health', () => fetch(`${base}/health`))
+  }
+}
+
+await Promise.all(tokens.map((token, n) => user(token, n)))
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0
+}
+const routes: Record<string, { count: number; errors: number; p50: number; p99: number }> = {}
+let requests = 0
+for (const [route, values] of latencies) {
+  requests += values.length
+  routes[route] = { count: values.length, errors: failures.get(route) ?? 0, p50: percentile(values, 50), p99: percentile(values, 99) }
+}
+console.log(JSON.stringify({ routes, errors: firstErrors, requests }))
