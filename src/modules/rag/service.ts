@@ -3,10 +3,10 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { MOST_SYNONYMS, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
+import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
 import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
-import { type CollectionRow, RagStore, type WrittenHook } from './store'
+import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -23,6 +23,13 @@ export interface IngestDocument {
   content: string
   metadata?: Record<string, unknown>
 }
+
+/** The synonyms a query is searched with in a collection, and their keyword statistics there. */
+export interface Expansion {
+  words: string[]
+  terms?: QueryTerms
+}
+const NO_EXPANSION: Expansion = { words: [] }
 
 export interface SearchResult {
   id: string
@@ -219,14 +226,18 @@ export class RagService {
 
   /**
    * The synonyms a query is searched with in this collection: those of its words (synonymsOf) that
-   * the collection holds, at most MOST_SYNONYMS; none when synonyms are turned off.
+   * the collection holds, in at most RARE_SYNONYM_SHARE of its chunks (a synonym in most of them
+   * tells nothing and costs a long posting list), at most MOST_SYNONYMS; none when synonyms are
+   * turned off. With their keyword statistics, for the keyword search of them.
    */
-  expansion(collection: CollectionRow, query: string): string[] {
-    if (this.deps.synonyms === false) return []
+  expansion(collection: CollectionRow, query: string): Expansion {
+    if (this.deps.synonyms === false) return NO_EXPANSION
     const synonyms = synonymsOf(query)
-    if (!synonyms.length) return []
-    const present = new Set(this.store.queryTerms(collection, synonyms.join(' ')).terms.filter((term) => term.df > 0).map((term) => term.word))
-    return synonyms.filter((word) => present.has(word)).slice(0, MOST_SYNONYMS)
+    if (!synonyms.length) return NO_EXPANSION
+    const found = this.store.queryTerms(collection, synonyms.join(' '))
+    const most = Math.max(RARE_SYNONYM_MIN, found.chunks * RARE_SYNONYM_SHARE)
+    const kept = found.terms.filter((term) => !term.phrase && term.df > 0 && term.df <= most).slice(0, MOST_SYNONYMS)
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept } }
   }
 
   /**
@@ -234,9 +245,9 @@ export class RagService {
    * (SYNONYM_VECTOR_SHARE of it), so passages that say the same with other words come nearer. Only
    * the query's vector changes: stored vectors (and the embedder's id) stay as they are.
    */
-  async queryVector(embedder: Embedder, query: string, synonyms: string[]): Promise<Float32Array> {
-    if (!synonyms.length) return (await embedder.embed([query]))[0]!
-    const [own, other] = await embedder.embed([query, synonyms.join(' ')])
+  async queryVector(embedder: Embedder, query: string, synonyms: Expansion): Promise<Float32Array> {
+    if (!synonyms.words.length) return (await embedder.embed([query]))[0]!
+    const [own, other] = await embedder.embed([query, synonyms.words.join(' ')])
     const blended = new Float32Array(own!.length)
     let norm = 0
     for (let i = 0; i < blended.length; i++) {
@@ -274,9 +285,8 @@ export class RagService {
       }
     })
     // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
-    if (synonyms.length) {
-      const synonymTerms = this.store.queryTerms(collection, synonyms.join(' '))
-      for (const hit of this.store.keywordCandidates(collection, synonymTerms, pools.keywordPool)) {
+    if (synonyms.words.length) {
+      for (const hit of this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool)) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {

@@ -11,6 +11,9 @@ export const SYNONYM_VECTOR_SHARE = 0.5
 /** Synonyms taken per word of the query. */
 export const SYNONYMS_PER_WORD = 8
 export const MOST_SYNONYMS = 12
+/** A synonym held by more than this share of a collection's chunks (and more than RARE_SYNONYM_MIN) is not searched for. */
+export const RARE_SYNONYM_SHARE = 0.02
+export const RARE_SYNONYM_MIN = 20
 /** Synonyms looked up in a collection (RagService.expansion keeps those it holds, at most MOST_SYNONYMS). */
 export const LOOKED_UP = 32
 
