@@ -12,7 +12,7 @@ export function ensureFirstAdmin(auth: AuthService, config: Config, log: (line: 
   if (auth.countUsers() > 0) return
   const email = config.adminEmail ?? DEFAULT_ADMIN_EMAIL
   const password = config.adminPassword ?? randomBytes(12).toString('base64url')
-  // Argon2id takes 64 MB while it hashes: the garbage of start-up is collected first, so that a
+  // Argon2id takes 19 MiB while it hashes: the garbage of start-up is collected first, so that a
   // first start stays within the resident memory of any other (bun run bench http measures it).
   Bun.gc(true)
   auth.createUserSync(email, password, ['admin'])

@@ -4,6 +4,14 @@ import { AppError } from '../../core/errors'
 import { ACCESS_TOKEN_SECONDS, hashToken, newOpaqueToken, type TokenSigner } from '../../core/tokens'
 import { matchTotp, newTotpSecret, otpauthUrl } from './mfa'
 
+/**
+ * argon2id at OWASP's recommended floor (19 MiB, 2 passes, 1 lane) rather than Bun's default of
+ * 64 MiB: a server taking logins at once holds that much per hash in flight (64 at 64 MiB: 4 GB),
+ * and a start that creates the first admin peaked over its memory goal. Hashes made with other
+ * parameters (older accounts) still verify: a hash carries its own.
+ */
+export const PASSWORD_HASHING = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
+
 export type Role = 'admin' | 'user'
 
 export interface User {
@@ -147,7 +155,7 @@ export class AuthService {
   /** Sets a user's password (admin, or host recovery); signs out every session, deletes the API keys, clears login throttling. */
   async setPassword(id: string, newPassword: string): Promise<number> {
     const row = this.requireUser(id)
-    const hash = await Bun.password.hash(newPassword, { algorithm: 'argon2id' })
+    const hash = await Bun.password.hash(newPassword, PASSWORD_HASHING)
     let revoked = 0
     this.db.transaction(() => {
       this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, id])
@@ -221,12 +229,12 @@ export class AuthService {
   }
 
   async createUser(email: string, password: string, roles: Role[]): Promise<User> {
-    return this.insertUser(email, await Bun.password.hash(password, { algorithm: 'argon2id' }), roles)
+    return this.insertUser(email, await Bun.password.hash(password, PASSWORD_HASHING), roles)
   }
 
   /** For start-up, before the server answers anything. */
   createUserSync(email: string, password: string, roles: Role[]): User {
-    return this.insertUser(email, Bun.password.hashSync(password, { algorithm: 'argon2id' }), roles)
+    return this.insertUser(email, Bun.password.hashSync(password, PASSWORD_HASHING), roles)
   }
 
   private insertUser(email: string, hash: string, roles: Role[]): User {
@@ -312,7 +320,7 @@ export class AuthService {
       this.recordFailure(row.email)
       throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong')
     }
-    const hash = await Bun.password.hash(newPassword, { algorithm: 'argon2id' })
+    const hash = await Bun.password.hash(newPassword, PASSWORD_HASHING)
     const others = this.db
       .query<{ id: string }, [string, string]>('SELECT id FROM sessions WHERE user_id = ? AND id != ? AND revoked_at IS NULL')
       .all(userId, keepSessionId)
@@ -428,4 +436,4 @@ export class AuthService {
   }
 }
 
-const DUMMY_HASH = Bun.password.hashSync('not-a-real-password', { algorithm: 'argon2id' })
+const DUMMY_HASH = Bun.password.hashSync('not-a-real-password', PASSWORD_HASHING)
