@@ -8,7 +8,7 @@ import { type Config, loadConfig } from './config'
 import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
-import { assertWritableDir } from './core/startup'
+import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { analyticsPathFor, openAnalyticsDatabase, openDatabase } from './db'
@@ -22,7 +22,10 @@ import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
-import { ConversationStore } from './modules/conversations/service'
+import type { ConversationStore } from './modules/conversations/store'
+import { SqliteConversationStore } from './modules/conversations/store.sqlite'
+import { PostgresConversationStore } from './modules/conversations/store.postgres'
+import { openPostgres, type Postgres } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -71,12 +74,25 @@ export interface AppOptions extends Partial<Config> {
   env?: Record<string, string | undefined>
   /** Where operational messages go (default console.error). */
   log?: (line: string) => void
+  /**
+   * A connected, migrated PostgreSQL database (openPostgres): the stores that have a PostgreSQL
+   * adapter keep their data there (see POSTGRES_STORES). startServices() opens it from
+   * UAGENT_DATABASE_URL.
+   */
+  postgres?: Postgres
 }
+
+/** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
+export const POSTGRES_STORES = ['conversations'] as const
+/** Every store of the server, in the order they move to PostgreSQL. */
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
   config: Config
   db: Database
+  /** The PostgreSQL database the stores in POSTGRES_STORES use; null when all state is in SQLite. */
+  postgres: Postgres | null
   /** The request records' own database (analytics.db beside uagent.db). */
   analyticsDb: Database
   auth: AuthService
@@ -120,12 +136,16 @@ function openRecordsDatabase(option: string | Database | undefined, db: Database
 
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
-  const { database, analyticsDatabase, env, log: logOption, ...overrides } = options
+  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, ...overrides } = options
   const loaded = loadConfig(env ?? process.env)
   // A data dir given in code takes its audio folder with it, unless that is given too.
   if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
   const config: Config = { ...loaded, ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
+  if (config.databaseUrl && !postgresOption) {
+    throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
+  }
+  const postgres = postgresOption ?? null
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -151,7 +171,7 @@ export function createServices(options: AppOptions = {}): Services {
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
-  const conversations = new ConversationStore(db)
+  const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
@@ -193,6 +213,12 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
+  // In PostgreSQL no cascade reaches conversations from the users table (still in SQLite).
+  if (postgres) {
+    auth.onUserDeleted((userId) => {
+      conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
+    })
+  }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
@@ -220,7 +246,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -230,6 +256,31 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt: Math.floor(Date.now() / 1000),
   })
   return services
+}
+
+/**
+ * createServices() for a server that may keep its state in PostgreSQL: with UAGENT_DATABASE_URL
+ * set (and no `postgres` given), connects and migrates it first (unreachable: a StartupError
+ * naming the variable), and says which stores are there.
+ */
+export async function startServices(options: AppOptions = {}): Promise<Services> {
+  const config = loadConfig(options.env ?? process.env)
+  const url = options.databaseUrl ?? config.databaseUrl
+  if (!url || options.postgres) return createServices(options)
+  const postgres = await openPostgres(url)
+  try {
+    const services = createServices({ ...options, postgres })
+    const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
+    services.log(
+      elsewhere.length
+        ? `PostgreSQL (UAGENT_DATABASE_URL) holds: ${POSTGRES_STORES.join(', ')}; still in SQLite at ${services.db.filename}: ${elsewhere.join(', ')}`
+        : 'PostgreSQL (UAGENT_DATABASE_URL) holds every store',
+    )
+    return services
+  } catch (error) {
+    await postgres.close().catch(() => {})
+    throw error
+  }
 }
 
 /** The whole server as one Elysia app, built from its services. */

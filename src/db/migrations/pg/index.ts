@@ -1,0 +1,17 @@
+import { conversations } from './002_conversations'
+
+/**
+ * A PostgreSQL migration: numbered like the SQLite migration of the same tables
+ * (src/db/migrations/NNN_*.ts), so that one number means one schema step on both backends.
+ * Only the stores that have a PostgreSQL adapter have their tables here; a store still on SQLite
+ * gets its PostgreSQL migration with its adapter.
+ */
+export interface PostgresMigration {
+  version: number
+  name: string
+  /** One or more statements, run in the one migration transaction. */
+  sql: string
+}
+
+/** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations]
