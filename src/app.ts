@@ -24,6 +24,8 @@ import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
 import type { ConversationStore } from './modules/conversations/store'
 import { SqliteConversationStore } from './modules/conversations/store.sqlite'
+import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
+import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
@@ -83,7 +85,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -155,7 +157,7 @@ export function createServices(options: AppOptions = {}): Services {
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(db, signer)
-  const apiKeys = new ApiKeyService(db, auth)
+  const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
@@ -213,10 +215,11 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
-  // In PostgreSQL no cascade reaches conversations from the users table (still in SQLite).
+  // In PostgreSQL no cascade reaches conversations and API keys from the users table (still in SQLite).
   if (postgres) {
     auth.onUserDeleted((userId) => {
       conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
     })
   }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)

@@ -11,6 +11,8 @@ export const WS_IDLE_TIMEOUT = 120
 interface SocketState {
   principal: Principal | null
   running: Set<AbortController>
+  /** An `auth` still being checked (API keys in PostgreSQL): messages after it wait for it. */
+  authenticating?: Promise<unknown>
 }
 
 type Reply = Record<string, unknown> & { type: string }
@@ -116,7 +118,21 @@ export function wsModule(
         if (decoded.type === 'auth') {
           if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
           try {
-            state.principal = auth.authenticate(decoded.token)
+            const found = auth.authenticate(decoded.token)
+            if (found instanceof Promise) {
+              let checked!: () => void
+              const authenticating = new Promise<void>((resolve) => (checked = resolve))
+              state.authenticating = authenticating
+              try {
+                state.principal = await found
+              } catch (error) {
+                state.principal = null
+                throw error
+              } finally {
+                if (state.authenticating === authenticating) state.authenticating = undefined
+                checked()
+              }
+            } else state.principal = found
           } catch (error) {
             state.principal = null
             return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
@@ -124,12 +140,14 @@ export function wsModule(
           outcome.userId = state.principal.user.id
           return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
         }
+        if (state.authenticating) await state.authenticating
         if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
         outcome.userId = state.principal.user.id
         const type = decoded.type as string
         const handler = handlers.get(type)
         if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
-        if (!auth.isSessionLive(state.principal.sessionId)) {
+        const live = auth.isSessionLive(state.principal.sessionId)
+        if (!(live instanceof Promise ? await live : live)) {
           state.principal = null
           return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
         }

@@ -1,4 +1,5 @@
 import { conversations } from './002_conversations'
+import { apiKeys } from './009_api_keys'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -14,4 +15,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, apiKeys]
