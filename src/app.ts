@@ -27,7 +27,7 @@ import { SqliteConversationStore } from './modules/conversations/store.sqlite'
 import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
-import { openPostgres, type Postgres } from './db/postgres'
+import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -95,6 +95,8 @@ export interface Services {
   db: Database
   /** The PostgreSQL database the stores in POSTGRES_STORES use; null when all state is in SQLite. */
   postgres: Postgres | null
+  /** Whether PostgreSQL answers (for /health and 503 DATABASE_UNAVAILABLE); null without it. */
+  postgresMonitor: PostgresMonitor | null
   /** The request records' own database (analytics.db beside uagent.db). */
   analyticsDb: Database
   auth: AuthService
@@ -148,6 +150,7 @@ export function createServices(options: AppOptions = {}): Services {
     throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
   }
   const postgres = postgresOption ?? null
+  const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -164,6 +167,7 @@ export function createServices(options: AppOptions = {}): Services {
   const startedAt = Date.now()
   const system = new SystemService({
     db,
+    ...(postgresMonitor ? { postgres: postgresMonitor } : {}),
     engines: models,
     features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
@@ -249,7 +253,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -320,6 +324,7 @@ export function buildApp(services: Services) {
         log,
         corsOrigins: config.corsOrigins,
         onStorageFull: () => system.storageFull(),
+        onDatabaseLost: (error) => services.postgresMonitor?.lostWith(error),
         server: (): AddressSource | null => app.server,
       }),
     )
@@ -337,7 +342,7 @@ export function buildApp(services: Services) {
     .use(voiceModule(speech, voice, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
-    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app
 }
 

@@ -76,3 +76,55 @@ export async function postgresSchemaVersions(sql: Postgres): Promise<number[]> {
   const rows: { version: number }[] = await sql`SELECT version FROM schema_migrations ORDER BY version`
   return rows.map((row) => Number(row.version))
 }
+
+/**
+ * Whether PostgreSQL answers, for /health: a failed request (lostWith) or a failed ping marks it
+ * unreachable; a ping every `intervalMs` finds it back, and the server recovers without a restart
+ * (Bun's pool opens new connections on the next query).
+ */
+export class PostgresMonitor {
+  private lost: string | null = null
+  private checking = false
+  private readonly timer: ReturnType<typeof setInterval>
+
+  constructor(
+    private readonly sql: Postgres,
+    private readonly log: (line: string) => void,
+    intervalMs = 2000,
+  ) {
+    this.timer = setInterval(() => void this.check(), intervalMs)
+    ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  /** Null while PostgreSQL answers; otherwise why it does not. */
+  get problem(): string | null {
+    return this.lost
+  }
+
+  /** A request failed for want of PostgreSQL. */
+  lostWith(error: unknown): void {
+    if (this.lost !== null) return
+    this.lost = (error as Error)?.message?.replace(/\s+/g, ' ').trim() || String(error)
+    this.log(`PostgreSQL (UAGENT_DATABASE_URL) cannot be reached: ${this.lost}; requests that need it get 503 DATABASE_UNAVAILABLE until it answers again`)
+  }
+
+  /** Pings PostgreSQL once (a ping already under way counts). */
+  async check(): Promise<boolean> {
+    if (this.checking) return this.lost === null
+    this.checking = true
+    try {
+      await this.sql`SELECT 1`
+      if (this.lost !== null) this.log('PostgreSQL (UAGENT_DATABASE_URL) answers again')
+      this.lost = null
+    } catch (error) {
+      this.lostWith(error)
+    } finally {
+      this.checking = false
+    }
+    return this.lost === null
+  }
+
+  close(): void {
+    clearInterval(this.timer)
+  }
+}

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable } from '../../core/database'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -79,6 +80,7 @@ export function wsModule(
   log: (line: string) => void = console.error,
   onStorageFull?: () => void,
   onMessage?: (message: HandledMessage) => void,
+  onDatabaseLost?: (error: unknown) => void,
 ) {
   const sockets = new Map<string, SocketState>()
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
@@ -135,6 +137,10 @@ export function wsModule(
             } else state.principal = found
           } catch (error) {
             state.principal = null
+            if (databaseUnavailable(error)) {
+              onDatabaseLost?.(error)
+              return fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+            }
             return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
           }
           outcome.userId = state.principal.user.id
@@ -146,8 +152,16 @@ export function wsModule(
         const type = decoded.type as string
         const handler = handlers.get(type)
         if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
-        const live = auth.isSessionLive(state.principal.sessionId)
-        if (!(live instanceof Promise ? await live : live)) {
+        let live: boolean
+        try {
+          const checked = auth.isSessionLive(state.principal.sessionId)
+          live = checked instanceof Promise ? await checked : checked
+        } catch (error) {
+          if (!databaseUnavailable(error)) throw error
+          onDatabaseLost?.(error)
+          return fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+        }
+        if (!live) {
           state.principal = null
           return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
         }
@@ -161,7 +175,10 @@ export function wsModule(
           if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
         } catch (error) {
           if (error instanceof AppError) fail(error.code, error.message)
-          else if (storageFull(error)) {
+          else if (databaseUnavailable(error)) {
+            onDatabaseLost?.(error)
+            fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+          } else if (storageFull(error)) {
             onStorageFull?.()
             fail('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE)
           } else {
