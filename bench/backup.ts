@@ -6,15 +6,15 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServices } from '../src/app'
+import { BENCH_ADMIN, benchLogin, startServerProcess } from './server'
 
 const TARGET_BYTES = Number(process.env.BENCH_BACKUP_BYTES ?? 1.05 * 1024 ** 3)
 const PROBE_MS = Number(process.env.BENCH_MS ?? 4000)
 const PROBERS = 4
-const root = join(import.meta.dir, '..')
-const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
+const ADMIN = BENCH_ADMIN
 
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-backup-'))
-let server: ReturnType<typeof Bun.spawn> | null = null
+let server: Awaited<ReturnType<typeof startServerProcess>> | null = null
 try {
   // The data: a real server database (accounts, a few conversations), grown past 1 GB in one
   // statement (8 KB random rows, incompressible like embedding vectors; no journal while filling).
@@ -34,16 +34,9 @@ try {
   const size = statSync(join(dataDir, 'uagent.db')).size
   console.log(`\n== backup (database ${(size / 1024 ** 3).toFixed(2)} GB, made in ${((performance.now() - filling) / 1000).toFixed(1)} s) ==`)
 
-  server = Bun.spawn(['bun', join(root, 'src/index.ts')], { env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_RATE_LIMIT_MAX: '1000000000' }, stdout: 'pipe', stderr: 'inherit' })
-  const reader = (server.stdout as ReadableStream<Uint8Array>).getReader()
-  let output = ''
-  while (!/listening on (http:\/\/\S+)/.test(output)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the server exited before listening: ${output}`)
-    output += new TextDecoder().decode(value)
-  }
-  const base = /listening on (http:\/\/\S+)/.exec(output)![1]!
-  const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as { accessToken: string }
+  server = await startServerProcess({ dataDir, env: { UAGENT_RATE_LIMIT_MAX: '1000000000' } })
+  const { base } = server
+  const login = await benchLogin(base)
   const auth = { authorization: `Bearer ${login.accessToken}` }
 
   /** Latencies (ms) of requests sent back to back by a few clients until `until()` is true. */
@@ -102,7 +95,6 @@ try {
     )
   }
 } finally {
-  server?.kill()
-  await server?.exited
+  await server?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 }

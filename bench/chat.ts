@@ -1,24 +1,16 @@
 // Streaming chat: tokens/s delivered through GET /stream to an HTTP client, next to Generator.stream
 // alone on the same prompt, and the time to the first chunk (SmolLM2-135M shape, random weights).
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { buildApp, createServices } from '../src/app'
 import { readEventData } from '../src/core/sse-reader'
 import { BENCH_CHAT_ID, ensureBenchModels } from './models'
+import { startInProcess } from './server'
 
 const RUNS = Number(process.env.BENCH_CHAT_RUNS ?? 2)
 const MESSAGE = 'Write a short paragraph about the printer on the third floor.'
 
 export async function benchChat() {
   const modelsDir = ensureBenchModels()
-  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const services = createServices({ dataDir, env: {}, modelsDir, chatModel: BENCH_CHAT_ID, adminEmail: 'bench@example.com', adminPassword: 'bench-password', log: () => {} })
-  const app = buildApp(services).listen({ port: 0, development: false })
-  const base = `http://127.0.0.1:${app.server!.port}`
-  const login = (await (
-    await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })
-  ).json()) as { accessToken: string; user: { id: string } }
+  const server = await startInProcess({ modelsDir, chatModel: BENCH_CHAT_ID })
+  const { services, base, login } = server
   const generator = await services.models.generator()
   // The very prompt /stream assembles, so both paths generate the same tokens.
   const { messages } = await services.chat.prepare({ userId: login.user.id, message: MESSAGE })
@@ -54,9 +46,7 @@ export async function benchChat() {
     http.tokens += completionTokens
     http.firstMs.push(first)
   }
-  app.stop(true)
-  services.db.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  server.stop()
 
   const directRate = direct.tokens / direct.seconds
   const httpRate = http.tokens / http.seconds

@@ -2,12 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp, createServices } from '../src/app'
+import { startInProcess, startServerProcess } from './server'
 
 const CONCURRENCY = 32
 const DURATION_MS = Number(process.env.BENCH_MS ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const root = join(import.meta.dir, '..')
 
 const WRK = Bun.which('wrk')
 
@@ -52,14 +51,10 @@ function row(label: string, rps: number, ratio: number, goal: number) {
 async function residentMemoryOfStarts(): Promise<{ first: { peak: number; settled: number }; second: { peak: number; settled: number } }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
   const start = async () => {
-    const proc = Bun.spawn(['bun', join(root, 'src/index.ts')], {
-      env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: 'bench@example.com', UAGENT_ADMIN_PASSWORD: 'bench-password' },
-      stdout: 'pipe',
-      stderr: 'inherit',
-    })
+    let pid = 0
     const rss = async () => {
       try {
-        return Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${proc.pid}/status`).text())![1]) * 1024
+        return pid ? Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1]) * 1024 : 0
       } catch {
         return 0
       }
@@ -68,25 +63,17 @@ async function residentMemoryOfStarts(): Promise<{ first: { peak: number; settle
     const sampler = setInterval(async () => {
       peak = Math.max(peak, await rss())
     }, 20)
+    let server: Awaited<ReturnType<typeof startServerProcess>> | undefined
     try {
-      // The server announces its address on its first line of output.
-      const reader = proc.stdout.getReader()
-      let output = ''
-      while (!/listening on (http:\/\/\S+)/.test(output)) {
-        const { value, done } = await reader.read()
-        if (done) throw new Error(`the server exited before listening: ${output}`)
-        output += new TextDecoder().decode(value)
-      }
-      const url = /listening on (http:\/\/\S+)/.exec(output)![1]!
-      if (!(await fetch(`${url}/health`)).ok) throw new Error('the server did not answer /health')
+      server = await startServerProcess({ dataDir, onSpawn: (spawned) => (pid = spawned) })
+      if (!(await fetch(`${server.base}/health`)).ok) throw new Error('the server did not answer /health')
       peak = Math.max(peak, await rss())
       const startPeak = peak
       await Bun.sleep(10_000)
       return { peak: startPeak, settled: await rss() }
     } finally {
       clearInterval(sampler)
-      proc.kill()
-      await proc.exited
+      await server?.stop()
     }
   }
   try {
@@ -112,24 +99,8 @@ export async function benchHttp() {
   // The contract puts X-Request-Id on every response; this baseline pays for that header too.
   const bareWithId = Bun.serve({ port: 0, fetch: () => Response.json(document, { headers: { 'x-request-id': crypto.randomUUID() } }) })
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const services = createServices({
-    dataDir,
-    env: process.env.BENCH_ANALYTICS ? { UAGENT_ANALYTICS: process.env.BENCH_ANALYTICS } : {},
-    adminEmail: 'bench@example.com',
-    adminPassword: 'bench-password',
-    rateLimitMax: 1_000_000_000,
-    log: () => {},
-  })
-  const app = buildApp(services).listen({ port: 0, development: false })
-  const base = `http://127.0.0.1:${app.server!.port}`
-  const login = (await (
-    await fetch(`${base}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }),
-    })
-  ).json()) as { accessToken: string }
+  const server = await startInProcess({ env: process.env.BENCH_ANALYTICS ? { UAGENT_ANALYTICS: process.env.BENCH_ANALYTICS } : {}, rateLimitMax: 1_000_000_000 })
+  const { base, login } = server
 
   // Rounds alternate between the servers so drift on a shared machine hits all of them alike.
   const figures = { bare: [] as number[], bareWithId: [] as number[], health: [] as number[], authed: [] as number[] }
@@ -145,9 +116,7 @@ export async function benchHttp() {
   }
   bare.stop(true)
   bareWithId.stop(true)
-  app.stop(true)
-  services.db.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  server.stop()
 
   const bareRps = median(figures.bare)
   const withIdRps = median(figures.bareWithId)

@@ -2,42 +2,17 @@
 // started as `bun run start` does, on the built-in engines: latency per route (p50, p99) and
 // errors. Chat and stream are read beside the other routes of the same run, their baseline.
 // BENCH_SERVER_ROOT runs the server of another checkout (e.g. an older commit) for a before/after.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startServerProcess } from './server'
 
 const USERS = Number(process.env.BENCH_MIXED_USERS ?? 64)
 const SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 60)
 const root = process.env.BENCH_SERVER_ROOT ?? join(import.meta.dir, '..')
 
 /** Starts `bun src/index.ts` of `root` on a free port with a new data dir; resolves its base URL. */
-export async function startServer(serverRoot: string, env: Record<string, string> = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const proc = Bun.spawn(['bun', '--max-http-header-size=524288', join(serverRoot, 'src/index.ts')], {
-    cwd: serverRoot,
-    env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: 'bench@example.com', UAGENT_ADMIN_PASSWORD: 'bench-password', ...env },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
-  const reader = proc.stdout.getReader()
-  let output = ''
-  while (!/listening on (http:\/\/\S+)/.test(output)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the server exited before listening: ${output}`)
-    output += new TextDecoder().decode(value)
-  }
-  reader.releaseLock()
-  const base = /listening on (http:\/\/\S+)/.exec(output)![1]!
-  return {
-    base,
-    pid: proc.pid,
-    async stop() {
-      proc.kill()
-      await proc.exited
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
-}
+export const startServer = (serverRoot: string, env: Record<string, string> = {}) => startServerProcess({ root: serverRoot, env })
 
 async function post(url: string, body: unknown, token?: string) {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })

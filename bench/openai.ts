@@ -1,25 +1,17 @@
 // The OpenAI-compatible stream: tokens/s of POST /v1/chat/completions (stream: true) read by an
 // HTTP client, next to GET /stream in the same run, on the same prompt and model (SmolLM2-135M
 // shape, random weights, greedy decoding: both paths generate the very same tokens).
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { buildApp, createServices } from '../src/app'
 import { readEventData } from '../src/core/sse-reader'
 import { BENCH_CHAT_ID, ensureBenchModels } from './models'
+import { startInProcess } from './server'
 
 const RUNS = Number(process.env.BENCH_OPENAI_RUNS ?? 3)
 const MESSAGE = 'Write a short paragraph about the printer on the third floor.'
 
 export async function benchOpenAi() {
   const modelsDir = ensureBenchModels()
-  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const services = createServices({ dataDir, env: {}, modelsDir, chatModel: BENCH_CHAT_ID, adminEmail: 'bench@example.com', adminPassword: 'bench-password', log: () => {} })
-  const app = buildApp(services).listen({ port: 0, development: false })
-  const base = `http://127.0.0.1:${app.server!.port}`
-  const login = (await (
-    await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })
-  ).json()) as { accessToken: string; user: { id: string } }
+  const server = await startInProcess({ modelsDir, chatModel: BENCH_CHAT_ID })
+  const { services, base, login } = server
   const key = (await (
     await fetch(`${base}/auth/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) })
   ).json()) as { key: string }
@@ -68,9 +60,7 @@ export async function benchOpenAi() {
       paths[name].text = result.text
     }
   }
-  app.stop(true)
-  services.db.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  server.stop()
 
   const tokens = completionTokens * RUNS
   const streamRate = tokens / paths.stream.seconds

@@ -4,11 +4,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp, createServices } from '../src/app'
+import { startInProcess } from './server'
 
 const REQUESTS = Number(process.env.BENCH_PLUGIN_REQUESTS ?? 500)
 const WARMUP = 50
-const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 
 const root = mkdtempSync(join(tmpdir(), 'uagent-bench-plugins-'))
 const repo = join(root, 'repo')
@@ -30,12 +29,10 @@ for (const args of [['init', '-q'], ['add', '.'], ['commit', '-qm', 'bench'], ['
   Bun.spawnSync(['git', '-c', 'user.email=b@example.com', '-c', 'user.name=bench', ...args], { cwd: repo })
 }
 
-const services = createServices({ database: ':memory:', pluginsDir: join(root, 'plugins'), adminEmail: ADMIN.email, adminPassword: ADMIN.password, rateLimitMax: 1_000_000_000, env: {}, log: () => {} })
-const server = buildApp(services).listen({ port: 0, hostname: '127.0.0.1' })
-const base = `http://127.0.0.1:${server.server!.port}`
+const server = await startInProcess({ database: ':memory:', pluginsDir: join(root, 'plugins'), rateLimitMax: 1_000_000_000 })
+const { services, base, login } = server
 
 try {
-  const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as { accessToken: string }
   const headers = { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }
   const installed = await fetch(`${base}/plugins/install`, { method: 'POST', headers, body: JSON.stringify({ source: 'git', package: repo, version: 'v1' }) })
   if (!installed.ok) throw new Error(`install failed: ${await installed.text()}`)
@@ -67,6 +64,6 @@ try {
   console.log(`installed over built-in, p50: +${added.toFixed(2)} ms   goal <= 5 ms  ${added <= 5 ? 'ok' : 'MISSED'}`)
 } finally {
   services.plugins.close()
-  server.stop(true)
+  server.stop()
   rmSync(root, { recursive: true, force: true })
 }

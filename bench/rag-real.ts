@@ -4,7 +4,7 @@
 // pages' titles and section headings ("how do I …", "what is …"). Prints ingest MB/s and docs/s, search
 // p50/p95, the share of questions whose source page is in the top 10, and the server's resident memory.
 //
-// Self-contained on purpose (it only spawns the server and talks HTTP), so the same file can be run
+// Self-contained on purpose (it only spawns the server and talks HTTP, without bench/server.ts), so the same file can be run
 // against an older checkout to compare: `bun bench/rag-real.ts` from that checkout's root.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { ensurePackages, loadPages, questions } from './debian-docs'

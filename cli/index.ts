@@ -8,6 +8,7 @@ import { registerAnalytics } from './commands/analytics'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
 import { registerKeys } from './commands/keys'
+import { registerMcp } from './commands/mcp'
 import { registerModels } from './commands/models'
 import { installVersionArgs, registerPlugins } from './commands/plugins'
 import { registerRag } from './commands/rag'
@@ -30,7 +31,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerKeys, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerKeys, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice, registerMcp]) register(program)
   // The command being run, so that an API error can be told in its terms (its flags, not API fields).
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand

@@ -56,6 +56,11 @@ import { PluginService } from './modules/plugins/service'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 import { analyticsModule } from './modules/analytics'
+import { mcpModule } from './modules/mcp'
+import { McpEndpoint } from './modules/mcp/server'
+import { combineToolboxes, McpClientService } from './modules/mcp/service'
+import { SqliteMcpServerStore } from './modules/mcp/store'
+import { servedTools } from './modules/mcp/tools'
 import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
@@ -113,8 +118,10 @@ export interface Services {
   voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
   plugins: PluginService
-  /** Every enabled plugin action as a tool, for agents, the voice autopilot and model tool calls. */
+  /** Every enabled plugin action and every registered MCP server's tool, for agents, the voice autopilot and model tool calls. */
   tools: PluginToolbox
+  /** The MCP servers an admin registered (their tools are in `tools`). */
+  mcp: McpClientService
   /** Online backups of the data dir; null for an in-memory server. */
   backups: BackupService | null
   /** The data dir's free-space floor (UAGENT_MIN_FREE_MB): `storage.assertRoom(bytes)` before a large write. */
@@ -203,7 +210,14 @@ export function createServices(options: AppOptions = {}): Services {
     idleMs: config.pluginIdleMs,
     log,
   })
-  const tools = createToolbox(plugins)
+  const mcp = new McpClientService({
+    store: new SqliteMcpServerStore(db),
+    reservedNames: () => plugins.list().plugins.map((plugin) => plugin.name),
+    timeoutMs: config.mcpTimeoutMs,
+    idleMs: config.mcpIdleMs,
+    log,
+  })
+  const tools = combineToolboxes(createToolbox(plugins), mcp)
   const agents = new AgentService({
     db,
     rag,
@@ -253,7 +267,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -338,6 +352,15 @@ export function buildApp(services: Services) {
     .use(documentsModule(rag, library, uploads, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
+    .use(
+      mcpModule(
+        // Only the plugins' own actions are served: a registered server's tools are not passed on.
+        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents }), log }),
+        services.mcp,
+        auth,
+        limiter,
+      ),
+    )
     .use(pluginsModule(plugins, auth, limiter))
     .use(voiceModule(speech, voice, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))

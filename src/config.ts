@@ -1,59 +1,80 @@
 import { resolve } from 'node:path'
 
 /** Everything the server reads from its environment, checked once. */
+// The comments of these fields are the configuration reference: `bun scripts/gen-docs.ts` makes
+// the table of docs/configuration.md from them and from loadConfig's calls (`@default` overrides
+// the default read from the call).
 export interface Config {
+  /** Port the server listens on (`0`: any free port, printed at start). */
   port: number
+  /** Address the server listens on (`0.0.0.0` for every interface). */
   host: string
+  /** The server's files: the databases (`uagent.db`, `analytics.db`), audio, installed plugins, backups and the JWT key. Created readable by its owner alone. */
   dataDir: string
-  /** HS256 key; undefined means "generated once and kept in the data dir". */
+  /** HS256 key that signs access tokens, at least 32 characters; unset, one is generated once and kept in the data dir. @default generated once into `<data>/jwt-secret` (mode 0600) */
   jwtSecret?: string
+  /** Email of the first admin, created at start when no user exists. Without it `admin@uagent.local` is created with a random password printed once. */
   adminEmail?: string
+  /** Password of that first admin, 8+ characters. */
   adminPassword?: string
+  /** Local model weights in Hugging Face folder layout (see `models/README.md`). */
   modelsDir: string
+  /** Embedding model id under the models dir, or `upstream:<name>` for the upstream server's embeddings. @default `Xenova/all-MiniLM-L6-v2` when its folder exists, else the built-in `builtin/hash-embed-384` */
   embedModel?: string
+  /** Chat model id under the models dir. @default `HuggingFaceTB/SmolLM2-135M-Instruct` when its folder exists, else the built-in `builtin/extractive` */
   chatModel?: string
+  /** An OpenAI-compatible server (Ollama, llama.cpp server, vLLM) to use for chat, with or without `/v1`. */
   llmUrl?: string
+  /** The upstream server's model. @default the first model the upstream lists */
   llmModel?: string
+  /** Bearer key sent to the upstream server. */
   llmApiKey?: string
+  /** Requests per user (per client IP when anonymous) in each rate-limit window; beyond it 429 `RATE_LIMITED`. */
   rateLimitMax: number
-  /** Seconds. */
+  /** Length of the rate-limit window, in seconds. */
   rateLimitWindow: number
-  /** As configured, e.g. "10mb". */
+  /** Largest request body (`10mb`, `512kb`, bytes); larger bodies get 413 `PAYLOAD_TOO_LARGE`. */
   maxRequestSize: string
   maxRequestBytes: number
+  /** Time limit of one plugin call, in milliseconds. */
   pluginTimeoutMs: number
-  /** Agent tasks run at once; more wait as queued. */
+  /** Agent tasks running at once; the rest wait as `queued`. */
   agentConcurrency: number
-  /** Queued agent tasks beyond which a new one is 429 QUEUE_FULL. */
+  /** Queued agent tasks beyond which a new one is 429 `QUEUE_FULL`. */
   agentQueueLimit: number
   /** Hours a finished agent task is kept. */
   agentRetentionHours: number
-  /** Installed plugins live in `<pluginsDir>/<name>/`; undefined means `<dataDir>/plugins`. */
+  /** Installed plugins, one folder each (`<pluginsDir>/<name>/`). @default `<data>/plugins` */
   pluginsDir?: string
-  /** Node.js that runs installed plugins (default: `node` on PATH). */
+  /** Node.js (>= 20) that runs installed plugins. @default `node` on `PATH` */
   nodePath?: string
-  /** Heap bound of each plugin worker (MB). */
+  /** Heap limit of each plugin worker, in MB. */
   pluginMemoryMb: number
-  /** A plugin worker with nothing to do is stopped after this long (ms). */
+  /** A plugin worker without calls for this long (ms) is stopped. */
   pluginIdleMs: number
+  /** Time limit, in milliseconds, of starting a registered MCP server (process and handshake) and of each call to it. */
+  mcpTimeoutMs: number
+  /** A registered MCP server without calls for this long (ms) is disconnected; a stdio server's process stops. */
+  mcpIdleMs: number
+  /** Reported by `GET /system/info` as `environment`. */
   environment: string
-  /** Origins browsers may call from (UAGENT_CORS_ORIGINS, comma-separated; `*` for any); none by default. */
+  /** Origins browsers may call the API from (CORS); none by default. */
   corsOrigins: string[]
-  /** Free space (MB) the data dir keeps: larger writes are refused before it runs out (UAGENT_MIN_FREE_MB). */
+  /** Free space (MB) the data dir keeps: a write that would leave less is refused with 507 before the disk runs out. */
   minFreeMb: number
-  /** Seconds between scheduled backups (UAGENT_BACKUP_INTERVAL: 3600, 90s, 30m, 6h, 1d; 0 or unset = none). */
+  /** Interval of scheduled backups into `<data>/backups/`, in seconds here. */
   backupIntervalSeconds: number
-  /** Scheduled backups kept in <dataDir>/backups (UAGENT_BACKUP_KEEP). */
+  /** Scheduled backups kept in `<data>/backups/` (the oldest go first). */
   backupKeep: number
-  /** Whether requests are recorded for analytics (UAGENT_ANALYTICS, default on). */
+  /** Whether requests are recorded for analytics; `off` records nothing. */
   analyticsEnabled: boolean
-  /** Days request records are kept (UAGENT_ANALYTICS_RETENTION_DAYS). */
+  /** Days request records are kept. */
   analyticsRetentionDays: number
-  /** Bearer token a Prometheus scraper may use on GET /metrics (UAGENT_METRICS_TOKEN). */
+  /** Bearer token a Prometheus scraper may use on `GET /metrics` besides admins. */
   metricsToken?: string
-  /** Where synthesized audio is kept (default `<dataDir>/audio`). */
+  /** Where synthesized audio is kept. @default `<data>/audio` */
   audioDir: string
-  /** How long synthesized audio is kept, in milliseconds. */
+  /** How long synthesized audio (files and records) is kept (hours in the variable; milliseconds in the config). */
   audioRetentionMs: number
   /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
   speechModelDir: string
@@ -202,6 +223,8 @@ export function loadConfig(env: Env = process.env): Config {
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
     pluginIdleMs: integer(env, 'UAGENT_PLUGIN_IDLE_MS', 300_000, 1_000, 86_400_000),
+    mcpTimeoutMs: integer(env, 'UAGENT_MCP_TIMEOUT_MS', 30_000, 100, 600_000),
+    mcpIdleMs: integer(env, 'UAGENT_MCP_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),

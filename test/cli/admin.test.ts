@@ -1,40 +1,20 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { TOTP, Secret } from 'otpauth'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildApp, createServices } from '../../src/app'
 import { ADMIN, tempDir } from '../helpers'
+import { liveServer } from './live-server'
 
 // A server on a real data dir, as `bun run start` runs it, so that host operations can work on its files.
-const CLI = join(import.meta.dir, '../../cli/index.ts')
 const dataDir = tempDir('cli-admin-data')
-const config = tempDir('cli-admin')
-let running: { stop(): void; base: string } | null = null
+const live = liveServer()
+const { run } = live
 
+/** Starts a server on the data dir (again); its URL. */
 function start() {
   const services = createServices({ dataDir, adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {}, jwtSecret: 'k'.repeat(48) })
-  const app = buildApp(services).listen({ port: 0, hostname: '127.0.0.1' })
-  running = {
-    base: `http://127.0.0.1:${app.server!.port}`,
-    stop() {
-      app.stop(true)
-      services.db.close()
-    },
-  }
-  return running
-}
-afterAll(() => running?.stop())
-
-const env = (extra: Record<string, string> = {}) => {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra }
-}
-
-async function run(args: string[], extra: Record<string, string> = {}, url = running?.base) {
-  const proc = Bun.spawn(['bun', CLI, ...(url ? ['--url', url] : []), ...args], { env: env(extra), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
+  return live.start(buildApp(services), () => services.db.close())
 }
 
 describe('account administration from the CLI', () => {
@@ -88,31 +68,30 @@ describe('account administration from the CLI', () => {
   }, 60_000)
 
   test('admin reset-password works on a stopped server’s data dir; the server then takes the new password', async () => {
-    running?.stop()
-    running = null
-    const reset = await run(['admin', 'reset-password', ADMIN.email, '--data-dir', dataDir, '--password', 'recovered-password-1'], {}, undefined)
+    live.stop()
+    const reset = await run(['admin', 'reset-password', ADMIN.email, '--data-dir', dataDir, '--password', 'recovered-password-1'], {}, { url: null })
     expect(reset.stderr).toBe('')
     expect(reset.code).toBe(0)
     expect(reset.stdout).toContain(`Password of ${ADMIN.email} reset`)
     // Through UAGENT_DATA_DIR, without a terminal: a password is generated and shown once.
-    const generated = await run(['--json', 'admin', 'reset-password', ADMIN.email], { UAGENT_DATA_DIR: dataDir }, undefined)
+    const generated = await run(['--json', 'admin', 'reset-password', ADMIN.email], { UAGENT_DATA_DIR: dataDir }, { url: null })
     expect(generated.code).toBe(0)
     const newPassword = JSON.parse(generated.stdout).password
     expect(newPassword.length).toBeGreaterThanOrEqual(12)
-    const { base } = start()
+    const base = start()
     const old = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ADMIN.email, password: 'recovered-password-1' }) })
     expect(old.status).toBe(401)
     const login = await run(['login', '--email', ADMIN.email, '--password', newPassword])
     expect(login.code).toBe(0)
     // A reset while the server runs works too: logins take the new password at once.
-    expect((await run(['admin', 'reset-password', ADMIN.email, '--data-dir', dataDir, '--password', ADMIN.password], {}, undefined)).code).toBe(0)
+    expect((await run(['admin', 'reset-password', ADMIN.email, '--data-dir', dataDir, '--password', ADMIN.password], {}, { url: null })).code).toBe(0)
     expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
 
-    const missing = await run(['admin', 'reset-password', 'nobody@example.com', '--data-dir', dataDir, '--password', 'whatever-123'], {}, undefined)
+    const missing = await run(['admin', 'reset-password', 'nobody@example.com', '--data-dir', dataDir, '--password', 'whatever-123'], {}, { url: null })
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no account with email nobody@example.com')
     const noData = tempDir('cli-empty')
-    const none = await run(['admin', 'reset-password', ADMIN.email, '--data-dir', noData, '--password', 'whatever-123'], {}, undefined)
+    const none = await run(['admin', 'reset-password', ADMIN.email, '--data-dir', noData, '--password', 'whatever-123'], {}, { url: null })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('no database at')
   }, 60_000)
@@ -136,14 +115,13 @@ describe('backups from the CLI', () => {
     const bytes = new Uint8Array(readFileSync(file))
     bytes[Math.floor(bytes.length / 2)]! ^= 0xff
     writeFileSync(tampered, bytes)
-    running!.stop()
-    running = null
-    const refused = await run(['admin', 'restore', tampered, '--data-dir', dataDir], {}, undefined)
+    live.stop()
+    const refused = await run(['admin', 'restore', tampered, '--data-dir', dataDir], {}, { url: null })
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('RESTORE_REFUSED')
     expect(refused.stderr).toContain('nothing was changed')
 
-    const restored = await run(['admin', 'restore', file, '--data-dir', dataDir], {}, undefined)
+    const restored = await run(['admin', 'restore', file, '--data-dir', dataDir], {}, { url: null })
     expect(restored.stderr).toBe('')
     expect(restored.code).toBe(0)
     expect(restored.stdout).toContain('checksums and integrity_check passed')
@@ -178,11 +156,11 @@ describe('the CLI speaks to people', () => {
 
   test('login of an MFA account without a code and without a terminal names --mfa-code; with it, logs in', async () => {
     const body = { email: ADMIN.email, password: ADMIN.password }
-    const login = (await (await fetch(`${running!.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { accessToken: string }
+    const login = (await (await fetch(`${live.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { accessToken: string }
     const headers = { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }
-    const setup = (await (await fetch(`${running!.base}/auth/mfa/setup`, { method: 'POST', headers })).json()) as { secret: string }
+    const setup = (await (await fetch(`${live.base}/auth/mfa/setup`, { method: 'POST', headers })).json()) as { secret: string }
     const code = (offset = 0) => new TOTP({ secret: Secret.fromBase32(setup.secret), digits: 6, period: 30 }).generate({ timestamp: Date.now() + offset * 30_000 })
-    expect((await fetch(`${running!.base}/auth/mfa/enable`, { method: 'POST', headers, body: JSON.stringify({ code: code(-1) }) })).status).toBe(200)
+    expect((await fetch(`${live.base}/auth/mfa/enable`, { method: 'POST', headers, body: JSON.stringify({ code: code(-1) }) })).status).toBe(200)
     const own = { XDG_CONFIG_HOME: tempDir('cli-mfa') }
     const without = await run(['login', '--email', ADMIN.email, '--password', ADMIN.password], own)
     expect(without.code).toBe(1)
@@ -207,7 +185,7 @@ describe('the CLI speaks to people', () => {
   }, 30_000)
 
   test('`bun run uagent` runs the CLI from a checkout', async () => {
-    const proc = Bun.spawn(['bun', 'run', 'uagent', '--version'], { cwd: join(import.meta.dir, '../..'), env: env(), stdout: 'pipe', stderr: 'pipe' })
+    const proc = Bun.spawn(['bun', 'run', 'uagent', '--version'], { cwd: join(import.meta.dir, '../..'), env: live.env(), stdout: 'pipe', stderr: 'pipe' })
     const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
     expect(code).toBe(0)
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)

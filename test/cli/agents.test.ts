@@ -1,53 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { ADMIN } from '../helpers'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { agentServer, TokenGenerator } from '../modules/agents/fakes'
+import { liveServer } from './live-server'
 
 // Logins hash passwords (argon2): on a loaded machine a test with several users takes seconds.
 setDefaultTimeout(30_000)
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
 // Each model reply takes 400 ms, so a run's agents finish one by one, visibly apart.
 const server = agentServer(new TokenGenerator(400), {}, { jwtSecret: 'c'.repeat(48) })
-let base = ''
-let stop = () => {}
-const config = mkdtempSync(join(tmpdir(), 'uagent-cli-agents-'))
-
-const env = () => {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1' }
-}
-
-function spawn(args: string[]) {
-  return Bun.spawn(['bun', CLI, '--url', base, ...args], { env: env(), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-}
-
-async function run(args: string[]) {
-  const proc = spawn(args)
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
-
-async function api(method: string, path: string, body?: unknown) {
-  const { accessToken } = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8'))
-  const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
-  return response.json() as Promise<any>
-}
-
-beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-  expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
-})
-afterAll(() => {
-  server.services.agents.close()
-  stop()
-  rmSync(config, { recursive: true, force: true })
-})
+const { run, spawn, api } = liveServer(server.app, { login: true, cleanup: () => server.services.agents.close() })
 
 describe('uagent agents', () => {
   test('list prints the agents; --json equals the API body', async () => {

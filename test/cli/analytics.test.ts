@@ -1,51 +1,27 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseCsv } from '../modules/analytics/helpers'
 import { makeServerWith, ScriptedGenerator } from '../helpers'
+import { liveServer } from './live-server'
 
 // Password hashing on a busy machine makes logins slow: room for them beyond the 5 s default.
 setDefaultTimeout(30_000)
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
 const server = makeServerWith(new ScriptedGenerator('Analytics from the command line.'))
-const config = mkdtempSync(join(tmpdir(), 'uagent-cli-analytics-'))
-let base = ''
-let stop = () => {}
+const live = liveServer(server.app)
+const { config } = live
 let token = ''
 
 beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
   token = (await server.login()).accessToken
   // Some traffic to show: chats, lists, and two failures.
   for (let i = 0; i < 3; i++) await server.call('POST', '/chat', { token, body: { message: `hello ${i}` } })
   for (let i = 0; i < 5; i++) await server.call('GET', '/conversations', { token })
   for (let i = 0; i < 2; i++) await server.call('GET', `/conversations/${crypto.randomUUID()}`, { token })
 })
-afterAll(() => {
-  stop()
-  rmSync(config, { recursive: true, force: true })
-})
-
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) env[key] = value
-  const proc = Bun.spawn(['bun', CLI, '--url', base, '--token', token, ...args], {
-    env: { ...env, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra },
-    stdout: 'pipe',
-    stderr: 'pipe',
-    stdin: 'ignore',
-  })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
-
-async function api(path: string) {
-  return (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } })).json() as Promise<any>
-}
+const run = (args: string[], extra: Record<string, string> = {}) => live.run(['--token', token, ...args], extra)
+const api = (path: string) => live.api('GET', path, undefined, token)
 
 describe('uagent analytics', () => {
   test('dashboard: totals, success rate, top endpoints, and hourly bars that fit the terminal', async () => {

@@ -1,46 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SignJWT } from 'jose'
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ADMIN, makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
+import { liveServer } from './live-server'
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
 const SECRET = 's'.repeat(48)
 const REPLY = 'Here is a reply that arrives one word at a time.'
 // Chat answers a word every 20 ms, so streaming shows as separate writes whatever the machine's speed.
 const server = makeServerWith(new ScriptedGenerator(REPLY, 20), { jwtSecret: SECRET })
-let base = ''
-let stop = () => {}
-const config = tempDir('cli')
-
-beforeAll(() => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-})
-afterAll(() => stop())
-
-const env = (extra: Record<string, string> = {}) => {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra }
-}
-
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], { env: env(extra), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
-
-async function direct(method: string, path: string, body?: unknown) {
-  const credentials = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8'))
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${credentials.accessToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return response.json() as Promise<any>
-}
+const live = liveServer(server.app)
+const { config, run, api } = live
 
 describe('uagent CLI', () => {
   test('wrong password exits 1 with INVALID_CREDENTIALS on stderr', async () => {
@@ -54,7 +24,7 @@ describe('uagent CLI', () => {
     expect(result.code).toBe(0)
     const path = join(config, 'uagent/credentials.json')
     expect(statSync(path).mode & 0o777).toBe(0o600)
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ url: base, email: ADMIN.email })
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ url: live.base, email: ADMIN.email })
     const info = await run(['info'])
     expect(info.code).toBe(0)
     expect(info.stdout).toContain('rate limit')
@@ -62,18 +32,18 @@ describe('uagent CLI', () => {
 
   test('--json output equals the API body', async () => {
     const info = await run(['--json', 'info'])
-    expect(JSON.parse(info.stdout)).toEqual(await direct('GET', '/system/info'))
+    expect(JSON.parse(info.stdout)).toEqual(await api('GET', '/system/info'))
     const health = JSON.parse((await run(['--json', 'health'])).stdout)
-    const live = await direct('GET', '/health')
-    expect({ ...health, uptime: 0, memory: '' }).toEqual({ ...live, uptime: 0, memory: '' })
+    const fromApi = await api('GET', '/health')
+    expect({ ...health, uptime: 0, memory: '' }).toEqual({ ...fromApi, uptime: 0, memory: '' })
 
     const chat = JSON.parse((await run(['--json', 'chat', 'Hello', 'from', 'the', 'CLI'])).stdout)
     expect(chat.response).toBeString()
     expect(Object.keys(chat.metadata).sort()).toEqual(['completionTokens', 'conversationId', 'model', 'optimized', 'promptTokens', 'responseTime', 'tokens'])
     const conversations = JSON.parse((await run(['--json', 'conversations', 'list'])).stdout)
-    expect(conversations).toEqual(await direct('GET', '/conversations'))
+    expect(conversations).toEqual(await api('GET', '/conversations'))
     const page = JSON.parse((await run(['--json', 'conversations', 'list', '--limit', '1', '--offset', '0'])).stdout)
-    expect(page).toEqual(await direct('GET', '/conversations?limit=1&offset=0'))
+    expect(page).toEqual(await api('GET', '/conversations?limit=1&offset=0'))
     expect(conversations.conversations[0].messages[0].content).toBe('Hello from the CLI')
   })
 
@@ -89,7 +59,7 @@ describe('uagent CLI', () => {
     expect(duplicate.code).toBe(1)
     expect(duplicate.stderr).toContain('error CONFLICT:')
     const listed = await run(['--json', 'users', 'list'])
-    expect(JSON.parse(listed.stdout)).toEqual(await direct('GET', '/auth/users'))
+    expect(JSON.parse(listed.stdout)).toEqual(await api('GET', '/auth/users'))
     const table = await run(['users', 'list'])
     expect(table.stdout).toMatch(/^EMAIL\s+ROLES\s+MFA/)
     expect(table.stdout).toContain('cli-admin2@example.com')
@@ -114,7 +84,7 @@ describe('uagent CLI', () => {
     const ingest = await run(['rag', 'ingest', 'handbook', folder])
     expect(ingest.code).toBe(0)
     expect(ingest.stdout).toContain('5 of 5 documents ingested into handbook')
-    const collections = await direct('GET', '/rag/collections')
+    const collections = await api('GET', '/rag/collections')
     expect(collections.collections[0]).toMatchObject({ name: 'handbook', documents: 5 })
 
     const search = await run(['--json', 'rag', 'search', 'handbook', 'canteen', 'lunch', '--limit', '2'])
@@ -122,8 +92,8 @@ describe('uagent CLI', () => {
     expect(body.results[0]).toMatchObject({ id: 'guides/lunch.html', metadata: { title: 'lunch.html' } })
     expect(body.results[0].content).not.toContain('<p>')
     expect(body.results[0].content).not.toContain('x()')
-    const api = await direct('POST', '/rag/search', { collection: 'handbook', query: 'canteen lunch', limit: 2 })
-    expect({ ...body, searchTime: 0 }).toEqual({ ...api, searchTime: 0 })
+    const fromApi = await api('POST', '/rag/search', { collection: 'handbook', query: 'canteen lunch', limit: 2 })
+    expect({ ...body, searchTime: 0 }).toEqual({ ...fromApi, searchTime: 0 })
 
     const answer = await run(['rag', 'answer', 'handbook', 'How', 'do', 'I', 'release', 'print', 'jobs?'])
     expect(answer.code).toBe(0)
@@ -161,7 +131,7 @@ describe('uagent CLI', () => {
   })
 
   test('chat streams: several writes reach stdout before the process ends', async () => {
-    const proc = Bun.spawn(['bun', CLI, '--url', base, 'chat', 'Tell', 'me', 'something'], { env: env(), stdout: 'pipe', stderr: 'pipe' })
+    const proc = live.spawn(['chat', 'Tell', 'me', 'something'])
     const reader = proc.stdout.getReader()
     const reads: string[] = []
     while (true) {
@@ -207,9 +177,9 @@ describe('uagent CLI', () => {
     expect(bare.code).toBe(2)
     expect(bare.stderr).toContain('Usage: uagent')
     expect((await run(['help'])).code).toBe(0)
-    const proc = Bun.spawn(['bun', CLI, '--url', 'http://127.0.0.1:9', 'health'], { env: env(), stdout: 'pipe', stderr: 'pipe' })
-    expect(await proc.exited).toBe(3)
-    expect(await new Response(proc.stderr).text()).toContain('error UNREACHABLE')
+    const unreachable = await run(['health'], {}, { url: 'http://127.0.0.1:9' })
+    expect(unreachable.code).toBe(3)
+    expect(unreachable.stderr).toContain('error UNREACHABLE')
   })
 
   test('--help shows an example; --version prints the version', async () => {
@@ -220,7 +190,7 @@ describe('uagent CLI', () => {
   })
 
   test('password changes the password and keeps this login; without a terminal the passwords must be given', async () => {
-    await direct('POST', '/auth/users', { email: 'cli-pw@example.com', password: 'first-password-1', roles: ['user'] })
+    await api('POST', '/auth/users', { email: 'cli-pw@example.com', password: 'first-password-1', roles: ['user'] })
     const own = { XDG_CONFIG_HOME: tempDir('cli-pw') }
     expect((await run(['login', '--email', 'cli-pw@example.com', '--password', 'first-password-1'], own)).code).toBe(0)
     const prompted = await run(['password'], own)

@@ -1,40 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import set from '../fixtures/kb-labelled.json'
-import { ADMIN, makeServer } from '../helpers'
+import { makeServer } from '../helpers'
+import { tempDir } from '../temp'
+import { liveServer } from './live-server'
 import { HTML_PAGE, MARKDOWN, makeDocx, makeEncryptedPdf, makeImageOnlyPdf, makePdf } from '../modules/kb/files'
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
-const root = mkdtempSync(join(tmpdir(), 'uagent-cli-kb-'))
+const root = tempDir('cli-kb')
 const server = makeServer({ dataDir: join(root, 'data'), rateLimitMax: 100_000 })
-let base = ''
-let stop = () => {}
-const config = join(root, 'config')
-
-beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-  expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
-})
-afterAll(() => {
-  stop()
-  rmSync(root, { recursive: true, force: true })
-})
-
-function env() {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1' }
-}
-
-async function run(args: string[]) {
-  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], { env: env(), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
+const live = liveServer(server.app, { login: true })
+const { run } = live
 
 describe('uagent rag ingest, docs, doc; chat --collection', () => {
   test('a folder of mixed files: PDFs and Word files go through the upload route, failures are printed with reasons and exit 1', async () => {
@@ -89,8 +65,7 @@ describe('uagent rag ingest, docs, doc; chat --collection', () => {
   }, 60_000)
 
   test('chat --collection grounds the reply and prints its sources', async () => {
-    const token = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8')).accessToken
-    await fetch(`${base}/rag/ingest`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ collection: 'harbor', documents: set.documents }) })
+    await live.api('POST', '/rag/ingest', { collection: 'harbor', documents: set.documents })
     const streamed = await run(['chat', '--collection', 'harbor', 'How', 'long', 'are', 'deleted', 'files', 'kept', 'in', 'the', 'trash?'])
     expect(streamed.code).toBe(0)
     expect(streamed.stdout).toContain('kept for 30 days')

@@ -1,32 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { describe, expect, test } from 'bun:test'
 import { ADMIN, makeServer } from '../helpers'
+import { liveServer } from './live-server'
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
-const server = makeServer()
-let base = ''
-let stop = () => {}
-const config = mkdtempSync(join(tmpdir(), 'uagent-cli-keys-'))
-
-beforeAll(() => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-})
-afterAll(() => {
-  stop()
-  rmSync(config, { recursive: true, force: true })
-})
-
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) env[key] = value
-  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], { env: { ...env, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
+const { run } = liveServer(makeServer().app)
 
 describe('uagent keys', () => {
   test('create prints the key once, list shows it without the secret, revoke stops it', async () => {

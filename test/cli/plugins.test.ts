@@ -1,62 +1,28 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN, makeServer } from '../helpers'
+import { makeServer } from '../helpers'
 import { describeWithPluginTools, gitRepo, pluginFiles, tgzOf } from '../modules/plugins/fixtures'
+import { tempDir } from '../temp'
+import { liveServer } from './live-server'
 
 // Real processes (Node workers, git, npm, the CLI) on a shared machine: generous per-test limits.
 setDefaultTimeout(30_000)
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
-const root = mkdtempSync(join(tmpdir(), 'uagent-cli-plugins-'))
-const config = join(root, 'config')
+const root = tempDir('cli-plugins')
 const pluginsDir = join(root, 'plugins')
 const server = makeServer({ pluginsDir, jwtSecret: 'c'.repeat(48) })
 const archive = tgzOf(pluginFiles('cli-url', { echo: `(params) => ({ echoed: params })` }, { version: '3.1.0' }), 'package/')
-let base = ''
-let stop = () => {}
 let files: ReturnType<typeof Bun.serve>
 
-beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
+beforeAll(() => {
   files = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(archive as BodyInit) })
   if (Bun.which('git')) gitRepo(join(root, 'repo'), pluginFiles('cli-git', { hi: `() => 'hi from git'` }), 'v2.0.0')
-  const login = await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])
-  if (login.code !== 0) throw new Error(login.stderr)
 })
-afterAll(() => {
-  stop()
-  files.stop(true)
-  server.services.plugins.close()
-  rmSync(root, { recursive: true, force: true })
-})
-
-function env(extra: Record<string, string> = {}) {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1', ...extra }
-}
-
-async function run(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
-  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], {
-    env: env(options.env),
-    stdout: 'pipe',
-    stderr: 'pipe',
-    stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),
-  })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
-
-async function api(method: string, path: string, body?: unknown) {
-  const { accessToken } = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8'))
-  const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
-  return response.json() as Promise<any>
-}
+const live = liveServer(server.app, { login: true, cleanup: () => server.services.plugins.close() })
+const { run, api } = live
+afterAll(() => files.stop(true))
 
 describeWithPluginTools('uagent plugins', () => {
   test('list and show print the catalog; --json is the API body', async () => {
@@ -86,7 +52,7 @@ describeWithPluginTools('uagent plugins', () => {
     expect(JSON.parse(stringy.stdout)).toMatchObject({ words: 1, characters: 3 })
     const json = await run(['--json', 'plugins', 'exec', 'datetime', 'now', '--params', '{"timezone":"Asia/Tokyo"}'])
     expect(JSON.parse(json.stdout)).toMatchObject({ success: true, plugin: 'datetime', action: 'now', result: { timezone: 'Asia/Tokyo', offset: '+09:00' } })
-    const stdin = await run(['plugins', 'exec', 'text', 'slugify', '--params', '-'], { stdin: '{"text":"Hello World!"}' })
+    const stdin = await run(['plugins', 'exec', 'text', 'slugify', '--params', '-'], {}, { stdin: '{"text":"Hello World!"}' })
     expect(stdin.code).toBe(0)
     expect(JSON.parse(stdin.stdout)).toEqual({ slug: 'hello-world' })
     const bad = await run(['plugins', 'exec', 'calculator', 'evaluate', '--param', 'expression=process.exit()'])
@@ -128,7 +94,7 @@ describeWithPluginTools('uagent plugins', () => {
 
   test('a non-admin cannot install, enable, disable or remove (exit 1, FORBIDDEN)', async () => {
     await api('POST', '/auth/users', { email: 'cli-plain@example.com', password: 'plain-password-1', roles: ['user'] })
-    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'cli-plain@example.com', password: 'plain-password-1' }) })
+    const login = await fetch(`${live.base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'cli-plain@example.com', password: 'plain-password-1' }) })
     const { accessToken } = (await login.json()) as { accessToken: string }
     for (const args of [['install', 'git', join(root, 'repo'), '--version', 'v2.0.0'], ['disable', 'calculator'], ['enable', 'calculator'], ['remove', 'cli-url']]) {
       const result = await run(['--token', accessToken, 'plugins', ...args])

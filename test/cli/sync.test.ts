@@ -1,58 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
+import { mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ADMIN, makeServer } from '../helpers'
+import { makeServer } from '../helpers'
+import { tempDir } from '../temp'
+import { liveServer } from './live-server'
 import { HTML_PAGE, makeDocx, makeImageOnlyPdf, makePdf } from '../modules/kb/files'
 
-const CLI = join(import.meta.dir, '../../cli/index.ts')
-const root = mkdtempSync(join(tmpdir(), 'uagent-sync-'))
+const root = tempDir('sync')
 const server = makeServer({ dataDir: join(root, 'data'), rateLimitMax: 100_000 })
-const config = join(root, 'config')
-let base = ''
-let stop = () => {}
-let token = ''
-
-beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-  expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
-  token = JSON.parse(readFileSync(join(config, 'uagent/credentials.json'), 'utf8')).accessToken
-})
-afterAll(() => {
-  stop()
-  rmSync(root, { recursive: true, force: true })
-})
-
-function env() {
-  const clean: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) clean[key] = value
-  return { ...clean, XDG_CONFIG_HOME: config, NO_COLOR: '1' }
-}
-
-const spawn = (args: string[]) => Bun.spawn(['bun', CLI, '--url', base, ...args], { env: env(), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-
-async function run(args: string[]) {
-  const proc = spawn(args)
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
+const live = liveServer(server.app, { login: true })
+const { run, spawn } = live
 
 async function sync(...args: string[]) {
   const result = await run(['--json', 'rag', 'sync', ...args])
   return { ...result, summary: result.stdout ? JSON.parse(result.stdout) : null }
 }
 
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: response.status, json: (await response.json()) as any }
-}
-
+const api = (method: string, path: string, body?: unknown) => live.request(method, path, body)
 const listing = async (collection: string) => (await api('GET', `/rag/collections/${collection}/documents?limit=10000`)).json.documents as any[]
 const search = async (collection: string, query: string) => (await api('POST', '/rag/search', { collection, query, limit: 10 })).json.results as any[]
 
@@ -129,9 +93,9 @@ describe('uagent rag sync', () => {
     writeFileSync(join(dir, 'private.md'), 'My private note.')
     expect((await sync('private', dir)).code).toBe(0)
     const other = await server.userSession('sync-other@example.com')
-    const theirs = await fetch(`${base}/rag/collections/private/documents?view=hashes`, { headers: { authorization: `Bearer ${other.accessToken}` } })
+    const theirs = await fetch(`${live.base}/rag/collections/private/documents?view=hashes`, { headers: { authorization: `Bearer ${other.accessToken}` } })
     expect(theirs.status).toBe(404)
-    const document = await fetch(`${base}/rag/collections/private/documents/private.md`, { headers: { authorization: `Bearer ${other.accessToken}` } })
+    const document = await fetch(`${live.base}/rag/collections/private/documents/private.md`, { headers: { authorization: `Bearer ${other.accessToken}` } })
     expect(document.status).toBe(404)
   }, 60_000)
 

@@ -1,40 +1,16 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { recognizerInstalled } from '../../src/ml/speech/recognizer'
-import { ADMIN } from '../helpers'
+import { tempDir } from '../temp'
 import { makeVoiceServer } from '../modules/voice/helpers'
+import { liveServer } from './live-server'
 
 setDefaultTimeout(120_000)
 if (!recognizerInstalled()) console.log('skipping uagent voice transcribe: pocketsphinx is not installed (apt-get install -y pocketsphinx pocketsphinx-en-us)')
-const CLI = join(import.meta.dir, '../../cli/index.ts')
 const server = makeVoiceServer({ jwtSecret: 'v'.repeat(48) })
-const config = mkdtempSync(join(tmpdir(), 'uagent-cli-voice-'))
-const files = mkdtempSync(join(tmpdir(), 'uagent-cli-audio-'))
-let base = ''
-let stop = () => {}
-
-beforeAll(async () => {
-  const app = server.app.listen({ port: 0 })
-  base = `http://127.0.0.1:${app.server!.port}`
-  stop = () => app.stop(true)
-  expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
-})
-afterAll(() => {
-  stop()
-  server.cleanup()
-  rmSync(config, { recursive: true, force: true })
-  rmSync(files, { recursive: true, force: true })
-})
-
-async function run(args: string[]) {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('UAGENT_') && value !== undefined) env[key] = value
-  const proc = Bun.spawn(['bun', CLI, '--url', base, ...args], { env: { ...env, XDG_CONFIG_HOME: config, NO_COLOR: '1' }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  return { stdout, stderr, code }
-}
+const files = tempDir('cli-audio')
+const { run } = liveServer(server.app, { login: true, cleanup: () => server.cleanup() })
 
 describe('uagent voice', () => {
   test('tts -o saves real audio in the format of the extension (or --format); --json prints the API body', async () => {

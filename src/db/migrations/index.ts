@@ -12,6 +12,7 @@ import { apiKeys } from './009_api_keys'
 import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
 import { analyticsMovedOut } from './014_analytics_moved_out'
+import { mcpServers } from './015_mcp_servers'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -35,6 +36,7 @@ export interface MigrationContext {
 export const MIGRATIONS: Migration[] = [
   accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings,
   analyticsMovedOut,
+  mcpServers,
 ]
 
 /**
