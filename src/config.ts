@@ -78,7 +78,7 @@ export interface Config {
   audioRetentionMs: number
   /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
   speechModelDir: string
-  /** `postgres://user:pass@host:port/db` (UAGENT_DATABASE_URL): state in PostgreSQL; undefined keeps it in `<dataDir>/uagent.db`. */
+  /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
   databaseUrl?: string
 }
 
