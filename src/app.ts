@@ -26,6 +26,7 @@ import type { ConversationStore } from './modules/conversations/store'
 import { SqliteConversationStore } from './modules/conversations/store.sqlite'
 import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
+import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
@@ -90,7 +91,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -220,6 +221,7 @@ export function createServices(options: AppOptions = {}): Services {
   const tools = combineToolboxes(createToolbox(plugins), mcp)
   const agents = new AgentService({
     db,
+    ...(postgres ? { store: new PostgresTaskStore(postgres) } : {}),
     rag,
     generator: models.generator,
     tools,
@@ -233,11 +235,12 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
-  // In PostgreSQL no cascade reaches conversations and API keys from the users table (still in SQLite).
+  // In PostgreSQL no cascade reaches conversations, API keys and agent tasks from the users table (still in SQLite).
   if (postgres) {
     auth.onUserDeleted((userId) => {
       conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
       Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(agents.store.deleteAllOf(userId)).catch((error) => log(`Deleting the agent tasks of deleted user ${userId} failed: ${(error as Error).message}`))
     })
   }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)

@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import { hashToken } from '../../core/tokens'
 import type { ApiKeyResolver, Principal, User } from '../auth/service'
-import { andThen, type ApiKeyStore, type KeyRow, type MaybePromise } from './store'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
+import type { ApiKeyStore, KeyRow } from './store'
 
 /** Every personal API key starts with this, so a bearer token is told apart from a JWT at a glance. */
 export const API_KEY_PREFIX = 'uak_'

@@ -21,7 +21,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   async list(userId: string): Promise<KeyRow[]> {
-    return this.sql.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, seq DESC`, [userId])
+    return [...(await this.sql.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, seq DESC`, [userId]))]
   }
 
   async remove(userId: string, id: string): Promise<KeyRow | null> {

@@ -1,10 +1,4 @@
-/** A value now (SQLite) or later (PostgreSQL): the request path stays synchronous on SQLite. */
-export type MaybePromise<T> = T | Promise<T>
-
-/** Applies `next` to a value, at once or when it arrives. */
-export function andThen<T, R>(value: MaybePromise<T>, next: (value: T) => R | Promise<R>): MaybePromise<R> {
-  return value instanceof Promise ? value.then(next) : next(value)
-}
+import type { MaybePromise } from '../../db/maybe-promise'
 
 export interface KeyRow {
   id: string

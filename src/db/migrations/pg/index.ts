@@ -1,4 +1,5 @@
 import { conversations } from './002_conversations'
+import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 
 /**
@@ -15,4 +16,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, apiKeys]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys]
