@@ -1,5 +1,6 @@
 // The stores on PostgreSQL against the same stores on SQLite: authenticated JSON routes answered
-// in-process (app.handle, no sockets), so what differs is the store. Needs UAGENT_DATABASE_URL (or
+// in-process (app.handle, no sockets: what differs is the store alone) or, with BENCH_PG_HTTP=1,
+// over HTTP as a client sees them. Needs UAGENT_DATABASE_URL (or
 // UAGENT_TEST_DATABASE_URL); skipped, saying so, without one. Goal (issue 34): every route on
 // PostgreSQL ≥ 0.5 of SQLite's throughput.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -12,15 +13,19 @@ const URL_ = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_
 const SECONDS = Number(process.env.BENCH_PG_SECONDS ?? 4)
 const CONCURRENCY = 16
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
+const OVER_HTTP = process.env.BENCH_PG_HTTP === '1'
 
 async function serverOn(postgres: Awaited<ReturnType<typeof openPostgres>> | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-pg-'))
   const services: Services = createServices({ dataDir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, analyticsEnabled: false, rateLimitMax: 1_000_000_000, log: () => {}, ...(postgres ? { postgres } : {}) })
   const app = buildApp(services)
+  // Over a socket (BENCH_PG_HTTP=1) the fixed cost of HTTP is in both figures, as for a real client.
+  const base = OVER_HTTP ? `http://127.0.0.1:${app.listen({ port: 0, hostname: '127.0.0.1' }).server!.port}` : null
   const call = async (method: string, path: string, token?: string, body?: unknown) => {
     const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }
+    const response = base ? await fetch(`${base}${path}`, init) : await app.handle(new Request(`http://localhost${path}`, init))
     return { status: response.status, json: (await response.json()) as any }
   }
   const { json: session } = await call('POST', '/auth/login', undefined, ADMIN)
@@ -30,6 +35,7 @@ async function serverOn(postgres: Awaited<ReturnType<typeof openPostgres>> | und
     await services.conversations.append(crypto.randomUUID(), [{ role: 'user', content: `question ${i} about the travel policy` }, { role: 'assistant', content: `answer ${i}: hotels are capped at 120 euros a night` }], { userId: session.user.id, title: `conversation ${i}` })
   }
   const close = () => {
+    if (base) app.stop(true)
     services.agents.close()
     services.plugins.close()
     services.postgresMonitor?.close()
@@ -59,7 +65,7 @@ async function measure(run: () => Promise<{ status: number }>) {
   return { rps: latencies.length / SECONDS, p95: latencies[Math.floor(latencies.length * 0.95)]!, errors }
 }
 
-console.log('\n== PostgreSQL stores against SQLite (in-process, authenticated JSON routes)')
+console.log(`\n== PostgreSQL stores against SQLite (authenticated JSON routes, ${OVER_HTTP ? 'over HTTP on 127.0.0.1' : 'in-process app.handle; BENCH_PG_HTTP=1 for HTTP'})`)
 if (!URL_) {
   console.log('skipped: set UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL) to a PostgreSQL database to run it')
 } else {

@@ -21,7 +21,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   async list(userId: string): Promise<KeyRow[]> {
-    return [...(await this.sql.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = $1 ORDER BY created_at DESC, seq DESC`, [userId]))]
+    return [...(await this.sql`SELECT id, user_id, name, prefix, created_at, last_used_at, expires_at FROM api_keys WHERE user_id = ${userId} ORDER BY created_at DESC, seq DESC`)]
   }
 
   async remove(userId: string, id: string): Promise<KeyRow | null> {
@@ -34,12 +34,12 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   async byHash(keyHash: string): Promise<KeyRow | null> {
-    const rows: KeyRow[] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash])
+    const rows: KeyRow[] = await this.sql`SELECT id, user_id, name, prefix, created_at, last_used_at, expires_at FROM api_keys WHERE key_hash = ${keyHash}`
     return rows[0] ?? null
   }
 
   async byId(id: string): Promise<KeyRow | null> {
-    const rows: KeyRow[] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1`, [id])
+    const rows: KeyRow[] = await this.sql`SELECT id, user_id, name, prefix, created_at, last_used_at, expires_at FROM api_keys WHERE id = ${id}`
     return rows[0] ?? null
   }
 
