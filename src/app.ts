@@ -27,6 +27,7 @@ import { SqliteConversationStore } from './modules/conversations/store.sqlite'
 import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
 import { PostgresTaskStore } from './modules/agents/store.postgres'
+import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
@@ -91,7 +92,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -235,12 +236,13 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
-  // In PostgreSQL no cascade reaches conversations, API keys and agent tasks from the users table (still in SQLite).
+  // In PostgreSQL no cascade reaches conversations, API keys, agent tasks and voice records from the users table (still in SQLite).
   if (postgres) {
     auth.onUserDeleted((userId) => {
       conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
       Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
       Promise.resolve(agents.store.deleteAllOf(userId)).catch((error) => log(`Deleting the agent tasks of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(speech.store.deleteAllOf(userId)).catch((error) => log(`Deleting the voice records of deleted user ${userId} failed: ${(error as Error).message}`))
     })
   }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
@@ -248,6 +250,7 @@ export function createServices(options: AppOptions = {}): Services {
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
     db,
+    ...(postgres ? { store: new PostgresVoiceStore(postgres) } : {}),
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
@@ -264,7 +267,7 @@ export function createServices(options: AppOptions = {}): Services {
     startAgentTask: async (caller, task, names) => services.agents.submit(caller, { task, agents: names.length ? names : ['researcher', 'writer'] }),
     listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
   }
-  const voice = new VoiceCommands(db, speech, actions)
+  const voice = new VoiceCommands(speech, actions)
   ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
