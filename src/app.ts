@@ -68,6 +68,9 @@ import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
+import { webModule } from './modules/web'
+import { WebBundle } from './modules/web/bundle'
+import { webSessionModule } from './modules/web/session'
 
 export type { Config }
 
@@ -132,6 +135,8 @@ export interface Services {
   recorder: RequestRecorder
   analytics: AnalyticsService
   prometheus: PrometheusMetrics
+  /** The browser app's bundle, built (or loaded from its cache) on first use. */
+  web: WebBundle
   log: (line: string) => void
 }
 
@@ -273,7 +278,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -351,6 +356,7 @@ export function buildApp(services: Services) {
     .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
+    .use(webSessionModule(auth, limiter))
     .use(apiKeysModule(services.apiKeys, auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
@@ -371,6 +377,7 @@ export function buildApp(services: Services) {
     .use(voiceModule(speech, voice, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app
 }

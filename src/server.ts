@@ -70,7 +70,9 @@ async function start() {
   // Voice: the intent classifier's model is trained (once per training data, by a child process)
   // and cached in the data dir now, off the request path; it and the speech models load on first use.
   services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
-  console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir})`)
+  // The web app is built now when its sources changed since the last build (cached by their hash).
+  services.web.ready().catch((error) => console.error(`web app: ${(error as Error).message}`))
+  console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir}; web app at /app)`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))
   shutdownOnSignals(app, services)

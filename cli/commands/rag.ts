@@ -126,6 +126,16 @@ export function registerRag(program: Command): void {
   )
   example(
     rag
+      .command('create <collection>')
+      .description('Create an empty collection (ingest or upload adds documents later)')
+      .action(async (collection: string, _options, command: Command) => {
+        const body = await new ApiClient(globals(command)).json('POST', '/rag/collections', { name: collection })
+        emit(command, body, () => console.log(`Created collection ${body.collection.name} (embedder ${body.collection.embedder}).`))
+      }),
+    'uagent rag create handbook',
+  )
+  example(
+    rag
       .command('collections')
       .description('List your collections')
       .action(async (_options, command: Command) => {

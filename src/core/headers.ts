@@ -11,10 +11,16 @@ export const SECURITY_HEADERS: Record<string, string> = {
 /** The API docs (Swagger UI) are a page: its own scripts, styles and images, nothing from elsewhere. */
 export const DOCS_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-const docsPath = (pathname: string) => pathname === '/openapi' || pathname === '/swagger' || pathname.startsWith('/openapi/')
+/** The web app: its own scripts and styles only, no inline script; audio players may play blobs it fetched. */
+export const APP_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-/** The security headers for a path (the docs UI gets its own Content-Security-Policy). */
+const docsPath = (pathname: string) => pathname === '/openapi' || pathname === '/swagger' || pathname.startsWith('/openapi/')
+const appPath = (pathname: string) => pathname === '/app' || pathname.startsWith('/app/')
+
+/** The security headers for a path (the docs UI and the web app get their own Content-Security-Policy). */
 export function securityHeaders(pathname: string): Record<string, string> {
+  if (appPath(pathname)) return { ...SECURITY_HEADERS, 'content-security-policy': APP_CSP }
   return docsPath(pathname) ? { ...SECURITY_HEADERS, 'content-security-policy': DOCS_CSP } : SECURITY_HEADERS
 }
 

@@ -11,6 +11,8 @@ import {
   AnswerResponse,
   CollectionParams,
   CollectionsResponse,
+  CreateCollectionRequest,
+  CreatedCollection,
   DeletedCollection,
   DeletedDocument,
   DocumentParams,
@@ -70,6 +72,12 @@ export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimit
       auth: true,
       response: { 200: CollectionsResponse, ...errors },
       detail: { summary: 'Your collections with document and chunk counts' },
+    })
+    .post('/collections', ({ body, principal }) => rag.createCollection(principal.user.id, body.name), {
+      auth: true,
+      body: CreateCollectionRequest,
+      response: { 200: CreatedCollection, ...errors },
+      detail: { summary: 'Create an empty collection (documents come later by ingest or upload); 409 when you have one of that name' },
     })
     .delete('/collections/:name', ({ params, principal }) => rag.deleteCollection(principal.user.id, params.name), {
       auth: true,

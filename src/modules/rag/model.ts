@@ -67,11 +67,14 @@ export const AnswerResponse = t.Object({
   context: t.Optional(t.Array(t.Object({ content: t.String(), source: t.String(), confidence: t.Number() }))),
 })
 
-export const CollectionsResponse = t.Object({
-  collections: t.Array(
-    t.Object({ name: t.String(), documents: t.Integer(), chunks: t.Integer(), embedder: t.String(), dimensions: t.Integer(), createdAt: t.String() }),
-  ),
+const CollectionView = t.Object({ name: t.String(), documents: t.Integer(), chunks: t.Integer(), embedder: t.String(), dimensions: t.Integer(), createdAt: t.String() })
+
+export const CollectionsResponse = t.Object({ collections: t.Array(CollectionView) })
+
+export const CreateCollectionRequest = t.Object({
+  name: t.String({ minLength: 1, maxLength: 64, pattern: '\\S', error: 'body.name: 1 to 64 characters, not blank' }),
 })
+export const CreatedCollection = t.Object({ success: t.Boolean(), collection: CollectionView })
 
 export const CollectionParams = t.Object({ name: t.String({ maxLength: 200 }) })
 export const DocumentParams = t.Object({ name: t.String({ maxLength: 200 }), id: t.String({ maxLength: 512 }) })

@@ -277,6 +277,22 @@ export class RagService {
     }
   }
 
+  /** An empty collection with the current embedder, for documents to come; 409 when the name is taken. */
+  async createCollection(userId: string, name: string) {
+    const embedder = await this.deps.embedder()
+    const taken = () => new AppError('CONFLICT', `You already have a collection named ${name}`)
+    if (this.store.findCollection(userId, name)) throw taken()
+    let row
+    try {
+      row = this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
+    } catch (error) {
+      // Made by another request between the look-up and the insert (UNIQUE (user_id, name)).
+      if (String((error as Error).message).includes('UNIQUE')) throw taken()
+      throw error
+    }
+    return { success: true, collection: { name: row.name, documents: 0, chunks: 0, embedder: row.embedder, dimensions: row.dimensions, createdAt: row.created_at } }
+  }
+
   deleteCollection(userId: string, name: string) {
     this.store.deleteCollection(this.collection(userId, name))
     return { success: true, collection: name }
