@@ -25,3 +25,11 @@ export function databaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && CLIENT_CODES.has(code)) return true
   return typeof errno === 'string' && SERVER_STATES.test(errno)
 }
+
+/** PostgreSQL refuses text holding U+0000 (SQLite keeps it): such input is the caller's to fix, a 400. */
+export function unstorableText(error: unknown): boolean {
+  const { errno } = (error ?? {}) as { errno?: unknown }
+  return errno === '22021' || errno === '22P05'
+}
+
+export const UNSTORABLE_TEXT_MESSAGE = 'The text contains the NUL character (U+0000), which this server’s database (PostgreSQL) cannot store: remove it and try again'

@@ -5,7 +5,7 @@ import { CorsPolicy, securityHeaders } from './headers'
 import { findAbsurdNumber, findAbsurdQueryNumber, LARGEST_EXACT } from './numbers'
 import { type RouteInfo, RouteTable } from './routes'
 import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
-import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable } from './database'
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from './database'
 import { NOT_BLANK } from './schema'
 import type { RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
@@ -246,6 +246,9 @@ export function httpCore(options: HttpOptions) {
       } else if (code === 'INVALID_COOKIE_SIGNATURE' || code === 'INVALID_FILE_TYPE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', String((error as Error).message), requestId)
+      } else if (unstorableText(error)) {
+        status = 400
+        body = errorBody('VALIDATION_ERROR', UNSTORABLE_TEXT_MESSAGE, requestId)
       } else if (databaseUnavailable(error)) {
         // PostgreSQL lost while serving: a temporary condition, reported by /health until it answers again.
         options.onDatabaseLost?.(error)

@@ -139,6 +139,13 @@ describe.skipIf(!TEST_DATABASE_URL)(`conversations over HTTP on PostgreSQL${TEST
     expect((await call('DELETE', `/conversations/${id}`, { token: bob.accessToken })).json).toEqual({ success: true, id })
     expect((await call('GET', `/conversations/${id}`, { token: bob.accessToken })).status).toBe(404)
 
+    // PostgreSQL cannot store U+0000: a 400 that says so, and nothing stored (SQLite keeps such text).
+    const nul = await call('POST', '/chat', { token: bob.accessToken, body: { message: 'a\u0000b' } })
+    expect(nul.status).toBe(400)
+    expect(nul.json).toMatchObject({ code: 'VALIDATION_ERROR' })
+    expect(nul.json.message).toContain('U+0000')
+    expect((await call('GET', '/conversations', { token: bob.accessToken })).json.total).toBe(1)
+
     const deleted = await call('DELETE', `/auth/users/${bob.user.id}`, { token: admin.accessToken })
     expect(deleted.status).toBe(200)
     let left = 1

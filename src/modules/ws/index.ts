@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
-import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable } from '../../core/database'
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from '../../core/database'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -175,6 +175,7 @@ export function wsModule(
           if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
         } catch (error) {
           if (error instanceof AppError) fail(error.code, error.message)
+          else if (unstorableText(error)) fail('VALIDATION_ERROR', UNSTORABLE_TEXT_MESSAGE)
           else if (databaseUnavailable(error)) {
             onDatabaseLost?.(error)
             fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
