@@ -70,8 +70,8 @@ async function start() {
   // Voice: the intent classifier's model is trained (once per training data, by a child process)
   // and cached in the data dir now, off the request path; it and the speech models load on first use.
   services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))
-  // The web app is built now when its sources changed since the last build (cached by their hash).
-  services.web.ready().catch((error) => console.error(`web app: ${(error as Error).message}`))
+  // The web app is built (when its sources changed since the last build; cached by their hash) and
+  // loaded on its first request: an idle server that nobody opens in a browser does not carry it.
   console.log(`Universal Agent listening on http://${app.server?.hostname}:${app.server?.port} (data: ${config.dataDir}; web app at /app)`)
   // The pid file goes with the process, however it ends.
   process.on('exit', () => rmSync(pidFile, { force: true }))

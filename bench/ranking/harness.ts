@@ -92,8 +92,10 @@ export async function prepare(embedder: Embedder, now: Awaited<ReturnType<typeof
   const out: Prepared[] = []
   for (const query of queries) {
     const collection = now.collections.get(query.corpus)!
-    const [vector] = await embedder.embed([query.query])
-    const { candidates, terms, chunks } = now.rag.candidates(collection, vector!, query.query, WIDEST)
+    // The vector search would use: the query's, leaned towards its synonyms' (RagService.queryVector).
+    const synonyms = now.rag.expansion(collection, query.query)
+    const vector = await now.rag.queryVector(embedder, query.query, synonyms)
+    const { candidates, terms, chunks } = now.rag.candidates(collection, vector, query.query, WIDEST, synonyms)
     out.push({ query, candidates, terms, docs: new Map([...chunks].map(([id, chunk]) => [id, chunk.docId])) })
   }
   return out

@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { openBrowser, ScriptedGenerator, signIn, startServer, type Watched, type WebServer } from './harness'
+
+// A real browser on a busy machine: page loads and waits take longer than bun's 5 s default.
+setDefaultTimeout(60_000)
 
 const REPLY =
   'According to the handbook the office opens at **nine** [1]. ' +

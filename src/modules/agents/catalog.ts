@@ -6,7 +6,7 @@ import { supportsToolCalls } from '../../ml/tool-calls'
 import { RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer/answer'
 import { rankingParams } from '../rag/ranking/params'
 import type { SearchResult } from '../rag/service'
-import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps } from './text-work'
+import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps, textUnits } from './text-work'
 import { reviewWork, stepsOf, termSet } from './review'
 import type { AgentDefinition, AgentInput, AgentWork, Source } from './types'
 import type { ToolCallRecord } from './tools'
@@ -114,16 +114,32 @@ async function analyse(input: AgentInput): Promise<AgentWork> {
   return { context: draft, draft, toolCalls }
 }
 
+/** A sources list as agents print it under their work. */
+const sourceList = (sources: Source[]) => sources.map((s) => `[${s.n}] ${s.title} (${s.collection}/${s.id}, score ${s.score.toFixed(2)})`).join('\n')
+
 /**
  * The writer: one part per step, each built from the sentences of the earlier work that share
  * the most terms with that step (every sentence goes to the step it fits best, at most once).
+ * Without a model and without material from the agents before it (no researcher ran, or it found
+ * nothing), the writer searches the caller's collections itself and drafts from what it finds,
+ * citing it.
  */
 async function write(input: AgentInput): Promise<AgentWork> {
-  const material = input.earlier.filter((r) => r.agent !== 'critic' && r.agent !== 'planner')
+  let texts = input.earlier.filter((r) => r.agent !== 'critic' && r.agent !== 'planner').map((r) => ({ origin: r.agent, text: r.response }))
+  let sources: Source[] | undefined
+  let searched = ''
+  const hasMaterial = texts.some((t) => textUnits(t.text).length > 0)
+  if (input.builtin && !hasMaterial && !input.earlier.some((r) => r.agent === 'researcher')) {
+    const found = await research(input)
+    if (found.sources?.length) {
+      texts = [{ origin: 'writer', text: found.draft }]
+      sources = found.sources
+    } else searched = found.draft
+  }
   const steps = stepsOf(input)
   const stepTerms = steps.map(termSet)
   const parts: { text: string; shared: number }[][] = steps.map(() => [])
-  for (const sentence of keySentences(material.map((r) => ({ origin: r.agent, text: r.response })), input.task, 1000)) {
+  for (const sentence of keySentences(texts, input.task, 1000)) {
     const terms = termSet(sentence.text)
     const shared = stepTerms.map((set) => [...set].filter((term) => terms.has(term)).length / Math.max(1, set.size))
     const best = shared.indexOf(Math.max(...shared))
@@ -134,12 +150,18 @@ async function write(input: AgentInput): Promise<AgentWork> {
     let picked = parts[i]!.sort((a, b) => b.shared - a.shared).slice(0, 3).map((p) => p.text)
     // A step that asks for the write-up itself ("write a short summary") gets the best of the rest.
     if (!picked.length && ['writer', 'summarizer'].includes(ownerOf(step))) {
-      picked = keySentences(material.map((r) => ({ origin: r.agent, text: r.response })), input.task, 2).map((s) => s.text)
+      picked = keySentences(texts, input.task, 2).map((s) => s.text)
       picked = picked.filter((text) => !taken.has(text)).concat(picked.filter((text) => taken.has(text))).slice(0, 2)
     }
     return `${step.replace(/[.!?:]+$/, '')}:\n${picked.length ? picked.join(' ') : '(no material on this part yet)'}`
   })
-  return { context: `Write one part per step:\n${steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`, draft: sections.join('\n\n') }
+  const notes = searched ? `\n\n${searched}` : ''
+  const cited = sources ? `\n\nSources:\n${sourceList(sources)}` : ''
+  return {
+    context: `Write one part per step:\n${steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`,
+    draft: `${sections.join('\n\n')}${cited}${notes}`,
+    ...(sources ? { sources } : {}),
+  }
 }
 
 /** The critic: checks the others' work against the task. */

@@ -4,7 +4,7 @@ import { type Generator, replyBudget } from '../../ml'
 import type { RagService } from '../rag/service'
 import { agentNamed } from './catalog'
 import { reviewWork, stepsOf } from './review'
-import { keySentences } from './text-work'
+import { NO_COLLECTIONS, keySentences, textUnits } from './text-work'
 import { fitted, runAgent, workSections } from './turn'
 import type { AgentInput, AgentResult } from './types'
 import type { PluginToolbox, ToolCaller } from './tools'
@@ -121,10 +121,14 @@ export async function runTask(spec: TaskSpec, run: RunContext): Promise<TaskOutc
   }
 
   const finalSynthesis = await synthesize(spec.task, previous, run, builtin)
-  return { results: all, finalSynthesis, confidence: confidenceOf(spec.task, previous), iterations: round }
+  return { results: all, finalSynthesis, confidence: confidenceOf(spec.task, previous, builtin), iterations: round }
 }
 
-/** Combines the last round's work: a model's synthesis, or its key sentences and the review's verdict. */
+/**
+ * Combines the last round's work: a model's synthesis; without one, the work's key sentences under
+ * the name of the agent that produced them, the sources they cite, the plan and the review's verdict,
+ * or, when no agent found material, a plain statement of that. Never empty.
+ */
 async function synthesize(task: string, results: AgentResult[], run: RunContext, builtin: boolean): Promise<string> {
   const work = results.filter((r) => r.agent !== 'critic' && r.agent !== 'planner')
   const critics = results.filter((r) => r.agent === 'critic')
@@ -137,9 +141,20 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
     return reply.text.trim()
   }
   const texts = (work.length ? work : results).map((r) => ({ origin: r.agent, text: stripSources(r.response) }))
-  const parts = [keySentences(texts, task, 5).map((s) => s.text).join(' ')]
-  const sources = results.find((r) => r.sources?.length)?.sources
-  if (sources) parts.push(`Sources: ${sources.map((s) => `[${s.n}] ${s.title}`).join('; ')}.`)
+  const key = keySentences(texts, task, 5)
+  const parts: string[] = []
+  // Each agent's sentences under its name, in the order the agents worked.
+  for (const origin of [...new Set(key.map((s) => s.origin))]) {
+    parts.push(`From the ${origin}: ${key.filter((s) => s.origin === origin).map((s) => s.text).join(' ')}`)
+  }
+  const sources = [...results].reverse().find((r) => r.agent === 'researcher' && r.sources?.length)?.sources ?? results.find((r) => r.sources?.length)?.sources
+  if (key.length && sources) parts.push(`Sources: ${sources.map((s) => `[${s.n}] ${s.title}`).join('; ')}.`)
+  if (!key.length) {
+    const searched = results.some((r) => r.response.includes(NO_COLLECTIONS)) ? 'You have no collections to draw on' : 'Nothing in your collections matches this task'
+    parts.push(`${searched}, and no language model is installed to write from general knowledge, so the agents found no material to answer it with.`)
+  }
+  const planner = [...results].reverse().find((r) => r.agent === 'planner' && r.steps?.length)
+  if (planner) parts.push(`Plan (planner): ${planner.steps!.map((step, i) => `${i + 1}. ${step.replace(/[.!?]+$/, '')}`).join('; ')}.`)
   if (critics.length) {
     const open = [...new Set(critics.flatMap((r) => r.objections ?? []))]
     parts.push(open.length ? `Open objections: ${open.join(' ')}` : 'Review: no objections.')
@@ -149,16 +164,19 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
 
 /**
  * Confidence in [0, 1]: the mean of the signals the run produced — the share of the task's steps
- * the final work addresses (always); the researcher's retrieval, as the mean score of its top
- * three sources (0 when it found none; only when a researcher ran); and the critic's verdict,
- * 1 / (1 + open objections) (only when a critic ran).
+ * the final work addresses (always); the retrieval behind the work, as the mean score of the top
+ * three sources found (0 when none was; when a researcher ran, or another agent searched); and the
+ * critic's verdict, 1 / (1 + open objections) (only when a critic ran). With the built-in engine,
+ * whose agents can only quote material, a run that found no material at all has confidence 0.
  */
-export function confidenceOf(task: string, results: AgentResult[]): number {
+export function confidenceOf(task: string, results: AgentResult[], builtin = false): number {
   const work = results.filter((r) => r.agent !== 'critic')
+  const material = work.filter((r) => r.agent !== 'planner').some((r) => textUnits(stripSources(r.response)).length > 0)
+  if (builtin && !material) return 0
   const signals = [reviewWork(work, stepsOf({ task, earlier: results })).addressed]
-  const researched = results.filter((r) => r.agent === 'researcher')
-  if (researched.length) {
-    const scores = researched.flatMap((r) => r.sources ?? []).map((s) => s.score).sort((a, b) => b - a).slice(0, 3)
+  const searched = results.filter((r) => r.agent === 'researcher' || r.sources?.length)
+  if (searched.length) {
+    const scores = searched.flatMap((r) => r.sources ?? []).map((s) => s.score).sort((a, b) => b - a).slice(0, 3)
     signals.push(scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : 0)
   }
   const critics = results.filter((r) => r.agent === 'critic')

@@ -1,11 +1,10 @@
 // One registered MCP server as this server's client sees it: a lazily opened connection (a
 // spawned process for stdio, HTTP requests for Streamable HTTP), closed again when idle, every
 // request under a time limit, and its state: connected, idle, or unavailable since a failure.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import pkg from '../../../package.json'
+import { type ClientSdk, isMcpError, loadClientSdk, MCP_CONNECTION_CLOSED, MCP_REQUEST_TIMEOUT } from './sdk'
 import type { McpServerRecord, RemoteTool } from './store'
 
 export type RemoteStatus = 'connected' | 'idle' | 'unavailable' | 'disabled'
@@ -61,12 +60,12 @@ export class RemoteServer {
     return this.status === 'unavailable' && Date.now() >= this.retryAt
   }
 
-  private transport() {
+  private transport(sdk: ClientSdk) {
     const { record } = this
     if (record.transport === 'http') {
-      return new StreamableHTTPClientTransport(new URL(record.url!), { requestInit: { headers: record.headers } })
+      return new sdk.StreamableHTTPClientTransport(new URL(record.url!), { requestInit: { headers: record.headers } })
     }
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: record.command!,
       args: record.args,
       env: childEnvironment(record.env),
@@ -82,8 +81,9 @@ export class RemoteServer {
   private async open(): Promise<Client> {
     if (this.client) return this.client
     this.opening ??= (async () => {
-      const client = new Client({ name: 'universal-agent', version: pkg.version })
-      const transport = this.transport()
+      const sdk = await loadClientSdk()
+      const client = new sdk.Client({ name: 'universal-agent', version: pkg.version })
+      const transport = this.transport(sdk)
       this.stderr = ''
       const timer = setTimeout(() => void transport.close().catch(() => {}), this.options.timeoutMs)
       try {
@@ -102,7 +102,7 @@ export class RemoteServer {
           if (this.status === 'connected') this.status = 'idle'
         }
       }
-      this.pid = transport instanceof StdioClientTransport ? transport.pid : null
+      this.pid = transport instanceof sdk.StdioClientTransport ? transport.pid : null
       this.client = client
       this.status = 'connected'
       this.error = null
@@ -185,13 +185,13 @@ export class RemoteServer {
       })
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error
-      if (error instanceof McpError) {
-        if (error.code === ErrorCode.RequestTimeout) {
+      if (isMcpError(error)) {
+        if (error.code === MCP_REQUEST_TIMEOUT) {
           // A server that does not answer in time may be stuck: start afresh next time (unless other calls still use it).
           if (!this.busy) void this.close()
           throw new RemoteUnavailable(`${this.describe()} did not answer ${name} within ${this.options.timeoutMs} ms`)
         }
-        if (error.code !== ErrorCode.ConnectionClosed) throw error
+        if (error.code !== MCP_CONNECTION_CLOSED) throw error
       }
       throw this.refusedOrFailed(error)
     }

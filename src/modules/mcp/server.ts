@@ -1,21 +1,9 @@
 // This server as an MCP server: the caller's knowledge base, the plugins' actions and the agents,
 // over Streamable HTTP at /mcp. Stateless: every HTTP request gets a fresh MCP server bound to the
 // caller it authenticated, so one user's session can never see another's data.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type CallToolResult,
-  type Resource,
-  type ServerNotification,
-} from '@modelcontextprotocol/sdk/types.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { CallToolResult, Resource, ServerNotification } from '@modelcontextprotocol/sdk/types.js'
 import pkg from '../../../package.json'
 import { AppError } from '../../core/errors'
 import { validate } from '../plugins/json-schema'
@@ -23,7 +11,11 @@ import type { PluginToolbox, ToolCaller } from '../plugins/tools'
 import type { DocumentLibrary } from '../rag/documents/library'
 import type { RagService } from '../rag/service'
 import { toolError, toolResult } from './results'
+import { loadServerSdk, type ServerSdk } from './sdk'
 import type { ServedTool } from './tools'
+
+/** The SDK, once the first request to /mcp has loaded it (every use below comes after that). */
+let sdk: ServerSdk
 
 /** MCP's "resource not found" error code. */
 const RESOURCE_NOT_FOUND = -32002
@@ -58,13 +50,13 @@ function decodeCursor(text: string | undefined): Cursor {
     const cursor = JSON.parse(Buffer.from(text, 'base64url').toString()) as Cursor
     if (Number.isInteger(cursor.c) && Number.isInteger(cursor.o) && cursor.c >= 0 && cursor.o >= 0) return cursor
   } catch {}
-  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page')
+  throw new sdk.McpError(sdk.ErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page')
 }
 
 /** The endpoint behind POST /mcp: one MCP server per request, for the request's caller. */
 export class McpEndpoint {
   // Only elicitation uses the SDK's validator; one instance serves every request (each makes an Ajv).
-  private readonly validator = new AjvJsonSchemaValidator()
+  private validator: AjvJsonSchemaValidator | undefined
   private readonly served: Map<string, ServedTool>
   /**
    * Tool calls running, by caller session and JSON-RPC id. Stateless requests share no MCP session,
@@ -89,9 +81,11 @@ export class McpEndpoint {
       const cancelled = message as { method?: unknown; params?: { requestId?: unknown } } | null
       if (cancelled?.method === 'notifications/cancelled') this.running.get(`${session}:${String(cancelled.params?.requestId)}`)?.abort(new Error('Cancelled by the client'))
     }
+    sdk ??= await loadServerSdk()
+    this.validator ??= new sdk.AjvJsonSchemaValidator()
     const server = this.server(caller, session, request.signal)
     // Streamed (SSE) only when the client may be sent notifications meanwhile: a tool call that asked for progress.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) })
+    const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) })
     await server.connect(transport)
     const response = await transport.handleRequest(request, { parsedBody: body })
     if (!response.ok) {
@@ -104,12 +98,12 @@ export class McpEndpoint {
 
   private server(caller: ToolCaller, session: string, httpSignal: AbortSignal): Server {
     // The low-level Server: tools are described by JSON Schema (the plugins' own), not zod.
-    const server = new Server(
+    const server = new sdk.Server(
       { name: 'universal-agent', title: 'Universal Agent', version: pkg.version },
       { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: this.validator },
     )
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }))
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: this.listTools() }))
+    server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
       const { name } = request.params
       const args = request.params.arguments ?? {}
       const key = `${session}:${String(extra.requestId)}`
@@ -121,8 +115,8 @@ export class McpEndpoint {
         if (this.running.get(key) === cancel) this.running.delete(key)
       }
     })
-    server.setRequestHandler(ListResourcesRequestSchema, (request) => this.listResources(caller, request.params?.cursor))
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    server.setRequestHandler(sdk.ListResourcesRequestSchema, (request) => this.listResources(caller, request.params?.cursor))
+    server.setRequestHandler(sdk.ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: [
         {
           uriTemplate: 'uagent://collections/{name}/documents/{id}',
@@ -133,7 +127,7 @@ export class McpEndpoint {
         },
       ],
     }))
-    server.setRequestHandler(ReadResourceRequestSchema, (request) => this.readResource(caller, request.params.uri))
+    server.setRequestHandler(sdk.ReadResourceRequestSchema, (request) => this.readResource(caller, request.params.uri))
     return server
   }
 
@@ -156,7 +150,7 @@ export class McpEndpoint {
       return this.run(() => builtin.run(checked.value as Record<string, unknown>, { caller, signal, progress }), name)
     }
     if (!this.deps.plugins.list().some((tool) => tool.name === name)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. tools/list names the tools you can call`)
+      throw new sdk.McpError(sdk.ErrorCode.InvalidParams, `Unknown tool: ${name}. tools/list names the tools you can call`)
     }
     return this.run(() => this.deps.plugins.call(name, args, caller, signal), name)
   }
@@ -209,20 +203,20 @@ export class McpEndpoint {
 
   private readResource(caller: ToolCaller, uri: string) {
     const match = DOCUMENT_URI.exec(uri)
-    if (!match) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (documents are uagent://collections/{name}/documents/{id})`, { uri })
+    if (!match) throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (documents are uagent://collections/{name}/documents/{id})`, { uri })
     let collection: string
     let id: string
     try {
       collection = decodeURIComponent(match[1]!)
       id = decodeURIComponent(match[2]!)
     } catch {
-      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })
+      throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })
     }
     try {
       const document = this.deps.library.get(caller.userId, collection, id)
       return { contents: [{ uri, mimeType: 'text/plain', text: document.text }] }
     } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND') throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })
       throw error
     }
   }

@@ -1,9 +1,9 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { AppError, notFound } from '../../core/errors'
 import type { PluginToolbox, ToolCaller, ToolDefinition } from '../plugins/tools'
 import { parseToolName, toolName } from '../plugins/tools'
 import { redactCredentials } from '../plugins/install'
 import { RemoteServer, RemoteUnavailable } from './remote'
+import { isMcpError, MCP_INVALID_PARAMS } from './sdk'
 import type { McpServerRecord, McpServerStore, RemoteTool } from './store'
 import { toolValue } from './results'
 
@@ -215,7 +215,7 @@ export class McpClientService {
     } catch (error) {
       if (error instanceof RemoteUnavailable) throw new AppError('TOOL_UNAVAILABLE', error.message)
       // The server refused the call itself (arguments that fail its schema, a tool it no longer has).
-      if (error instanceof McpError) throw new AppError(error.code === ErrorCode.InvalidParams ? 'VALIDATION_ERROR' : 'PLUGIN_ERROR', `${name}: ${error.message.replace(/^(MCP error -?\d+: )+/, '')}`)
+      if (isMcpError(error)) throw new AppError(error.code === MCP_INVALID_PARAMS ? 'VALIDATION_ERROR' : 'PLUGIN_ERROR', `${name}: ${error.message.replace(/^(MCP error -?\d+: )+/, '')}`)
       throw error
     }
   }

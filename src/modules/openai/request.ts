@@ -74,6 +74,12 @@ export function lastQuestion(body: CompletionRequest): string {
   throw invalid('messages', 'A rag:<collection> model answers the last user message: send a user message with text')
 }
 
+/** The turns before the last user message: the conversation a follow-up to a rag:<collection> model belongs to. */
+export function earlierTurns(body: CompletionRequest): ChatMessage[] {
+  const last = body.messages.findLastIndex((message) => message.role === 'user')
+  return toChatMessages({ ...body, messages: body.messages.slice(0, Math.max(0, last)) }).filter((m) => m.role !== 'system' && m.content.trim())
+}
+
 /** The sampling and length options in the engines' terms; `budget` caps the reply when the request names no limit. */
 export function generateOptions(body: CompletionRequest, budget: number): GenerateOptions {
   const stop = body.stop === undefined || body.stop === null ? [] : (typeof body.stop === 'string' ? [body.stop] : body.stop).filter(Boolean)

@@ -8,7 +8,7 @@ import { UpstreamGenerator } from '../../ml/upstream'
 import { answerPrompt, answerQuestion } from '../rag/answer/answer'
 import { COLLECTION_NAME, type RagService } from '../rag/service'
 import type { ChatCompletion } from './model'
-import { type CompletionRequest, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
+import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
 
 export interface OpenAiDeps {
   generator: () => Promise<Generator>
@@ -40,7 +40,7 @@ export interface Source {
 /** A chat completion, resolved and checked, not yet run. */
 export type CompletionPlan =
   | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
-  | { kind: 'rag'; model: string; collection: string; userId: string; question: string; options: GenerateOptions; includeUsage: boolean }
+  | { kind: 'rag'; model: string; collection: string; userId: string; question: string; conversation: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
   | { kind: 'relay'; model: string; generator: UpstreamGenerator; body: Record<string, unknown> }
 
 export type ChatCompletionObject = Static<typeof ChatCompletion>
@@ -106,7 +106,7 @@ export class OpenAiService {
       this.ownCollection(userId, collection, body.model)
       if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers from a collection and cannot call tools`, 'tools')
       const question = lastQuestion(body)
-      return { kind: 'rag', model: body.model, collection, userId, question, options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
+      return { kind: 'rag', model: body.model, collection, userId, question, conversation: earlierTurns(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
     }
     const generator = await this.deps.generator()
     if (body.model !== generator.id) await this.explainUnknown(body.model, 'chat')
@@ -237,13 +237,13 @@ export class OpenAiService {
 
   /** A grounded answer from the collection, cut by `stop` and `max_tokens` as a generated reply would be. */
   private async ragAnswer(plan: Extract<CompletionPlan, { kind: 'rag' }>) {
-    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
+    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
     const pieces = textPieces(applyStops(result.answer, plan.options.stop))
     const limit = plan.options.maxTokens ?? Number.POSITIVE_INFINITY
     const text = pieces.slice(0, limit).join('')
     const generator = await this.deps.rag().generator()
     const passages = (result.context ?? []).map((c) => ({ id: c.source, content: c.content, score: c.confidence, metadata: {} }))
-    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages)) : 0
+    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages, plan.conversation)) : 0
     return {
       text,
       finishReason: pieces.length > limit ? ('length' as const) : ('stop' as const),

@@ -3,9 +3,10 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
+import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
 import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
-import { type CollectionRow, RagStore, type WrittenHook } from './store'
+import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -23,6 +24,13 @@ export interface IngestDocument {
   metadata?: Record<string, unknown>
 }
 
+/** The synonyms a query is searched with in a collection, and their keyword statistics there. */
+export interface Expansion {
+  words: string[]
+  terms?: QueryTerms
+}
+const NO_EXPANSION: Expansion = { words: [] }
+
 export interface SearchResult {
   id: string
   content: string
@@ -39,6 +47,8 @@ export interface RagDeps {
   generator: () => Promise<Generator>
   /** The free-space floor: an ingest that would leave less is refused (507) before anything is written. */
   storage?: { assertRoom(bytes: number): void }
+  /** Whether searches also look for the query's synonyms (see expansion.ts); on unless false. */
+  synonyms?: boolean
 }
 
 /** Bytes a document takes once stored: its text twice (chunks overlap), the keyword index and vectors. */
@@ -201,10 +211,11 @@ export class RagService {
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
   async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
     const params = rankingParams(embedder.id)
-    const [vector] = await embedder.embed([query])
+    const synonyms = this.expansion(collection, query)
+    const vector = await this.queryVector(embedder, query, synonyms)
     // Everything below is synchronous: checked here, the collection cannot change before the queries.
     if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
-    const { candidates, terms, chunks } = this.candidates(collection, vector!, query, { ...candidatePools(limit, params), rareShare: params.rareShare })
+    const { candidates, terms, chunks } = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const ranked = rankCandidates(candidates, terms, params)
     const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
     return scored.map((hit) => {
@@ -214,12 +225,46 @@ export class RagService {
   }
 
   /**
-   * The candidates of a query with what their scores are made of: the `vectorPool` nearest chunks
-   * and the `keywordPool` best by BM25, each with its similarity, BM25, the query terms it holds
+   * The synonyms a query is searched with in this collection: those of its words (synonymsOf) that
+   * the collection holds, in at most RARE_SYNONYM_SHARE of its chunks (a synonym in most of them
+   * tells nothing and costs a long posting list), at most MOST_SYNONYMS; none when synonyms are
+   * turned off. With their keyword statistics, for the keyword search of them.
+   */
+  expansion(collection: CollectionRow, query: string): Expansion {
+    if (this.deps.synonyms === false) return NO_EXPANSION
+    const synonyms = synonymsOf(query)
+    if (!synonyms.length) return NO_EXPANSION
+    const found = this.store.queryTerms(collection, synonyms.join(' '))
+    const most = Math.max(RARE_SYNONYM_MIN, found.chunks * RARE_SYNONYM_SHARE)
+    const kept = found.terms.filter((term) => !term.phrase && term.df > 0 && term.df <= most).slice(0, MOST_SYNONYMS)
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept } }
+  }
+
+  /**
+   * The vector a query is searched with: its embedding, leaned towards the embedding of its synonyms
+   * (SYNONYM_VECTOR_SHARE of it), so passages that say the same with other words come nearer. Only
+   * the query's vector changes: stored vectors (and the embedder's id) stay as they are.
+   */
+  async queryVector(embedder: Embedder, query: string, synonyms: Expansion): Promise<Float32Array> {
+    if (!synonyms.words.length) return (await embedder.embed([query]))[0]!
+    const [own, other] = await embedder.embed([query, synonyms.words.join(' ')])
+    const blended = new Float32Array(own!.length)
+    let norm = 0
+    for (let i = 0; i < blended.length; i++) {
+      blended[i] = own![i]! + SYNONYM_VECTOR_SHARE * other![i]!
+      norm += blended[i]! * blended[i]!
+    }
+    if (norm > 0) for (let i = 0; i < blended.length; i++) blended[i]! /= Math.sqrt(norm)
+    return blended
+  }
+
+  /**
+   * The candidates of a query with what their scores are made of: the `vectorPool` nearest chunks,
+   * the `keywordPool` best by BM25, and the `keywordPool` best by BM25 of the query's synonyms, each with its similarity, BM25, the query terms it holds
    * (the rare ones, up to `rareShare` of the chunks, and the phrases) and its count of distinct
    * content words. Synchronous, so the collection cannot change meanwhile.
    */
-  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }) {
+  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, synonyms = this.expansion(collection, query)) {
     const hasDirection = vector.some((x) => x !== 0)
     const vectorRanking = hasDirection
       ? this.store.nearest(collection, vector, pools.vectorPool)
@@ -239,6 +284,17 @@ export class RagService {
         keywordOnly.push(hit.chunkId)
       }
     })
+    // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
+    if (synonyms.words.length) {
+      for (const hit of this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool)) {
+        const known = byId.get(hit.chunkId)
+        if (known) known.synonymBm25 = hit.bm25
+        else {
+          byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, synonymBm25: hit.bm25, held: [], features: 0, vectorRank: Infinity, keywordRank: Infinity })
+          keywordOnly.push(hit.chunkId)
+        }
+      }
+    }
     if (hasDirection) {
       for (const [chunkId, stored] of this.store.vectors(collection, keywordOnly)) byId.get(chunkId)!.similarity = similarity(cosineDistance(vector, stored))
     }
@@ -257,6 +313,15 @@ export class RagService {
       candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
     }
     return { candidates: [...byId.values()], terms, chunks }
+  }
+
+  /**
+   * The content words of a question with how many of the collection's chunks hold each (`df`) and
+   * the collection's chunk count: what tells a question's telling words from its common ones.
+   */
+  questionTerms(userId: string, name: string, question: string): { terms: { word: string; df: number }[]; chunks: number } {
+    const { terms, chunks } = this.store.queryTerms(this.collection(userId, name), question)
+    return { terms: terms.filter((term) => !term.phrase && !STOPWORDS.has(term.word)).map(({ word, df }) => ({ word, df })), chunks }
   }
 
   /** The score below which a passage of this collection is not relevant enough to answer from: fitted per embedder (ranking/params.json). */

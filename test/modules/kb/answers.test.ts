@@ -3,6 +3,10 @@ import set from '../../fixtures/kb-labelled.json'
 import { ExtractiveGenerator } from '../../../src/ml/builtin/extractive-generator'
 import { sentences } from '../../../src/ml/text'
 import { makeServer } from '../../helpers'
+import labelled from '../../fixtures/answers-labelled.json'
+import { answerQuestion } from '../../../src/modules/rag/answer/answer'
+import { inMemoryRag } from '../../rag-service'
+import { answersWith } from '../../answers-metric'
 
 async function harbor() {
   const server = makeServer()
@@ -92,4 +96,62 @@ describe('extractive answers', () => {
     const leaning = await ask(['The vault seals itself after five failed unlock attempts. It then stays sealed until an operator unseals it with three key shares.'], 'Who unseals it, and with what?')
     expect(leaning).toContain('The vault seals itself after five failed unlock attempts. [1] It then stays sealed')
   }, 60_000)
+})
+
+describe('answers that answer (issue 37): sentences chosen for the question', () => {
+  const generator = new ExtractiveGenerator()
+  const ask = async (passages: string[], question: string) =>
+    (await generator.generate([{ role: 'user', content: `Sources:\n${passages.map((p, i) => `[${i + 1}] ${p}`).join('\n')}\n\nQuestion: ${question}` }])).text
+
+  const handbook = [
+    'Retention policy',
+    'Backups are kept according to the retention policy of the repository.',
+    'Change this with keep-daily, keep-weekly and keep-monthly in harbor.conf, then run harbor prune.',
+    'Old snapshots are removed by the next prune.',
+  ].join('\n')
+
+  test('"how do I" gets the sentence with the setting and the command, not the heading', async () => {
+    const text = await ask([handbook], 'How do I change the retention policy?')
+    expect(text.startsWith('Change this with keep-daily, keep-weekly and keep-monthly in harbor.conf, then run harbor prune. [1]')).toBe(true)
+    expect(text).not.toMatch(/^Retention policy/)
+  })
+
+  test('an underlined heading and a manual page term are headings, not answers', async () => {
+    const setext = await ask(['Log rotation\n------------\nLogs are rotated weekly by logrotate.\nRotated logs are compressed with gzip after one day.'], 'When are logs rotated?')
+    expect(setext.startsWith('Logs are rotated weekly by logrotate. [1]')).toBe(true)
+    const man = await ask(['DSHELL\n       The login shell to be used for all new users.  Defaults to /bin/bash.\nDHOME\n       The directory in which new home directories should be created.  Defaults to /home.'], 'Where are new home directories created?')
+    expect(man.startsWith('The directory in which new home directories should be created. [1]')).toBe(true)
+  })
+
+  test('"how many" gets the number, "where" the path, "why" the reason', async () => {
+    const facts = [
+      'The mirror holds packages for several architectures. It keeps 14 daily snapshots of every suite. Snapshots are listed in the web interface.',
+      'Configuration lives in a text file. The mirror reads its settings from /etc/mirror/mirror.conf at start. Settings can also be given on the command line.',
+      'Downloads are verified. The mirror checks every file against the signed Release file because a compromised upstream must not reach clients. Checks run in parallel.',
+    ]
+    // "It keeps…" leans on the sentence before it, which comes along, right before it.
+    expect((await ask(facts, 'How many daily snapshots does the mirror keep?')).startsWith('The mirror holds packages for several architectures. [1] It keeps 14 daily snapshots of every suite. [1]')).toBe(true)
+    expect((await ask(facts, 'Where does the mirror read its settings from?')).startsWith('The mirror reads its settings from /etc/mirror/mirror.conf at start. [2]')).toBe(true)
+    expect((await ask(facts, 'Why does the mirror check every file?')).startsWith('The mirror checks every file against the signed Release file because')).toBe(true)
+  })
+
+  test('never a piece of a sentence cut by a chunk boundary', async () => {
+    const cut = 'modifications, and in Source or Object form, provided that You meet the following conditions. You must give any other recipients of the Work a copy of this License. You may add Your own copyright statement to Your modifications and may provide additional or different license terms and conditions for use, reproduction, or distribution of Your'
+    const text = await ask([cut], 'What must I give other recipients of the work, and under which conditions may I distribute modifications?')
+    expect(text).toContain('You must give any other recipients of the Work a copy of this License. [1]')
+    expect(text).not.toContain('modifications, and in Source or Object form')
+    expect(text).not.toContain('distribution of Your [1]')
+  })
+
+  test('on real documents (test/fixtures/answers-labelled.json), the first sentence answers at least 70 % of the questions', async () => {
+    const { rag } = inMemoryRag()
+    await rag.ingest('u', 'debian', labelled.documents)
+    let hits = 0
+    for (const q of labelled.questions) {
+      const { answer } = await answerQuestion(rag, 'u', { question: q.question, collection: 'debian', maxContext: 5, includeContext: false })
+      if (answersWith(answer, q.answer)) hits++
+    }
+    expect(labelled.questions.length).toBeGreaterThanOrEqual(50)
+    expect(hits / labelled.questions.length).toBeGreaterThanOrEqual(0.7)
+  }, 120_000)
 })

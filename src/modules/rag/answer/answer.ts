@@ -1,7 +1,10 @@
 import { AppError } from '../../../core/errors'
 import type { ModelUsage } from '../../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
+import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
 import { keyTerms } from '../../../ml/text'
+import { wordnet } from '../../../ml/wordnet'
+import { idf } from '../ranking/scoring'
 import type { RagService, SearchResult } from '../service'
 
 // Passages scoring below the relevance floor are not relevant enough to answer from: it is fitted per
@@ -53,22 +56,92 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
   return grounded.filter((p) => p.score >= best * RELATIVE_FLOOR)
 }
 
-export function answerPrompt(question: string, passages: SearchResult[]): ChatMessage[] {
+/**
+ * How much of a question the passages cover, in [0, 1]: its content words, each weighted by its
+ * rarity in the collection (the square root of BM25's idf), and the share of that weight whose words (stemmed) the
+ * passages hold — or hold a synonym of in its most frequent sense (WordNet; SYNONYM_SHARE of the
+ * word's weight). A word the collection lacks weighs as one found once: the most telling. A question about the collection's subject is covered by the passages that answer
+ * it; one about something else ("Who painted the Mona Lisa?") leaves its telling words uncovered,
+ * whatever the passages happen to share with it.
+ */
+export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[]): number {
+  const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
+  const lexicon = wordnet()
+  let total = 0
+  let covered = 0
+  const seen = new Set<string>()
+  for (const { word, df } of question.terms) {
+    const term = matchTerms(word)[0]
+    if (!term || seen.has(term)) continue
+    seen.add(term)
+    // The square root: one missing word should not outweigh all the others ("default" missing from "the default storage quota per user").
+    let weight = Math.sqrt(Math.max(idf(df, question.chunks), MIN_TERM_WEIGHT))
+    // What a question is about is named by nouns: a missing verb or adverb ("happens", "off") says less.
+    if (df === 0 && lexicon && !lexicon.lemmas(word).some((lemma) => lemma.pos === 'noun')) weight *= MISSING_NON_NOUN_SHARE
+    total += weight
+    if (held.has(term)) covered += weight
+    else if (lexicon?.synonyms(word, 1).some((synonym) => held.has(matchTerms(synonym)[0] ?? ''))) covered += weight * SYNONYM_SHARE
+  }
+  return total > 0 ? covered / total : 1
+}
+
+/** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
+export const MISSING_NON_NOUN_SHARE = 0.3
+/** What a question word held by the passages only as a synonym counts, of its weight. */
+export const SYNONYM_SHARE = 0.5
+
+/** Terms as coverage matches them: stemmed, without a final "e" ("sublicense", "sublicensing"). */
+const matchTerms = (text: string) => keyTerms(text).map((term) => (term.length > 4 ? term.replace(/e$/, '') : term))
+
+/** A word in most chunks still counts a little: a question of common words alone is covered by what holds them. */
+const MIN_TERM_WEIGHT = 0.05
+
+/**
+ * Passages that cover less of the question than this (see questionCoverage) do not answer it: the
+ * question is about something the collection does not hold. Chosen with scripts/fit-refusal.ts on
+ * its calibration family (the Git manual beside 300 manual pages): Git questions answered 1.000 and
+ * world-knowledge questions refused 0.967 from 0.675 to 0.775, the best balance; the lowest of that
+ * range. Checked on a family it was not chosen on (`bun run bench answers`).
+ */
+export const COVERAGE_FLOOR = 0.675
+
+/** Chunks a collection needs for the coverage rule to apply: below, the relevance floor alone decides. */
+export const COVERAGE_MIN_CHUNKS = 50
+
+/** The passages of one collection that answer the question, or none when together they cover too little of it. */
+export function coveredPassages<T extends { content: string }>(rag: RagService, userId: string, collection: string, question: string, passages: T[]): T[] {
+  if (!passages.length) return passages
+  const terms = rag.questionTerms(userId, collection, question)
+  // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
+  if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
+  return questionCoverage(terms, passages) >= COVERAGE_FLOOR ? passages : []
+}
+
+/**
+ * The prompt: the instruction, the numbered passages and the question; for a follow-up ("and which
+ * command applies it?"), the turns of the conversation before it (the last EARLIER_TURNS exchanges) too.
+ */
+export function answerPrompt(question: string, passages: SearchResult[], conversation: ChatMessage[] = []): ChatMessage[] {
   const numbered = passages.map((p, i) => `[${i + 1}] ${passageBlock(p.content)}`).join('\n')
+  const earlier = isFollowUp(question) ? conversation.filter((m) => m.role !== 'system').slice(-2 * EARLIER_TURNS) : []
   return [
     { role: 'system', content: INSTRUCTION },
+    ...earlier,
     { role: 'user', content: `Sources:\n${numbered}\n\nQuestion: ${question}` },
   ]
 }
+
+/** The user's questions in earlier turns of a conversation. */
+export const questionsOf = (conversation: ChatMessage[]) => conversation.filter((m) => m.role === 'user').map((m) => m.content)
 
 /**
  * The passages that fit the model's context beside the instruction, the question and the reply,
  * best first. When not even the best one fits whole, it is cut to what does.
  */
-export async function fitPassages(generator: Generator, question: string, passages: SearchResult[]): Promise<SearchResult[]> {
+export async function fitPassages(generator: Generator, question: string, passages: SearchResult[], conversation: ChatMessage[] = []): Promise<SearchResult[]> {
   const budget = promptBudget(generator)
-  const [system, user] = answerPrompt(question, [])
-  let used = (await generator.countTokens(system!.content)) + (await generator.countTokens(user!.content))
+  let used = 0
+  for (const message of answerPrompt(question, [], conversation)) used += await generator.countTokens(message.content)
   const fitted: SearchResult[] = []
   for (const [i, passage] of passages.entries()) {
     const cost = (await generator.countTokens(`[${i + 1}] ${passage.content}`)) + 1
@@ -95,14 +168,17 @@ export async function fitPassages(generator: Generator, question: string, passag
 export async function answerQuestion(
   rag: RagService,
   userId: string,
-  input: { question: string; collection: string; maxContext: number; includeContext: boolean },
+  input: { question: string; collection: string; maxContext: number; includeContext: boolean; conversation?: ChatMessage[] },
   onUsage?: (usage: ModelUsage) => void,
 ) {
-  const found = await rag.search(userId, input.collection, input.question, input.maxContext, rag.relevanceFloor(userId, input.collection))
-  const relevant = relevantPassages(input.question, found.results)
+  // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
+  const conversation = input.conversation ?? []
+  const query = followUpQuery(input.question, questionsOf(conversation))
+  const found = await rag.search(userId, input.collection, query, input.maxContext, rag.relevanceFloor(userId, input.collection))
+  const relevant = coveredPassages(rag, userId, input.collection, query, relevantPassages(query, found.results))
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
-  let passages = generator ? await fitPassages(generator, input.question, relevant) : []
+  let passages = generator ? await fitPassages(generator, input.question, relevant, conversation) : []
   if (generator && passages.length === 0) {
     throw new AppError('VALIDATION_ERROR', `body.question: too long for ${generator.id} (it reads ${generator.contextLength} tokens): shorten it`)
   }
@@ -110,7 +186,7 @@ export async function answerQuestion(
   if (!generator) {
     answer = noRelevantAnswer(input.collection)
   } else {
-    const result = await generator.generate(answerPrompt(input.question, passages), { maxTokens: replyBudget(generator) })
+    const result = await generator.generate(answerPrompt(input.question, passages, conversation), { maxTokens: replyBudget(generator) })
     onUsage?.({ model: generator.id, promptTokens: result.promptTokens, completionTokens: result.completionTokens })
     if (result.noAnswer) {
       // The engine found the passages do not answer the question: nothing relevant, say so.

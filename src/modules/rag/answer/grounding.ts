@@ -1,5 +1,6 @@
 import { type Generator, promptBudget } from '../../../ml'
-import { passageBlock, relevantPassages, title } from './answer'
+import { followUpQuery } from '../../../ml/follow-up'
+import { coveredPassages, passageBlock, relevantPassages, title } from './answer'
 import type { DocumentLibrary } from '../documents/library'
 import type { RagService, SearchResult } from '../service'
 
@@ -31,20 +32,12 @@ export const GROUNDING_INSTRUCTION =
 /** Passages per reply, at most. */
 const MAX_PASSAGES = 4
 
-/**
- * A message that only makes sense with the turn before it: it opens with a connective ("and…",
- * "what about…") or is short and points back with a pronoun ("how do I disable it?").
- */
-const CONNECTIVE = /^\s*(and|also|but|so|then|ok(ay)?|what about|how about|what if)\b/i
-const POINTS_BACK = /\b(it|its|that|this|they|them|those|these|there|one|ones|he|she|him|her)\b/i
-export function isFollowUp(message: string): boolean {
-  return CONNECTIVE.test(message) || (message.trim().split(/\s+/).length <= 12 && POINTS_BACK.test(message))
-}
+export { isFollowUp } from '../../../ml/follow-up'
 
 /**
  * Grounds a chat message in the caller's collections: retrieves passages for the message (for a
- * follow-up, or when the message alone finds nothing, for the message together with the previous
- * question, so "and how do I disable it?" retrieves from what "it" was), keeps those above the
+ * follow-up, with the content words of the earlier questions it leans on, so "and how do I disable
+ * it?" retrieves from what "it" was; when the message alone finds nothing, with the previous question), keeps those above the
  * relevance floor, and numbers them for the prompt. An unknown collection (or another user's) is 404.
  */
 export class CollectionGrounding implements Grounding {
@@ -57,7 +50,9 @@ export class CollectionGrounding implements Grounding {
     const found: (SearchResult & { collection: string })[] = []
     for (const name of collections) {
       const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, this.rag.relevanceFloor(userId, name))
-      found.push(...this.library.withPages(userId, name, results).map((r) => ({ ...r, collection: name })))
+      // A collection whose passages leave the question's telling words uncovered does not answer it.
+      const covered = coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
+      found.push(...this.library.withPages(userId, name, covered).map((r) => ({ ...r, collection: name })))
     }
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
@@ -65,9 +60,12 @@ export class CollectionGrounding implements Grounding {
   async ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator): Promise<Grounded> {
     // Every collection is checked (404 when it is not the caller's) before anything is retrieved.
     for (const name of collections) this.rag.collection(userId, name)
+    // A follow-up is searched with the words of the questions before it; a message that finds
+    // nothing on its own, with the previous question too.
+    const query = followUpQuery(message, earlierQuestions)
     const previous = earlierQuestions.at(-1)
-    let passages = previous && isFollowUp(message) ? [] : await this.retrieve(userId, collections, message)
-    if (previous && passages.length === 0) passages = await this.retrieve(userId, collections, `${previous}\n${message}`)
+    let passages = await this.retrieve(userId, collections, query)
+    if (previous && query === message && passages.length === 0) passages = await this.retrieve(userId, collections, `${previous}\n${message}`)
     if (!passages.length) return { context: null, sources: [] }
     // Sources take at most half of what the model reads, so the conversation and the reply still fit.
     const budget = Math.floor(promptBudget(generator) / 2)

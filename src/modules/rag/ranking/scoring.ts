@@ -171,6 +171,8 @@ export interface Candidate {
   similarity: number
   /** BM25 as FTS5 reports it (negated), for chunks among the keyword candidates. */
   bm25?: number
+  /** BM25 (negated) of the query's synonyms (see expansion.ts), for chunks among their keyword candidates. */
+  synonymBm25?: number
   /** Indices of the query's terms (see QueryTerms) the chunk holds: its rare terms and phrases. */
   held: number[]
   /** Distinct content words of the chunk. */
@@ -238,8 +240,21 @@ export function candidatePools(limit: number, params: Pick<RankingParams, 'vecto
 }
 
 /**
+ * What a chunk's BM25 by the query's synonyms counts, of its BM25 by the query's own words: a
+ * passage with the exact word still ranks above one with a synonym of it.
+ */
+export const SYNONYM_SHARE = 0.7
+
+/** A candidate's BM25 (negated, as FTS5 reports it) by the query's words and, at SYNONYM_SHARE, its synonyms. */
+function withSynonyms(c: Candidate): number | undefined {
+  if (c.synonymBm25 === undefined) return c.bm25
+  return (c.bm25 ?? 0) + SYNONYM_SHARE * c.synonymBm25
+}
+
+/**
  * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
- * relevance + rareWeight × rare-term share`, in [0, 1], so a threshold means the same thing
+ * relevance + rareWeight × rare-term share`, in [0, 1] (keyword relevance counting the BM25 of the
+ * query's synonyms at SYNONYM_SHARE), so a threshold means the same thing
  * whichever ranking found a chunk. A chunk holding one of the query's phrases exactly comes first;
  * ties are broken by reciprocal-rank fusion.
  */
@@ -255,10 +270,10 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
     const damping = params.minFeatures > 0 ? Math.min(1, c.features / params.minFeatures) : 1
     const score =
       params.vectorWeight * c.similarity * damping +
-      params.keywordWeight * keywordRelevance(c.bm25, params.bm25Half) +
+      params.keywordWeight * keywordRelevance(withSynonyms(c), params.bm25Half) +
       (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
-    scored.push({ chunkId: c.chunkId, score: Math.round(score * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase) })
+    scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase) })
   }
   return scored
     .sort((a, b) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf)

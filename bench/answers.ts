@@ -1,0 +1,146 @@
+// Answers without a model: what the built-in engines give a newcomer, before issue 37 (the frozen
+// engine in bench/answers/baseline-extractive.ts) beside now, in one run. Figures, never asserted.
+//   sentence-hit@1  test/fixtures/answers-labelled.json: real Debian documents in one collection,
+//                   each question asked through answerQuestion (retrieval + the built-in engine);
+//                   a hit when the answer's first sentence (with the one it leans on) is the labelled one.
+//   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph.
+//   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
+//   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
+import set from '../test/fixtures/answers-labelled.json'
+import { openDatabase } from '../src/db'
+import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
+import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
+import { answerPrompt, answerQuestion, fitPassages, relevantPassages } from '../src/modules/rag/answer/answer'
+import { RagService } from '../src/modules/rag/service'
+import { BaselineExtractiveGenerator } from './answers/baseline-extractive'
+import { type Family, gitFamily, licenceFamily } from './answers/refusal'
+import { sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
+import { join } from 'node:path'
+import { answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
+import paraphrases from '../test/fixtures/paraphrase-labelled.json'
+
+const USER = 'bench'
+const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
+
+/** An in-memory knowledge base with the built-in engines; `synonyms: false` searches as before issue 37 (no query expansion). */
+export function knowledgeBase(options: { synonyms?: boolean } = {}) {
+  const db = openDatabase(':memory:')
+  db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', '')", [USER, `${USER}@example.com`])
+  const embedder = new HashEmbedder()
+  const generator = new ExtractiveGenerator()
+  const rag = new RagService({ db, embedder: async () => embedder, generator: async () => generator, synonyms: options.synonyms })
+  return { rag, user: USER }
+}
+
+/** An answer as /rag/answer gave it before issue 37: the same search without synonyms, the passage filter, no coverage rule, the engine of before. */
+async function answerBefore(kb: ReturnType<typeof knowledgeBase>, collection: string, question: string) {
+  const baseline = new BaselineExtractiveGenerator()
+  const found = await kb.rag.search(kb.user, collection, question, 5, kb.rag.relevanceFloor(kb.user, collection))
+  const relevant = relevantPassages(question, found.results)
+  if (!relevant.length) return { answer: '', refused: true, sources: [] as string[] }
+  const passages = await fitPassages(baseline, question, relevant)
+  const result = await baseline.generate(answerPrompt(question, passages))
+  return { answer: result.text, refused: result.noAnswer === true, sources: result.noAnswer ? [] : passages.map((p) => p.id) }
+}
+
+async function answerNow(kb: ReturnType<typeof knowledgeBase>, collection: string, question: string) {
+  const { answer, sources } = await answerQuestion(kb.rag, kb.user, { question, collection, maxContext: 5, includeContext: false })
+  return { answer, refused: sources.length === 0, sources: sources.map((s) => s.id) }
+}
+
+type Ask = typeof answerNow
+
+async function sentenceHits(kb: ReturnType<typeof knowledgeBase>, ask: Ask) {
+  let hits = 0
+  let sourced = 0
+  const misses: string[] = []
+  for (const q of set.questions) {
+    const { answer, sources } = await ask(kb, 'debian', q.question)
+    if (sources.includes(q.document)) sourced++
+    if (answersWith(answer, q.answer)) hits++
+    else misses.push(`${q.question} → ${firstAnswerSentence(answer).slice(0, 110)}`)
+  }
+  return { hits: hits / set.questions.length, sourced: sourced / set.questions.length, misses }
+}
+
+/** Shares of handbook questions answered and world questions refused (no sources), before issue 37 and now. */
+async function refusals(family: Family) {
+  const now = knowledgeBase()
+  await now.rag.ingest(now.user, 'kb', [...family.handbook, ...family.noise])
+  const old = knowledgeBase({ synonyms: false })
+  await old.rag.ingest(old.user, 'kb', [...family.handbook, ...family.noise])
+  const rate = async (questions: string[], kb: ReturnType<typeof knowledgeBase>, ask: Ask, refused: boolean) => {
+    let n = 0
+    for (const q of questions) if ((await ask(kb, 'kb', q)).refused === refused) n++
+    return n / questions.length
+  }
+  const handbook = family.answerable.map((q) => q.question)
+  return {
+    answeredBefore: await rate(handbook, old, answerBefore, false),
+    answeredAfter: await rate(handbook, now, answerNow, false),
+    refusedBefore: await rate(family.world, old, answerBefore, true),
+    refusedAfter: await rate(family.world, now, answerNow, true),
+  }
+}
+
+/** Recall@3 of the paraphrase set: its paragraph among the first three results, with and without synonyms. */
+async function paraphraseRecall(synonyms: boolean) {
+  const kb = knowledgeBase({ synonyms })
+  await kb.rag.ingest(kb.user, 'paragraphs', paragraphDocuments(set.documents))
+  let found = 0
+  for (const q of paraphrases.questions) {
+    const { results } = await kb.rag.search(kb.user, 'paragraphs', q.question, 3)
+    if (results.some((r) => r.id === q.document)) found++
+  }
+  return found / paraphrases.questions.length
+}
+
+export async function benchAnswers() {
+  console.log('\n== Answers without a model (built-in engines), before issue 37 → now')
+  const old = knowledgeBase({ synonyms: false })
+  await old.rag.ingest(old.user, 'debian', set.documents)
+  const kb = knowledgeBase()
+  await kb.rag.ingest(kb.user, 'debian', set.documents)
+  const before = await sentenceHits(old, answerBefore)
+  const after = await sentenceHits(kb, answerNow)
+  console.log(
+    `sentence-hit@1        ${before.hits.toFixed(3)} → ${after.hits.toFixed(3)}   (${set.questions.length} questions over ${set.documents.length} real documents; ` +
+      `answering document among the sources ${after.sourced.toFixed(3)})`,
+  )
+  if (process.env.BENCH_VERBOSE) for (const miss of after.misses) console.log(`  miss: ${miss}`)
+
+  const paraphrased = { before: await paraphraseRecall(false), after: await paraphraseRecall(true) }
+  console.log(
+    `paraphrase recall@3  ${paraphrased.before.toFixed(3)} → ${paraphrased.after.toFixed(3)}   (${paraphrases.questions.length} questions sharing only synonyms with their paragraph, ` +
+      `${paragraphDocuments(set.documents).length} paragraphs; before: no synonyms)`,
+  )
+
+  const oldTree = sourceBefore()
+  for (const agents of [['planner', 'writer'], ['researcher', 'writer']]) {
+    const now = await synthesisFigures(await import('../src/app'), agents)
+    const then = oldTree ? await synthesisFigures(await import(join(oldTree.dir, 'src/app.ts')), agents) : null
+    const pair = (key: keyof SynthesisFigures) => `${then ? then[key].toFixed(3) : '(n/a)'} → ${now[key].toFixed(3)}`
+    console.log(
+      `agents ${agents.join(' + ').padEnd(21)} synthesis coverage ${pair('coverage')}, non-empty ${pair('nonEmpty')}, mean confidence ${pair('meanConfidence')}   (${now.tasks} tasks: the labelled questions)`,
+    )
+  }
+  oldTree?.cleanup()
+
+  const families: [string, Family | null][] = [
+    ['calibrated on', gitFamily(process.env.BENCH_CACHE ?? join(import.meta.dir, '../.bench'))],
+    ['not calibrated on', licenceFamily()],
+  ]
+  for (const [role, family] of families) {
+    if (!family) {
+      console.log(`refusals (${role}): skipped, the family's documents are not available`)
+      continue
+    }
+    const r = await refusals(family)
+    console.log(
+      `refusals, ${role.padEnd(17)} world questions refused ${r.refusedBefore.toFixed(3)} → ${r.refusedAfter.toFixed(3)}, handbook questions answered ${r.answeredBefore.toFixed(3)} → ${r.answeredAfter.toFixed(3)}   ` +
+        `(${family.name}; ${family.world.length} world, ${family.answerable.length} handbook questions)`,
+    )
+  }
+}
+
+if (import.meta.main) await benchAnswers()
