@@ -20,7 +20,7 @@ try {
   // statement (8 KB random rows, incompressible like embedding vectors; no journal while filling).
   const services = createServices({ dataDir, adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {} })
   const admin = services.auth.listUsers().users[0]!
-  for (let i = 0; i < 50; i++) services.conversations.create(admin.id, `Conversation ${i}`)
+  for (let i = 0; i < 50; i++) await services.conversations.create(admin.id, `Conversation ${i}`)
   services.db.close()
   const filling = performance.now()
   const db = new Database(join(dataDir, 'uagent.db'))

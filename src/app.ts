@@ -8,7 +8,7 @@ import { type Config, loadConfig } from './config'
 import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret } from './core/secrets'
-import { assertWritableDir } from './core/startup'
+import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { analyticsPathFor, openAnalyticsDatabase, openDatabase } from './db'
@@ -22,7 +22,14 @@ import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
-import { ConversationStore } from './modules/conversations/service'
+import type { ConversationStore } from './modules/conversations/store'
+import { SqliteConversationStore } from './modules/conversations/store.sqlite'
+import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
+import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
+import { PostgresTaskStore } from './modules/agents/store.postgres'
+import { PostgresVoiceStore } from './modules/voice/store.postgres'
+import { PostgresConversationStore } from './modules/conversations/store.postgres'
+import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -79,12 +86,27 @@ export interface AppOptions extends Partial<Config> {
   env?: Record<string, string | undefined>
   /** Where operational messages go (default console.error). */
   log?: (line: string) => void
+  /**
+   * A connected, migrated PostgreSQL database (openPostgres): the stores that have a PostgreSQL
+   * adapter keep their data there (see POSTGRES_STORES). startServices() opens it from
+   * UAGENT_DATABASE_URL.
+   */
+  postgres?: Postgres
 }
+
+/** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot'] as const
+/** Every store of the server, in the order they move to PostgreSQL. */
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
   config: Config
   db: Database
+  /** The PostgreSQL database the stores in POSTGRES_STORES use; null when all state is in SQLite. */
+  postgres: Postgres | null
+  /** Whether PostgreSQL answers (for /health and 503 DATABASE_UNAVAILABLE); null without it. */
+  postgresMonitor: PostgresMonitor | null
   /** The request records' own database (analytics.db beside uagent.db). */
   analyticsDb: Database
   auth: AuthService
@@ -132,12 +154,17 @@ function openRecordsDatabase(option: string | Database | undefined, db: Database
 
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
-  const { database, analyticsDatabase, env, log: logOption, ...overrides } = options
+  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, ...overrides } = options
   const loaded = loadConfig(env ?? process.env)
   // A data dir given in code takes its audio folder with it, unless that is given too.
   if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
   const config: Config = { ...loaded, ...withoutUndefined(overrides) }
   const log = logOption ?? ((line: string) => console.error(line))
+  if (config.databaseUrl && !postgresOption) {
+    throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
+  }
+  const postgres = postgresOption ?? null
+  const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -147,13 +174,14 @@ export function createServices(options: AppOptions = {}): Services {
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(db, signer)
-  const apiKeys = new ApiKeyService(db, auth)
+  const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
   const models = createModels(config)
   const startedAt = Date.now()
   const system = new SystemService({
     db,
+    ...(postgresMonitor ? { postgres: postgresMonitor } : {}),
     engines: models,
     features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
@@ -163,7 +191,7 @@ export function createServices(options: AppOptions = {}): Services {
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
-  const conversations = new ConversationStore(db)
+  const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
@@ -199,6 +227,7 @@ export function createServices(options: AppOptions = {}): Services {
   const tools = combineToolboxes(createToolbox(plugins), mcp)
   const agents = new AgentService({
     db,
+    ...(postgres ? { store: new PostgresTaskStore(postgres) } : {}),
     rag,
     generator: models.generator,
     tools,
@@ -212,11 +241,21 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
+  // In PostgreSQL no cascade reaches conversations, API keys, agent tasks and voice records from the users table (still in SQLite).
+  if (postgres) {
+    auth.onUserDeleted((userId) => {
+      conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(agents.store.deleteAllOf(userId)).catch((error) => log(`Deleting the agent tasks of deleted user ${userId} failed: ${(error as Error).message}`))
+      Promise.resolve(speech.store.deleteAllOf(userId)).catch((error) => log(`Deleting the voice records of deleted user ${userId} failed: ${(error as Error).message}`))
+    })
+  }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
     db,
+    ...(postgres ? { store: new PostgresVoiceStore(postgres) } : {}),
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
@@ -233,13 +272,13 @@ export function createServices(options: AppOptions = {}): Services {
     startAgentTask: async (caller, task, names) => services.agents.submit(caller, { task, agents: names.length ? names : ['researcher', 'writer'] }),
     listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
   }
-  const voice = new VoiceCommands(db, speech, actions)
+  const voice = new VoiceCommands(speech, actions)
   ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -249,6 +288,31 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt: Math.floor(Date.now() / 1000),
   })
   return services
+}
+
+/**
+ * createServices() for a server that may keep its state in PostgreSQL: with UAGENT_DATABASE_URL
+ * set (and no `postgres` given), connects and migrates it first (unreachable: a StartupError
+ * naming the variable), and says which stores are there.
+ */
+export async function startServices(options: AppOptions = {}): Promise<Services> {
+  const config = loadConfig(options.env ?? process.env)
+  const url = options.databaseUrl ?? config.databaseUrl
+  if (!url || options.postgres) return createServices(options)
+  const postgres = await openPostgres(url)
+  try {
+    const services = createServices({ ...options, postgres })
+    const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
+    services.log(
+      elsewhere.length
+        ? `PostgreSQL (UAGENT_DATABASE_URL) holds: ${POSTGRES_STORES.join(', ')}; still in SQLite at ${services.db.filename}: ${elsewhere.join(', ')}`
+        : 'PostgreSQL (UAGENT_DATABASE_URL) holds every store',
+    )
+    return services
+  } catch (error) {
+    await postgres.close().catch(() => {})
+    throw error
+  }
 }
 
 /** The whole server as one Elysia app, built from its services. */
@@ -285,6 +349,7 @@ export function buildApp(services: Services) {
         log,
         corsOrigins: config.corsOrigins,
         onStorageFull: () => system.storageFull(),
+        onDatabaseLost: (error) => services.postgresMonitor?.lostWith(error),
         server: (): AddressSource | null => app.server,
       }),
     )
@@ -313,7 +378,7 @@ export function buildApp(services: Services) {
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(webModule(services.web))
-    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined))
+    .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app
 }
 

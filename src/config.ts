@@ -78,6 +78,8 @@ export interface Config {
   audioRetentionMs: number
   /** pocketsphinx's English model folder (Debian's pocketsphinx-en-us). */
   speechModelDir: string
+  /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
+  databaseUrl?: string
 }
 
 export class ConfigError extends Error {
@@ -131,6 +133,20 @@ function url(env: Env, name: string): string | undefined {
     throw new ConfigError(name, `expected an http(s) URL, got "${raw}"`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(raw)
+  } catch {}
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
+    // The URL may hold a password: never echoed.
+    throw new ConfigError(name, 'expected a PostgreSQL URL such as postgres://user:password@host:5432/database')
+  }
+  return raw
 }
 
 function origins(env: Env, name: string): string[] {
@@ -220,5 +236,6 @@ export function loadConfig(env: Env = process.env): Config {
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
+    databaseUrl: postgresUrl(env, 'UAGENT_DATABASE_URL'),
   }
 }

@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildApp, createServices } from './app'
+import { buildApp, startServices } from './app'
 import { ConfigError, loadConfig } from './config'
 import { StartupError } from './core/startup'
 
@@ -22,7 +22,7 @@ function portTaken(config: { port: number; host: string }): void {
 }
 import { shutdownOnSignals } from './shutdown'
 
-function start() {
+async function start() {
   try {
     portTaken(loadConfig())
   } catch (error) {
@@ -31,7 +31,7 @@ function start() {
   }
   let services
   try {
-    services = createServices()
+    services = await startServices()
   } catch (error) {
     if (error instanceof ConfigError) fail(`Configuration error: ${error.message}`)
     if (error instanceof StartupError) fail(error.message)
@@ -78,4 +78,4 @@ function start() {
   shutdownOnSignals(app, services)
 }
 
-start()
+await start()

@@ -6,6 +6,9 @@ import { openDatabase } from '../../src/db'
 import { TokenSigner } from '../../src/core/tokens'
 import { StartupError } from '../../src/core/startup'
 import { ApiKeyService } from '../../src/modules/apikeys/service'
+import { SqliteApiKeyStore } from '../../src/modules/apikeys/store.sqlite'
+import { PostgresApiKeyStore } from '../../src/modules/apikeys/store.postgres'
+import { openPostgres, type Postgres } from '../../src/db/postgres'
 import { AuthService } from '../../src/modules/auth/service'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
@@ -118,10 +121,20 @@ export function registerAdmin(program: Command): void {
       .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
         const dataDir = dataDirOf(options.dataDir)
         const db = openExistingDatabase(dataDir)
+        // API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are deleted there.
+        const databaseUrl = process.env.UAGENT_DATABASE_URL?.trim()
+        let postgres: Postgres | null = null
         try {
+          if (databaseUrl) {
+            try {
+              postgres = await openPostgres(databaseUrl)
+            } catch (error) {
+              throw new CliError('DATABASE', (error as Error).message, EXIT.apiError)
+            }
+          }
           const auth = new AuthService(db, new TokenSigner(randomBytes(48).toString('base64url')))
           // So that the new password also ends the account's API keys, as every password change does.
-          auth.acceptApiKeys(new ApiKeyService(db, auth))
+          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth))
           const user = auth.findUserByEmail(email)
           if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${dataDir}`, EXIT.apiError)
           const { password, generated } = await newPassword(options.password)
@@ -139,6 +152,7 @@ export function registerAdmin(program: Command): void {
           })
         } finally {
           db.close()
+          await postgres?.close()
         }
       }),
     'uagent admin reset-password admin@example.com --data-dir /var/lib/uagent',

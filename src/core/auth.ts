@@ -13,7 +13,10 @@ export interface Caller {
 
 /** Turns a bearer token into its caller, or throws an AppError (401). The auth module's AuthService is one. */
 export interface TokenAuthenticator<P extends Caller = Caller> {
-  authenticate(token: string): P
+  /** A promise only when `asynchronous` (credentials kept in PostgreSQL). */
+  authenticate(token: string): P | Promise<P>
+  /** Whether authenticate may answer with a promise; read once, when the auth plugin is built. */
+  readonly asynchronous?: boolean
 }
 
 /** The token of an `Authorization: Bearer <token>` header; 401 when it is missing or malformed. */
@@ -48,13 +51,17 @@ export function authenticateRequest<P extends Caller>(
   limiter: RateLimiter,
   { request, set }: { request: Request; set: { headers: Record<string, unknown> } },
   adminOnly: boolean,
-): P {
-  // Reads the one header from `request` (`headers` would copy them all) and stays synchronous.
-  const principal = auth.authenticate(bearerToken(request.headers.get('authorization')))
-  ;(request as WithPrincipal)[PRINCIPAL] = principal
-  Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
-  if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
-  return principal
+): P | Promise<P> {
+  // Reads the one header from `request` (`headers` would copy them all) and stays synchronous
+  // unless the authenticator answers later (an API key in PostgreSQL).
+  const found = auth.authenticate(bearerToken(request.headers.get('authorization')))
+  const admit = (principal: P): P => {
+    ;(request as WithPrincipal)[PRINCIPAL] = principal
+    Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
+    if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
+    return principal
+  }
+  return found instanceof Promise ? found.then(admit) : admit(found)
 }
 
 /**
@@ -69,6 +76,23 @@ export function authPlugin<P extends Caller>(auth: TokenAuthenticator<P>, limite
   // Hooks destructure what they use: Elysia builds only that part of the context.
   const authenticate = (context: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) => {
     authenticateRequest(auth, limiter, context, adminOnly)
+  }
+  // An authenticator that answers later (credentials in PostgreSQL) gets awaited transforms.
+  if (auth.asynchronous) {
+    return new Elysia({ name: 'auth' }).macro({
+      auth: {
+        transform: async ({ request, set }) => {
+          await authenticateRequest(auth, limiter, { request, set }, false)
+        },
+        resolve: ({ request }) => ({ principal: principalOf<P>(request)! }),
+      },
+      admin: {
+        transform: async ({ request, set }) => {
+          await authenticateRequest(auth, limiter, { request, set }, true)
+        },
+        resolve: ({ request }) => ({ principal: principalOf<P>(request)! }),
+      },
+    })
   }
   // The transforms are written as blocks on purpose: Elysia reads a hook's source to guess whether
   // it is async, and takes one whose arrow returns a call (`=> authenticate(…)`) for async. It then

@@ -5,6 +5,7 @@ import { CorsPolicy, securityHeaders } from './headers'
 import { findAbsurdNumber, findAbsurdQueryNumber, LARGEST_EXACT } from './numbers'
 import { type RouteInfo, RouteTable } from './routes'
 import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from './database'
 import { NOT_BLANK } from './schema'
 import type { RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
@@ -18,6 +19,8 @@ export interface HttpOptions {
   log?: (line: string) => void
   /** Origins allowed to call from a browser (UAGENT_CORS_ORIGINS); none by default. */
   corsOrigins?: string[]
+  /** Called when a request failed because PostgreSQL cannot be reached (so /health can say so). */
+  onDatabaseLost?: (error: unknown) => void
   /** Called when a write failed because the storage is full (so /health can say so). */
   onStorageFull?: () => void
   /**
@@ -243,6 +246,14 @@ export function httpCore(options: HttpOptions) {
       } else if (code === 'INVALID_COOKIE_SIGNATURE' || code === 'INVALID_FILE_TYPE') {
         status = 400
         body = errorBody('VALIDATION_ERROR', String((error as Error).message), requestId)
+      } else if (unstorableText(error)) {
+        status = 400
+        body = errorBody('VALIDATION_ERROR', UNSTORABLE_TEXT_MESSAGE, requestId)
+      } else if (databaseUnavailable(error)) {
+        // PostgreSQL lost while serving: a temporary condition, reported by /health until it answers again.
+        options.onDatabaseLost?.(error)
+        status = 503
+        body = errorBody('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE, requestId)
       } else if (storageFull(error)) {
         // A full disk (or SQLite's page limit) is a temporary condition of the server, not a bug.
         options.onStorageFull?.()

@@ -7,8 +7,8 @@ describe('GET /conversations', () => {
     const session = await login()
     const userId = session.user.id
     for (let i = 0; i < 120; i++) {
-      const conversation = services.conversations.create(userId, `conversation ${i}`)
-      services.conversations.append(conversation.id, [
+      const conversation = await services.conversations.create(userId, `conversation ${i}`)
+      await services.conversations.append(conversation.id, [
         { role: 'user', content: `question ${i}` },
         { role: 'assistant', content: `answer ${i}` },
       ])

@@ -20,7 +20,7 @@ export function agentsModule(agents: AgentService, auth: AuthService, limiter: R
       '/execute',
       async ({ body, principal, request, status }) => {
         const caller = { userId: principal.user.id, roles: principal.user.roles }
-        if (body.async) return status(202, agents.submit(caller, body))
+        if (body.async) return status(202, await agents.submit(caller, body))
         return agents.execute(caller, body, request.signal)
       },
       {

@@ -4,12 +4,16 @@ import type { Generator } from '../../ml'
 import type { RagService } from '../rag/service'
 import { AGENTS, AGENT_NAMES, DEFAULT_AGENTS, agentNamed } from './catalog'
 import { AgentFailure, runTask, type TaskSpec } from './orchestrate'
-import { type TaskRow, type TaskStatus, TaskStore } from './store'
+import { andThen, type MaybePromise, whenDone } from '../../db/maybe-promise'
+import type { TaskRow, TaskStatus, TaskStore } from './store'
+import { SqliteTaskStore } from './store.sqlite'
 import { EMPTY_TOOLBOX, type PluginToolbox, type ToolCaller } from './tools'
 import type { AgentResult } from './types'
 
 export interface AgentServiceDeps {
   db: Database
+  /** Where tasks are kept (default: the SQLite database `db`). */
+  store?: TaskStore
   rag: RagService
   generator: () => Promise<Generator>
   /** The plugins' tools (default: none). */
@@ -75,16 +79,21 @@ export class AgentService {
   tools: PluginToolbox
 
   constructor(private readonly deps: AgentServiceDeps) {
-    this.store = new TaskStore(deps.db)
+    this.store = deps.store ?? new SqliteTaskStore(deps.db)
     this.concurrency = deps.concurrency ?? 2
     this.queueLimit = deps.queueLimit ?? 100
     this.retentionMs = deps.retentionMs ?? 7 * 24 * 3600_000
     this.tools = deps.tools ?? EMPTY_TOOLBOX
     this.log = deps.log ?? ((line) => console.error(line))
-    const orphans = this.store.failOrphans()
-    if (orphans) this.log(`agents: ${orphans} task(s) left queued or running by the previous run marked failed`)
-    this.prune()
-    this.timer = setInterval(() => this.prune(), 3600_000)
+    const logFailure = (error: unknown) => this.log(`agents: ${(error as Error)?.message ?? String(error)}`)
+    whenDone(
+      andThen(this.store.failOrphans(), (orphans) => {
+        if (orphans) this.log(`agents: ${orphans} task(s) left queued or running by the previous run marked failed`)
+      }),
+      logFailure,
+    )
+    whenDone(this.prune(), logFailure)
+    this.timer = setInterval(() => whenDone(this.prune(), logFailure), 3600_000)
     ;(this.timer as { unref?: () => void }).unref?.()
   }
 
@@ -113,18 +122,19 @@ export class AgentService {
    * Stores and queues a task; it runs when a slot frees up. Returns at once.
    * 429 QUEUE_FULL (with Retry-After) when `queueLimit` tasks are already waiting.
    */
-  submit(caller: ToolCaller, request: AgentRequest): { taskId: string; status: 'queued' } {
+  submit(caller: ToolCaller, request: AgentRequest): MaybePromise<{ taskId: string; status: 'queued' }> {
     const spec = this.validate(caller, request)
     if (this.queue.length >= this.queueLimit) {
       const seconds = Math.max(1, Math.ceil(((this.queue.length / this.concurrency + 1) * this.averageMs) / 1000))
       throw new AppError('QUEUE_FULL', `${this.queue.length} agent tasks are already waiting; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } })
     }
-    if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) this.prune()
+    if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) whenDone(this.prune(), (error) => this.log(`agents: pruning failed: ${(error as Error)?.message}`))
     const id = crypto.randomUUID()
-    this.store.create(id, caller.userId, spec)
-    this.queue.push({ id, caller, spec })
-    this.pump()
-    return { taskId: id, status: 'queued' }
+    return andThen(this.store.create(id, caller.userId, spec), () => {
+      this.queue.push({ id, caller, spec })
+      this.pump()
+      return { taskId: id, status: 'queued' as const }
+    })
   }
 
   /**
@@ -132,7 +142,8 @@ export class AgentService {
    * A `signal` that aborts (the client went away) cancels the task.
    */
   async execute(caller: ToolCaller, request: AgentRequest, signal?: AbortSignal): Promise<ExecuteResponse> {
-    const { taskId } = this.submit(caller, request)
+    const submitted = this.submit(caller, request)
+    const { taskId } = submitted instanceof Promise ? await submitted : submitted
     const cancel = () => this.cancelTask(taskId)
     signal?.addEventListener('abort', cancel, { once: true })
     if (signal?.aborted) cancel()
@@ -141,7 +152,8 @@ export class AgentService {
     } finally {
       signal?.removeEventListener('abort', cancel)
     }
-    const row = this.store.get(taskId)
+    const found = this.store.get(taskId)
+    const row = found instanceof Promise ? await found : found
     if (!row) throw notFound(`Task ${taskId}`)
     if (row.status === 'cancelled') throw new AppError('CONFLICT', `Task ${taskId} was cancelled before it finished`)
     const failure = this.failure.get(taskId)
@@ -162,13 +174,27 @@ export class AgentService {
   private readonly failure = new Map<string, Error>()
 
   private finished(taskId: string): Promise<void> {
-    const row = this.store.get(taskId)
-    if (!row || !['queued', 'running'].includes(row.status)) return Promise.resolve()
-    return new Promise((resolve) => {
+    // The waiter is registered at once (a task may end while the row is being read), and released
+    // at once when the row says the task has ended already.
+    const done = new Promise<void>((resolve) => {
       const list = this.waiters.get(taskId) ?? []
       list.push({ resolve })
       this.waiters.set(taskId, list)
     })
+    const release = (row: TaskRow | null) => {
+      if (!row || !['queued', 'running'].includes(row.status)) this.release(taskId)
+    }
+    const row = this.store.get(taskId)
+    if (row instanceof Promise) row.then(release, () => this.release(taskId))
+    else release(row)
+    return done
+  }
+
+  /** Resolves the waiters of a task without touching its kept failure. */
+  private release(taskId: string): void {
+    const list = this.waiters.get(taskId)
+    this.waiters.delete(taskId)
+    for (const waiter of list ?? []) waiter.resolve()
   }
 
   private settle(taskId: string): void {
@@ -182,7 +208,27 @@ export class AgentService {
   private pump(): void {
     while (this.running.size < this.concurrency && this.queue.length) {
       const next = this.queue.shift()!
-      if (!this.store.start(next.id)) {
+      const started = this.store.start(next.id)
+      if (started instanceof Promise) {
+        // Its slot is taken while the database answers.
+        const controller = new AbortController()
+        this.running.set(next.id, controller)
+        void started
+          .then((ok) => (ok && !controller.signal.aborted ? this.run(next, controller) : undefined))
+          .catch((error) => {
+            this.log(`agents: task ${next.id} could not start: ${(error as Error)?.message ?? String(error)}`)
+            this.failure.set(next.id, error instanceof Error ? error : new Error(String(error)))
+            return this.store.end(next.id, 'failed', `The task could not start: ${(error as Error)?.message ?? String(error)}`)
+          })
+          .catch(() => {})
+          .finally(() => {
+            this.running.delete(next.id)
+            this.settle(next.id)
+            this.pump()
+          })
+        continue
+      }
+      if (!started) {
         this.settle(next.id)
         continue
       }
@@ -200,6 +246,8 @@ export class AgentService {
     const started = Date.now()
     const active = new Set<string>()
     const shown = () => (active.size ? [...active].join(', ') : null)
+    // A progress write that fails (PostgreSQL lost) is logged; the task's end is written as usual.
+    const progressLost = (error: unknown) => this.log(`agents: progress of task ${id} not stored: ${(error as Error)?.message ?? String(error)}`)
     try {
       const generator = await this.deps.generator()
       const outcome = await runTask(spec, {
@@ -210,22 +258,24 @@ export class AgentService {
         signal: controller.signal,
         onAgentStart: (agent) => {
           active.add(agent)
-          this.store.current(id, shown())
+          whenDone(this.store.current(id, shown()), progressLost)
         },
         onAgentDone: (result, progress, all) => {
           active.delete(result.agent)
-          this.store.progress(id, progress, shown(), all)
+          whenDone(this.store.progress(id, progress, shown(), all), progressLost)
         },
       })
       if (controller.signal.aborted) return
       const totalExecutionTime = Date.now() - started
-      this.store.complete(id, { ...outcome, totalExecutionTime })
+      const completed = this.store.complete(id, { ...outcome, totalExecutionTime })
+      if (completed instanceof Promise) await completed
       this.averageMs = this.averageMs * 0.8 + totalExecutionTime * 0.2
     } catch (error) {
       if (controller.signal.aborted) return
       const cause = error instanceof AgentFailure ? error.reason : error
       const message = error instanceof Error ? error.message : String(error)
-      this.store.end(id, 'failed', message)
+      const ended = this.store.end(id, 'failed', message)
+      if (ended instanceof Promise) await ended.catch((error) => this.log(`agents: task ${id} failed and could not be stored as failed: ${(error as Error)?.message}`))
       if (cause instanceof AppError) this.failure.set(id, new AppError(cause.code, message, { status: cause.status }))
       else {
         this.log(`agents: task ${id} failed: ${(cause as Error)?.stack ?? String(cause)}`)
@@ -235,15 +285,15 @@ export class AgentService {
   }
 
   /** The caller's task as GET /agents/task/{id} shows it; 404 for unknown ids and others' tasks. */
-  get(userId: string, taskId: string) {
-    const row = this.store.find(userId, taskId)
-    if (!row) throw notFound(`Task ${taskId}`)
-    return describe(row)
+  get(userId: string, taskId: string): MaybePromise<ReturnType<typeof describe>> {
+    return andThen(this.store.find(userId, taskId), (row) => {
+      if (!row) throw notFound(`Task ${taskId}`)
+      return describe(row)
+    })
   }
 
   tasks(userId: string, limit: number, offset: number, status?: TaskStatus) {
-    const { rows, total } = this.store.list(userId, limit, offset, status)
-    return {
+    return andThen(this.store.list(userId, limit, offset, status), ({ rows, total }) => ({
       tasks: rows.map((row) => {
         const { results: _results, finalSynthesis: _synthesis, ...summary } = describe(row)
         return { ...summary, agentsDone: (JSON.parse(row.results) as unknown[]).length }
@@ -251,44 +301,49 @@ export class AgentService {
       total,
       limit,
       offset,
-    }
+    }))
   }
 
   /** Cancels the caller's queued or running task; a running generation is aborted at once. */
-  cancel(userId: string, taskId: string) {
-    const row = this.store.find(userId, taskId)
-    if (!row) throw notFound(`Task ${taskId}`)
-    if (!this.cancelTask(taskId)) throw new AppError('CONFLICT', `Task ${taskId} has already ended (${this.store.get(taskId)?.status ?? row.status})`)
-    return { success: true, taskId, status: 'cancelled' as const }
+  cancel(userId: string, taskId: string): MaybePromise<{ success: boolean; taskId: string; status: 'cancelled' }> {
+    return andThen(this.store.find(userId, taskId), (row) => {
+      if (!row) throw notFound(`Task ${taskId}`)
+      return andThen(this.cancelTask(taskId), (ended) => {
+        if (ended) return { success: true, taskId, status: 'cancelled' as const }
+        return andThen(this.store.get(taskId), (now) => {
+          throw new AppError('CONFLICT', `Task ${taskId} has already ended (${now?.status ?? row.status})`)
+        })
+      })
+    })
   }
 
-  private cancelTask(taskId: string): boolean {
-    const ended = this.store.end(taskId, 'cancelled', 'Cancelled by the user')
-    const at = this.queue.findIndex((entry) => entry.id === taskId)
-    if (at >= 0) this.queue.splice(at, 1)
-    this.running.get(taskId)?.abort(new AppError('CONFLICT', 'The task was cancelled'))
-    if (ended && at >= 0) this.settle(taskId)
-    return ended
+  private cancelTask(taskId: string): MaybePromise<boolean> {
+    return andThen(this.store.end(taskId, 'cancelled', 'Cancelled by the user'), (ended) => {
+      const at = this.queue.findIndex((entry) => entry.id === taskId)
+      if (at >= 0) this.queue.splice(at, 1)
+      this.running.get(taskId)?.abort(new AppError('CONFLICT', 'The task was cancelled'))
+      if (ended && at >= 0) this.settle(taskId)
+      return ended
+    })
   }
 
   /** Deletes finished tasks older than the retention. */
-  prune(): number {
+  prune(): MaybePromise<number> {
     this.lastPrune = Date.now()
     return this.store.prune(new Date(Date.now() - this.retentionMs).toISOString())
   }
 
   /** Counts by status, for metrics. */
-  counts(): Record<TaskStatus, number> {
-    const counts: Record<TaskStatus, number> = { queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 }
-    for (const row of this.deps.db.query<{ status: TaskStatus; n: number }, []>('SELECT status, count(*) AS n FROM agent_tasks GROUP BY status').all()) counts[row.status] = row.n
-    return counts
+  counts(): MaybePromise<Record<TaskStatus, number>> {
+    return this.store.counts()
   }
 
   /** Stops the prune timer and cancels what is running (the tasks end as cancelled). */
   close(): void {
     clearInterval(this.timer)
-    for (const entry of [...this.queue]) this.cancelTask(entry.id)
-    for (const id of [...this.running.keys()]) this.cancelTask(id)
+    const lost = (error: unknown) => this.log(`agents: cancelling at close failed: ${(error as Error)?.message ?? String(error)}`)
+    for (const entry of [...this.queue]) whenDone(this.cancelTask(entry.id), lost)
+    for (const id of [...this.running.keys()]) whenDone(this.cancelTask(id), lost)
   }
 }
 

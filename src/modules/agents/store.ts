@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import type { MaybePromise } from '../../db/maybe-promise'
 import type { TaskSpec } from './orchestrate'
 import type { AgentResult } from './types'
 
@@ -23,88 +23,49 @@ export interface TaskRow {
   ended_at: string | null
 }
 
-const now = () => new Date().toISOString()
-
-/** The agent_tasks table. Updates of a run only touch a task still running, so a cancel or a restart's verdict stands. */
-export class TaskStore {
-  constructor(private readonly db: Database) {}
-
-  create(id: string, userId: string, spec: TaskSpec): void {
-    this.db.run('INSERT INTO agent_tasks (id, user_id, status, task, request, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-      id,
-      userId,
-      'queued',
-      spec.task,
-      JSON.stringify({ agents: spec.agents, parallel: spec.parallel, maxIterations: spec.maxIterations, collections: spec.collections }),
-      now(),
-    ])
-  }
-
-  get(id: string): TaskRow | null {
-    return this.db.query<TaskRow, [string]>('SELECT * FROM agent_tasks WHERE id = ?').get(id)
-  }
-
-  /** The user's task; null for unknown ids and other users' tasks alike. */
-  find(userId: string, id: string): TaskRow | null {
-    return this.db.query<TaskRow, [string, string]>('SELECT * FROM agent_tasks WHERE id = ? AND user_id = ?').get(id, userId)
-  }
-
-  list(userId: string, limit: number, offset: number, status?: TaskStatus): { rows: TaskRow[]; total: number } {
-    const filter = status ? ' AND status = ?' : ''
-    const args: (string | number)[] = status ? [userId, status] : [userId]
-    const rows = this.db
-      .query<TaskRow, (string | number)[]>(`SELECT * FROM agent_tasks WHERE user_id = ?${filter} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
-      .all(...args, limit, offset)
-    const total = this.db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM agent_tasks WHERE user_id = ?${filter}`).get(...args)!.n
-    return { rows, total }
-  }
-
-  start(id: string): boolean {
-    return this.db.run("UPDATE agent_tasks SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'", [now(), id]).changes > 0
-  }
-
-  progress(id: string, progress: number, currentAgent: string | null, results: AgentResult[]): void {
-    this.db.run("UPDATE agent_tasks SET progress = ?, current_agent = ?, results = ? WHERE id = ? AND status = 'running'", [
-      progress,
-      currentAgent,
-      JSON.stringify(results),
-      id,
-    ])
-  }
-
-  current(id: string, currentAgent: string | null): void {
-    this.db.run("UPDATE agent_tasks SET current_agent = ? WHERE id = ? AND status = 'running'", [currentAgent, id])
-  }
-
-  complete(id: string, outcome: { results: AgentResult[]; finalSynthesis: string; confidence: number; iterations: number; totalExecutionTime: number }): boolean {
-    return (
-      this.db.run(
-        `UPDATE agent_tasks SET status = 'completed', progress = 100, current_agent = NULL, results = ?, final_synthesis = ?, confidence = ?,
-           iterations = ?, total_execution_time = ?, ended_at = ? WHERE id = ? AND status = 'running'`,
-        [JSON.stringify(outcome.results), outcome.finalSynthesis, outcome.confidence, outcome.iterations, outcome.totalExecutionTime, now(), id],
-      ).changes > 0
-    )
-  }
-
-  /** Ends a queued or running task as failed or cancelled; false when it had already ended. */
-  end(id: string, status: 'failed' | 'cancelled', error: string | null): boolean {
-    return (
-      this.db.run(
-        "UPDATE agent_tasks SET status = ?, error = ?, current_agent = NULL, ended_at = ? WHERE id = ? AND status IN ('queued', 'running')",
-        [status, error, now(), id],
-      ).changes > 0
-    )
-  }
-
-  /** Tasks a previous process left queued or running can never finish: they are failed. */
-  failOrphans(): number {
-    return this.db.run(
-      "UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ?, error = 'The server stopped before this task finished' WHERE status IN ('queued', 'running')",
-      [now()],
-    ).changes
-  }
-
-  prune(before: string): number {
-    return this.db.run("DELETE FROM agent_tasks WHERE status IN ('completed', 'failed', 'cancelled') AND ended_at < ?", [before]).changes
-  }
+export interface TaskOutcome {
+  results: AgentResult[]
+  finalSynthesis: string
+  confidence: number
+  iterations: number
+  totalExecutionTime: number
 }
+
+/**
+ * The stored agent tasks, whatever the backend. Updates of a run only touch a task still running,
+ * so a cancel or a restart's verdict stands. The SQLite adapter answers at once
+ * (`asynchronous: false`: the queue's bookkeeping stays synchronous there, as it always was); the
+ * PostgreSQL adapter answers with promises.
+ */
+export interface TaskStore {
+  readonly asynchronous: boolean
+  create(id: string, userId: string, spec: TaskSpec): MaybePromise<void>
+  get(id: string): MaybePromise<TaskRow | null>
+  /** The user's task; null for unknown ids and other users' tasks alike. */
+  find(userId: string, id: string): MaybePromise<TaskRow | null>
+  /** Newest first. */
+  list(userId: string, limit: number, offset: number, status?: TaskStatus): MaybePromise<{ rows: TaskRow[]; total: number }>
+  /** queued → running; false when it was no longer queued. */
+  start(id: string): MaybePromise<boolean>
+  progress(id: string, progress: number, currentAgent: string | null, results: AgentResult[]): MaybePromise<void>
+  current(id: string, currentAgent: string | null): MaybePromise<void>
+  complete(id: string, outcome: TaskOutcome): MaybePromise<boolean>
+  /** Ends a queued or running task as failed or cancelled; false when it had already ended. */
+  end(id: string, status: 'failed' | 'cancelled', error: string | null): MaybePromise<boolean>
+  /** Tasks a previous process left queued or running can never finish: they are failed. */
+  failOrphans(): MaybePromise<number>
+  /** Deletes finished tasks that ended before `before`. */
+  prune(before: string): MaybePromise<number>
+  /** Tasks by status. */
+  counts(): MaybePromise<Record<TaskStatus, number>>
+  /** Deletes a deleted user's tasks (a backend without a cascade from the users table needs it). */
+  deleteAllOf(userId: string): MaybePromise<void>
+}
+
+export const now = () => new Date().toISOString()
+
+export function requestOf(spec: TaskSpec): string {
+  return JSON.stringify({ agents: spec.agents, parallel: spec.parallel, maxIterations: spec.maxIterations, collections: spec.collections })
+}
+
+export const ORPHANED = 'The server stopped before this task finished'

@@ -97,11 +97,17 @@ export function analyticsModule({ analytics, recorder, prometheus, auth, limiter
       },
       {
         // An admin's access token, or the scrape token; anonymous callers get 401, other users 403.
-        transform: ({ request, set }) => {
-          const header = request.headers.get('authorization')
-          if (metricsToken && header && sameSecret(bearerToken(header), metricsToken)) return
-          authenticateRequest(auth, limiter, { request, set }, true)
-        },
+        transform: auth.asynchronous
+          ? async ({ request, set }) => {
+              const header = request.headers.get('authorization')
+              if (metricsToken && header && sameSecret(bearerToken(header), metricsToken)) return
+              await authenticateRequest(auth, limiter, { request, set }, true)
+            }
+          : ({ request, set }) => {
+              const header = request.headers.get('authorization')
+              if (metricsToken && header && sameSecret(bearerToken(header), metricsToken)) return
+              authenticateRequest(auth, limiter, { request, set }, true)
+            },
         detail: {
           summary: 'Prometheus metrics in the text exposition format (admin token or UAGENT_METRICS_TOKEN)',
           tags: ['Analytics'],

@@ -20,8 +20,8 @@ export function apiKeysModule(keys: ApiKeyService, auth: AuthService, limiter: R
     })
     .get(
       '',
-      ({ principal }) => {
-        const list = keys.list(principal.user.id)
+      async ({ principal }) => {
+        const list = await keys.list(principal.user.id)
         return { keys: list, total: list.length }
       },
       {
@@ -32,8 +32,8 @@ export function apiKeysModule(keys: ApiKeyService, auth: AuthService, limiter: R
     )
     .delete(
       '/:id',
-      ({ params, principal }) => {
-        keys.revoke(principal.user.id, params.id)
+      async ({ params, principal }) => {
+        await keys.revoke(principal.user.id, params.id)
         return { success: true, id: params.id }
       },
       {

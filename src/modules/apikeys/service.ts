@@ -1,8 +1,9 @@
-import type { Database } from 'bun:sqlite'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import { hashToken } from '../../core/tokens'
 import type { ApiKeyResolver, Principal, User } from '../auth/service'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
+import type { ApiKeyStore, KeyRow } from './store'
 
 /** Every personal API key starts with this, so a bearer token is told apart from a JWT at a glance. */
 export const API_KEY_PREFIX = 'uak_'
@@ -23,16 +24,6 @@ export interface ApiKeyView {
   createdAt: string
   lastUsedAt: string | null
   expiresAt: string | null
-}
-
-interface KeyRow {
-  id: string
-  user_id: string
-  name: string
-  prefix: string
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
 }
 
 const toView = (row: KeyRow): ApiKeyView => ({
@@ -66,24 +57,19 @@ export function expirySeconds(expiresIn: number | string): number {
  * whose owner changed password or was removed is refused on its very next use.
  */
 export class ApiKeyService implements ApiKeyResolver {
-  private readonly byHash
-  private readonly liveById
-  private readonly touch
-
   constructor(
-    private readonly db: Database,
+    private readonly store: ApiKeyStore,
     private readonly users: { getUser(id: string): User | null },
-  ) {
-    this.byHash = db.query<KeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?')
-    this.liveById = db.query<{ expires_at: string | null; disabled_at: string | null }, [string]>(
-      'SELECT k.expires_at, u.disabled_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?',
-    )
-    this.touch = db.query<unknown, [string, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+  ) {}
+
+  /** Whether authenticate, isLive and revokeAllForUser answer with promises (PostgreSQL). */
+  get asynchronous(): boolean {
+    return this.store.asynchronous
   }
 
   /** Makes a key for `userId`; the returned `key` is the only time the secret is ever shown. */
-  create(userId: string, name: string, expiresIn?: number | string | null): ApiKeyView & { key: string } {
-    const count = this.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM api_keys WHERE user_id = ?').get(userId)!.n
+  async create(userId: string, name: string, expiresIn?: number | string | null): Promise<ApiKeyView & { key: string }> {
+    const count = await this.store.count(userId)
     if (count >= MAX_KEYS_PER_USER) {
       throw new AppError('CONFLICT', `You already have ${MAX_KEYS_PER_USER} API keys: revoke some with DELETE /auth/api-keys/{id} first`)
     }
@@ -99,26 +85,19 @@ export class ApiKeyService implements ApiKeyResolver {
       last_used_at: null,
       expires_at: expiresAt,
     }
-    this.db.run(
-      'INSERT INTO api_keys (id, user_id, name, prefix, key_hash, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [row.id, userId, row.name, row.prefix, hashToken(key), row.created_at, null, expiresAt],
-    )
+    await this.store.insert(row, hashToken(key))
     return { ...toView(row), key }
   }
 
   /** The caller's keys, newest first; never the secret (it is not stored). */
-  list(userId: string): ApiKeyView[] {
-    return this.db
-      .query<KeyRow, [string]>('SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, rowid DESC')
-      .all(userId)
-      .map(toView)
+  async list(userId: string): Promise<ApiKeyView[]> {
+    return (await this.store.list(userId)).map(toView)
   }
 
   /** Deletes one of the caller's keys; someone else's key id is 404, as an unknown one. */
-  revoke(userId: string, id: string): ApiKeyView {
-    const row = this.db.query<KeyRow, [string, string]>('SELECT * FROM api_keys WHERE id = ? AND user_id = ?').get(id, userId)
+  async revoke(userId: string, id: string): Promise<ApiKeyView> {
+    const row = await this.store.remove(userId, id)
     if (!row) throw notFound(`API key ${id}`)
-    this.db.run('DELETE FROM api_keys WHERE id = ?', [id])
     return toView(row)
   }
 
@@ -126,15 +105,18 @@ export class ApiKeyService implements ApiKeyResolver {
    * Deletes every key of a user. Called whenever the user's password changes (their own change,
    * an admin's reset, the host's `uagent admin reset-password`), so that keys made under the old
    * password stop working at once. A disabled account's keys are refused while it stays disabled;
-   * a deleted account's keys go with it (foreign key cascade).
+   * a deleted account's keys go with it (foreign key cascade in SQLite; see createServices for PostgreSQL).
    */
-  revokeAllForUser(userId: string): number {
-    return this.db.run('DELETE FROM api_keys WHERE user_id = ?', [userId]).changes
+  revokeAllForUser(userId: string): MaybePromise<number> {
+    return this.store.removeAllOf(userId)
   }
 
   /** The caller a key stands for, with its owner's roles; 401 UNAUTHORIZED when unknown, revoked or expired. */
-  authenticate(key: string): Principal {
-    const row = this.byHash.get(hashToken(key))
+  authenticate(key: string): MaybePromise<Principal> {
+    return andThen(this.store.byHash(hashToken(key)), (row) => this.admit(row))
+  }
+
+  private admit(row: KeyRow | null): MaybePromise<Principal> {
     if (!row) throw new AppError('UNAUTHORIZED', 'Invalid API key: it does not exist or has been revoked')
     const now = Date.now()
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) {
@@ -143,15 +125,19 @@ export class ApiKeyService implements ApiKeyResolver {
     const user = this.users.getUser(row.user_id)
     if (!user) throw new AppError('UNAUTHORIZED', 'The owner of this API key no longer exists')
     if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
+    const principal: Principal = { user, sessionId: `${KEY_SESSION_PREFIX}${row.id}`, isAdmin: user.roles.includes('admin'), apiKeyId: row.id }
     if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
-      this.touch.run(new Date(now).toISOString(), row.id)
+      return andThen(this.store.touch(row.id, new Date(now).toISOString()), () => principal)
     }
-    return { user, sessionId: `${KEY_SESSION_PREFIX}${row.id}`, isAdmin: user.roles.includes('admin'), apiKeyId: row.id }
+    return principal
   }
 
   /** Whether the key behind an `apikey:<id>` session still works (WebSocket messages check this). */
-  isLive(sessionId: string): boolean {
-    const row = this.liveById.get(sessionId.slice(KEY_SESSION_PREFIX.length))
-    return row !== null && row.disabled_at === null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now())
+  isLive(sessionId: string): MaybePromise<boolean> {
+    return andThen(this.store.byId(sessionId.slice(KEY_SESSION_PREFIX.length)), (row) => {
+      if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now())) return false
+      const user = this.users.getUser(row.user_id)
+      return user !== null && !user.disabled
+    })
   }
 }

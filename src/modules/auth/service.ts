@@ -56,11 +56,13 @@ export interface Principal {
 
 /** Personal API keys (src/modules/apikeys), plugged in so a key works wherever an access token does. */
 export interface ApiKeyResolver {
-  authenticate(key: string): Principal
+  /** True when the keys live in PostgreSQL: then the three calls below answer with promises. */
+  readonly asynchronous: boolean
+  authenticate(key: string): Principal | Promise<Principal>
   /** For `apikey:<id>` sessions. */
-  isLive(sessionId: string): boolean
+  isLive(sessionId: string): boolean | Promise<boolean>
   /** Called on every password change of the user. */
-  revokeAllForUser(userId: string): number
+  revokeAllForUser(userId: string): number | Promise<number>
 }
 
 const THROTTLE_WINDOW_MS = 15 * 60 * 1000
@@ -104,6 +106,28 @@ export class AuthService {
   /** Lets bearer tokens that start with `uak_` authenticate as personal API keys. */
   acceptApiKeys(resolver: ApiKeyResolver): void {
     this.apiKeys = resolver
+  }
+
+  /**
+   * Whether authenticate() and isSessionLive() may answer with a promise (API keys in
+   * PostgreSQL); on SQLite they answer at once, and the auth macro stays synchronous.
+   */
+  get asynchronous(): boolean {
+    return this.apiKeys?.asynchronous ?? false
+  }
+
+  /**
+   * Deletes a user's API keys ahead of a password change when they live in PostgreSQL (outside
+   * the SQLite transaction that changes the password): a failure then leaves the old password,
+   * never a changed password with its old keys still working. On SQLite the keys go inside that
+   * transaction (see keysInTransaction).
+   */
+  private revokeKeysFirst(userId: string): Promise<number> | null {
+    return this.apiKeys?.asynchronous ? Promise.resolve(this.apiKeys.revokeAllForUser(userId)) : null
+  }
+
+  private keysInTransaction(userId: string): void {
+    if (this.apiKeys && !this.apiKeys.asynchronous) this.apiKeys.revokeAllForUser(userId)
   }
 
   countUsers(): number {
@@ -157,11 +181,13 @@ export class AuthService {
     const row = this.requireUser(id)
     const hash = await Bun.password.hash(newPassword, PASSWORD_HASHING)
     let revoked = 0
+    const keysGone = this.revokeKeysFirst(id)
+    if (keysGone) await keysGone
     this.db.transaction(() => {
       this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, id])
       this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email])
       revoked = this.revokeAllSessions(id)
-      this.apiKeys?.revokeAllForUser(id)
+      this.keysInTransaction(id)
     }).immediate()
     return revoked
   }
@@ -324,16 +350,18 @@ export class AuthService {
     const others = this.db
       .query<{ id: string }, [string, string]>('SELECT id FROM sessions WHERE user_id = ? AND id != ? AND revoked_at IS NULL')
       .all(userId, keepSessionId)
+    // Keys made under the old password stop working with it.
+    const keysGone = this.revokeKeysFirst(userId)
+    if (keysGone) await keysGone
     this.db.transaction(() => {
       this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, userId])
       for (const { id } of others) this.revokeSession(id)
-      // Keys made under the old password stop working with it.
-      this.apiKeys?.revokeAllForUser(userId)
+      this.keysInTransaction(userId)
     }).immediate()
     return others.length
   }
 
-  isSessionLive(sessionId: string): boolean {
+  isSessionLive(sessionId: string): boolean | Promise<boolean> {
     if (this.apiKeys && sessionId.startsWith('apikey:')) return this.apiKeys.isLive(sessionId)
     return this.liveSession.get(sessionId) !== null
   }
@@ -343,8 +371,11 @@ export class AuthService {
     this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
   }
 
-  /** Resolves a bearer token (access token, or personal API key) to its caller; the session must still be live. */
-  authenticate(token: string): Principal {
+  /**
+   * Resolves a bearer token (access token, or personal API key) to its caller; the session must
+   * still be live. A promise only for an API key kept in PostgreSQL (see `asynchronous`).
+   */
+  authenticate(token: string): Principal | Promise<Principal> {
     if (this.apiKeys && token.startsWith('uak_')) return this.apiKeys.authenticate(token)
     const claims = this.signer.verify(token)
     const cached = this.principals.get(claims.sid)

@@ -5,7 +5,8 @@ import type { ModelUsage } from '../../core/usage'
 import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } from '../../ml'
 import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/answer/grounding'
-import { type ConversationStore, titleFrom } from '../conversations/service'
+import { titleFrom } from '../conversations/service'
+import type { ConversationStore } from '../conversations/store'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
 export interface ChatInput {
@@ -77,7 +78,7 @@ export class ChatService {
     const input = { ...raw, message: raw.message.toWellFormed(), context: raw.context?.toWellFormed() }
     const { conversations } = this.deps
     if (!this.deps.userExists(input.userId)) throw notFound(`User ${input.userId}`)
-    const existing = input.conversationId ? conversations.get(input.conversationId, input.userId) : null
+    const existing = input.conversationId ? await conversations.get(input.conversationId, input.userId) : null
     const generator = await this.deps.generator()
     const optimized = input.optimizePrompt === true
     const userMessage = optimized ? optimizePrompt(input.message) : input.message
@@ -113,7 +114,7 @@ export class ChatService {
       startedAt,
       finish: async (reply, options = {}) => {
         const completionTokens = await generator.countTokens(reply)
-        conversations.append(conversationId, [
+        await conversations.append(conversationId, [
           { role: 'user', content: input.message, tokens: promptTokens, metadata: optimized ? { optimizedPrompt: userMessage } : undefined },
           {
             role: 'assistant',

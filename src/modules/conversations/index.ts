@@ -4,7 +4,7 @@ import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse, OwnerQuery, RenameRequest } from './model'
-import type { ConversationStore } from './service'
+import type { ConversationStore } from './store'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse }
 
@@ -13,10 +13,10 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
     .use(authPlugin(auth, limiter))
     .get(
       '',
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const limit = query.limit ?? 50
         const offset = query.offset ?? 0
-        const { conversations, total } = store.list(actingUserId(principal, query.userId), limit, offset)
+        const { conversations, total } = await store.list(actingUserId(principal, query.userId), limit, offset)
         return { conversations, total, hasMore: offset + conversations.length < total }
       },
       {
@@ -43,8 +43,8 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
     })
     .delete(
       '/:id',
-      ({ params, query, principal }) => {
-        store.delete(params.id, actingUserId(principal, query.userId))
+      async ({ params, query, principal }) => {
+        await store.delete(params.id, actingUserId(principal, query.userId))
         return { success: true, id: params.id }
       },
       {

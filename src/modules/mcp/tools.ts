@@ -98,7 +98,7 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
         additionalProperties: false,
       },
       async run(args, { caller, signal, progress }) {
-        const { taskId } = agents.submit(caller, {
+        const { taskId } = await agents.submit(caller, {
           task: args.task as string,
           agents: args.agents as string[],
           parallel: args.parallel as boolean,
@@ -107,7 +107,8 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
         })
         const cancel = () => {
           try {
-            agents.cancel(caller.userId, taskId)
+            const cancelled = agents.cancel(caller.userId, taskId)
+            if (cancelled instanceof Promise) cancelled.catch(() => {})
           } catch {
             // It ended meanwhile.
           }
@@ -116,7 +117,7 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
         try {
           let reported = -1
           for (;;) {
-            const task = agents.get(caller.userId, taskId)
+            const task = await agents.get(caller.userId, taskId)
             if (task.progress !== reported) {
               reported = task.progress
               await progress(task.progress, task.currentAgent ? `${task.status}: ${task.currentAgent}` : task.status)

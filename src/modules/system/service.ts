@@ -18,6 +18,8 @@ export interface EngineStatusSource {
 
 export interface SystemDeps {
   db: Database
+  /** PostgreSQL's state when UAGENT_DATABASE_URL is set (see PostgresMonitor): `problem` is null while it answers. */
+  postgres?: { readonly problem: string | null }
   engines?: EngineStatusSource
   features: Features
   maxRequestSize: string
@@ -132,9 +134,12 @@ export class SystemService {
       vectorStore = 'error'
     }
     const engines = this.deps.engines?.status() ?? { embedder: 'builtin', llm: 'builtin', embedderId: 'builtin', generatorId: 'builtin' }
-    const connections = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
+    const postgresProblem = this.deps.postgres?.problem ?? null
+    const connections: Record<string, string> = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
+    if (this.deps.postgres) connections.postgres = postgresProblem === null ? 'connected' : 'unreachable'
     const storage = this.storage()
     const reasons: string[] = []
+    if (postgresProblem !== null) reasons.push(`postgresql: DATABASE_UNAVAILABLE, UAGENT_DATABASE_URL cannot be reached (${postgresProblem})`)
     if (database !== 'connected') reasons.push('database: not answering')
     if (vectorStore !== 'connected') reasons.push('vector store: sqlite-vec not loaded')
     if (engines.embedder === 'error') reasons.push(`embedder: ${engines.embedderReason ?? 'cannot be loaded'}`)

@@ -1,26 +1,20 @@
-import type { Database } from 'bun:sqlite'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import type { AudioFormat } from '../../ml/speech/encoders'
+import type { AudioRow, VoiceStore } from './store'
 
-export interface AudioRow {
-  id: string
-  user_id: string
-  format: AudioFormat
-  size: number
-  duration: number
-  created_at: string
-}
+export type { AudioRow }
 
 /** A stored file name: a UUID and a known extension, nothing else (no path can escape the folder). */
 export const AUDIO_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(mp3|wav|ogg)$/
 
-/** Synthesized audio: files in one folder, their owners and sizes in the database, kept for a while. */
+/** Synthesized audio: files in one folder, their owners and sizes in the voice store, kept for a while. */
 export class AudioStore {
   private lastSweep = 0
 
   constructor(
-    private readonly db: Database,
+    private readonly store: VoiceStore,
     readonly dir: string,
     private readonly retentionMs: number,
   ) {}
@@ -36,44 +30,35 @@ export class AudioStore {
     return { id, path: this.pathOf(id, format) }
   }
 
-  record(row: Omit<AudioRow, 'created_at'>): void {
-    this.db.run('INSERT INTO voice_audio (id, user_id, format, size, duration, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-      row.id,
-      row.user_id,
-      row.format,
-      row.size,
-      row.duration,
-      new Date().toISOString(),
-    ])
-    this.sweepSometimes()
+  record(row: Omit<AudioRow, 'created_at'>): MaybePromise<void> {
+    return andThen(this.store.recordAudio({ ...row, created_at: new Date().toISOString() }), () => this.sweepSometimes())
   }
 
   /** The caller's audio file named `file` (`{id}.{format}`), or null (unknown, someone else's, expired, gone). */
-  find(userId: string, file: string): (AudioRow & { path: string }) | null {
+  find(userId: string, file: string): MaybePromise<(AudioRow & { path: string }) | null> {
     const match = AUDIO_FILE.exec(file)
     if (!match) return null
-    const row = this.db
-      .query<AudioRow, [string, string, string]>('SELECT * FROM voice_audio WHERE id = ? AND user_id = ? AND format = ?')
-      .get(match[1]!, userId, match[2]!)
-    if (!row) return null
-    if (Date.parse(row.created_at) < Date.now() - this.retentionMs) return null
-    const path = this.pathOf(row.id, row.format)
-    try {
-      statSync(path)
-    } catch {
-      return null
-    }
-    return { ...row, path }
+    return andThen(this.store.findAudio(userId, match[1]!, match[2]! as AudioFormat), (row) => {
+      if (!row) return null
+      if (Date.parse(row.created_at) < Date.now() - this.retentionMs) return null
+      const path = this.pathOf(row.id, row.format)
+      try {
+        statSync(path)
+      } catch {
+        return null
+      }
+      return { ...row, path }
+    })
   }
 
   /** Removes audio older than the retention, files and rows. */
-  sweep(now = Date.now()): number {
-    const cutoff = new Date(now - this.retentionMs).toISOString()
-    const old = this.db.query<AudioRow, [string]>('SELECT * FROM voice_audio WHERE created_at < ?').all(cutoff)
-    for (const row of old) {
-      rmSync(this.pathOf(row.id, row.format), { force: true })
-      this.db.run('DELETE FROM voice_audio WHERE id = ?', [row.id])
-    }
+  sweep(now = Date.now()): MaybePromise<number> {
+    this.lastSweep = now
+    return andThen(this.store.removeAudioBefore(new Date(now - this.retentionMs).toISOString()), (old) => this.sweepFiles(old, now))
+  }
+
+  private sweepFiles(old: AudioRow[], now: number): number {
+    for (const row of old) rmSync(this.pathOf(row.id, row.format), { force: true })
     // Files whose record went with its user (or a crash between writing and recording) go by age.
     let orphans = 0
     try {
@@ -91,8 +76,8 @@ export class AudioStore {
     return old.length + orphans
   }
 
-  private sweepSometimes(): void {
-    if (Date.now() - this.lastSweep > 60_000) this.sweep()
+  private sweepSometimes(): MaybePromise<void> {
+    if (Date.now() - this.lastSweep > 60_000) return andThen(this.sweep(), () => {})
   }
 
   /** Removes a file whose synthesis failed before it was recorded. */

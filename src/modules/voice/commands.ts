@@ -1,4 +1,3 @@
-import type { Database } from 'bun:sqlite'
 import { AppError } from '../../core/errors'
 import { type Intent, intentClassifier } from '../../ml/intent/classifier'
 import { arithmeticExpression, extractEntities, mentioned, searchTopic } from '../../ml/intent/entities'
@@ -67,11 +66,10 @@ export class VoiceCommands {
   readonly autopilot: AutopilotStore
 
   constructor(
-    db: Database,
     private readonly speech: SpeechService,
     private readonly actions: VoiceActions,
   ) {
-    this.autopilot = new AutopilotStore(db)
+    this.autopilot = new AutopilotStore(speech.store)
   }
 
   pluginNames(): string[] {
@@ -91,11 +89,11 @@ export class VoiceCommands {
     return can
   }
 
-  autopilotRequest(userId: string, mode: 'start' | 'stop' | 'status', context: string | null | undefined, preferences: Partial<AutopilotPreferences>) {
+  async autopilotRequest(userId: string, mode: 'start' | 'stop' | 'status', context: string | null | undefined, preferences: Partial<AutopilotPreferences>) {
     let session: AutopilotSession | null
-    if (mode === 'start') session = this.autopilot.start(userId, context, preferences)
-    else if (mode === 'stop') session = this.autopilot.stop(userId)
-    else session = this.autopilot.get(userId)
+    if (mode === 'start') session = await this.autopilot.start(userId, context, preferences)
+    else if (mode === 'stop') session = await this.autopilot.stop(userId)
+    else session = await this.autopilot.get(userId)
     return {
       success: true,
       mode,
@@ -114,7 +112,7 @@ export class VoiceCommands {
       transcript = { text: heard.text, confidence: heard.confidence, duration: heard.duration, mode: heard.mode }
       command = heard.text
     }
-    const session = this.autopilot.get(caller.userId)
+    const session = await this.autopilot.get(caller.userId)
     const prefs = session ?? { verbosity: 'medium' as Verbosity, autoExecute: false, voice: 'default', speed: 1, timezone: null }
     const collections = this.actions.collectionNames(caller.userId)
     const classifier = await intentClassifier()
@@ -238,10 +236,10 @@ export class VoiceCommands {
       case 'tts':
         return { response: speakable(plan.command) }
       case 'autopilot_start':
-        this.autopilot.start(caller.userId, undefined, {})
+        await this.autopilot.start(caller.userId, undefined, {})
         return { response: 'The autopilot is on.' }
       case 'autopilot_stop':
-        this.autopilot.stop(caller.userId)
+        await this.autopilot.stop(caller.userId)
         return { response: 'The autopilot is off.' }
       case 'system_status': {
         const status = this.actions.systemStatus?.()

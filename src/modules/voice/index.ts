@@ -72,7 +72,7 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
     .get(
       '/audio/:file',
       async ({ params, principal, request }) => {
-        const found = speech.audio.find(principal.user.id, params.file)
+        const found = await speech.audio.find(principal.user.id, params.file)
         if (!found) throw notFound('Audio')
         const file = Bun.file(found.path)
         const size = file.size

@@ -9,6 +9,8 @@ import { Recognizer, type Transcript, type TranscribeMode } from '../../ml/speec
 import { resolveVoice, synthesizeToFile } from '../../ml/speech/synthesizer'
 import { ensureIntentModel, TRAINING_FILE } from '../../ml/intent/classifier'
 import { AudioStore } from './audio-store'
+import type { VoiceStore } from './store'
+import { SqliteVoiceStore } from './store.sqlite'
 
 /** Audio longer than this is refused before it is decoded further. */
 export const MAX_AUDIO_SECONDS = 300
@@ -31,6 +33,8 @@ export interface TtsResult {
 
 export interface SpeechDeps {
   db: Database
+  /** Where audio records (and autopilot sessions) are kept (default: the SQLite database `db`). */
+  store?: VoiceStore
   audioDir: string
   audioRetentionMs: number
   speechModelDir: string
@@ -41,11 +45,13 @@ export interface SpeechDeps {
 
 /** Text to speech, stored audio, and speech recognition. */
 export class SpeechService {
+  readonly store: VoiceStore
   readonly audio: AudioStore
   readonly recognizer: Recognizer
 
   constructor(private readonly deps: SpeechDeps) {
-    this.audio = new AudioStore(deps.db, deps.audioDir, deps.audioRetentionMs)
+    this.store = deps.store ?? new SqliteVoiceStore(deps.db)
+    this.audio = new AudioStore(this.store, deps.audioDir, deps.audioRetentionMs)
     this.recognizer = deps.recognizer ?? new Recognizer(deps.speechModelDir)
   }
 
@@ -69,7 +75,8 @@ export class SpeechService {
     try {
       const result = await synthesizeToFile(path, { text: request.text, voice, speed: request.speed, format: request.format })
       const duration = Math.round((result.samples / result.sampleRate) * 1000) / 1000
-      this.audio.record({ id, user_id: userId, format: request.format, size: result.bytes, duration })
+      const recorded = this.audio.record({ id, user_id: userId, format: request.format, size: result.bytes, duration })
+      if (recorded instanceof Promise) await recorded
       return { success: true, audioUrl: `/voice/audio/${id}.${request.format}`, duration, format: request.format, size: result.bytes }
     } catch (error) {
       this.audio.discard(path)

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from '../../core/database'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -11,6 +12,8 @@ export const WS_IDLE_TIMEOUT = 120
 interface SocketState {
   principal: Principal | null
   running: Set<AbortController>
+  /** An `auth` still being checked (API keys in PostgreSQL): messages after it wait for it. */
+  authenticating?: Promise<unknown>
 }
 
 type Reply = Record<string, unknown> & { type: string }
@@ -77,6 +80,7 @@ export function wsModule(
   log: (line: string) => void = console.error,
   onStorageFull?: () => void,
   onMessage?: (message: HandledMessage) => void,
+  onDatabaseLost?: (error: unknown) => void,
 ) {
   const sockets = new Map<string, SocketState>()
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
@@ -116,20 +120,48 @@ export function wsModule(
         if (decoded.type === 'auth') {
           if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
           try {
-            state.principal = auth.authenticate(decoded.token)
+            const found = auth.authenticate(decoded.token)
+            if (found instanceof Promise) {
+              let checked!: () => void
+              const authenticating = new Promise<void>((resolve) => (checked = resolve))
+              state.authenticating = authenticating
+              try {
+                state.principal = await found
+              } catch (error) {
+                state.principal = null
+                throw error
+              } finally {
+                if (state.authenticating === authenticating) state.authenticating = undefined
+                checked()
+              }
+            } else state.principal = found
           } catch (error) {
             state.principal = null
+            if (databaseUnavailable(error)) {
+              onDatabaseLost?.(error)
+              return fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+            }
             return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
           }
           outcome.userId = state.principal.user.id
           return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
         }
+        if (state.authenticating) await state.authenticating
         if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
         outcome.userId = state.principal.user.id
         const type = decoded.type as string
         const handler = handlers.get(type)
         if (!handler) return fail('VALIDATION_ERROR', `Unknown message type "${type}"; known types: ${handlers.types().join(', ')}`)
-        if (!auth.isSessionLive(state.principal.sessionId)) {
+        let live: boolean
+        try {
+          const checked = auth.isSessionLive(state.principal.sessionId)
+          live = checked instanceof Promise ? await checked : checked
+        } catch (error) {
+          if (!databaseUnavailable(error)) throw error
+          onDatabaseLost?.(error)
+          return fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+        }
+        if (!live) {
           state.principal = null
           return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
         }
@@ -143,7 +175,11 @@ export function wsModule(
           if (!controller.signal.aborted) send(withId({ type: 'chat_response', data }))
         } catch (error) {
           if (error instanceof AppError) fail(error.code, error.message)
-          else if (storageFull(error)) {
+          else if (unstorableText(error)) fail('VALIDATION_ERROR', UNSTORABLE_TEXT_MESSAGE)
+          else if (databaseUnavailable(error)) {
+            onDatabaseLost?.(error)
+            fail('DATABASE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE)
+          } else if (storageFull(error)) {
             onStorageFull?.()
             fail('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE)
           } else {

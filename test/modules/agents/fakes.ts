@@ -1,6 +1,7 @@
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../../../src/ml'
 import { AgentService } from '../../../src/modules/agents/service'
 import type { PluginToolbox } from '../../../src/modules/agents/tools'
+import type { TaskStore } from '../../../src/modules/agents/store'
 import { makeServer } from '../../helpers'
 import type { AppOptions } from '../../../src/app'
 
@@ -58,7 +59,7 @@ export class TokenGenerator implements Generator {
 /** In-memory server whose agents run on `generator` (and `tools`), with queue settings. */
 export function agentServer(
   generator: Generator | null,
-  settings: { concurrency?: number; queueLimit?: number; retentionMs?: number; tools?: PluginToolbox } = {},
+  settings: { concurrency?: number; queueLimit?: number; retentionMs?: number; tools?: PluginToolbox; store?: TaskStore } = {},
   options: AppOptions = {},
 ) {
   return makeServer(options, (services) => {

@@ -1,0 +1,92 @@
+// The stores on PostgreSQL against the same stores on SQLite: authenticated JSON routes answered
+// in-process (app.handle, no sockets: what differs is the store alone) or, with BENCH_PG_HTTP=1,
+// over HTTP as a client sees them. Needs UAGENT_DATABASE_URL (or
+// UAGENT_TEST_DATABASE_URL); skipped, saying so, without one. Goal (issue 34): every route on
+// PostgreSQL ≥ 0.5 of SQLite's throughput.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp, createServices, type Services } from '../src/app'
+import { openPostgres } from '../src/db/postgres'
+
+const URL_ = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
+const SECONDS = Number(process.env.BENCH_PG_SECONDS ?? 4)
+const CONCURRENCY = 16
+const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
+const OVER_HTTP = process.env.BENCH_PG_HTTP === '1'
+
+async function serverOn(postgres: Awaited<ReturnType<typeof openPostgres>> | undefined) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-pg-'))
+  const services: Services = createServices({ dataDir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, analyticsEnabled: false, rateLimitMax: 1_000_000_000, log: () => {}, ...(postgres ? { postgres } : {}) })
+  const app = buildApp(services)
+  // Over a socket (BENCH_PG_HTTP=1) the fixed cost of HTTP is in both figures, as for a real client.
+  const base = OVER_HTTP ? `http://127.0.0.1:${app.listen({ port: 0, hostname: '127.0.0.1' }).server!.port}` : null
+  const call = async (method: string, path: string, token?: string, body?: unknown) => {
+    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }
+    const response = base ? await fetch(`${base}${path}`, init) : await app.handle(new Request(`http://localhost${path}`, init))
+    return { status: response.status, json: (await response.json()) as any }
+  }
+  const { json: session } = await call('POST', '/auth/login', undefined, ADMIN)
+  const token = session.accessToken as string
+  const key = (await call('POST', '/auth/api-keys', token, { name: 'bench' })).json.key as string
+  for (let i = 0; i < 30; i++) {
+    await services.conversations.append(crypto.randomUUID(), [{ role: 'user', content: `question ${i} about the travel policy` }, { role: 'assistant', content: `answer ${i}: hotels are capped at 120 euros a night` }], { userId: session.user.id, title: `conversation ${i}` })
+  }
+  const close = () => {
+    if (base) app.stop(true)
+    services.agents.close()
+    services.plugins.close()
+    services.postgresMonitor?.close()
+    services.db.close()
+    services.analyticsDb.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  return { call, token, key, close }
+}
+
+/** Requests per second over SECONDS with CONCURRENCY at once, and p95 latency (ms). */
+async function measure(run: () => Promise<{ status: number }>) {
+  for (let i = 0; i < 200; i++) await run()
+  const latencies: number[] = []
+  const until = performance.now() + SECONDS * 1000
+  let errors = 0
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        const start = performance.now()
+        if ((await run()).status !== 200) errors++
+        latencies.push(performance.now() - start)
+      }
+    }),
+  )
+  latencies.sort((a, b) => a - b)
+  return { rps: latencies.length / SECONDS, p95: latencies[Math.floor(latencies.length * 0.95)]!, errors }
+}
+
+console.log(`\n== PostgreSQL stores against SQLite (authenticated JSON routes, ${OVER_HTTP ? 'over HTTP on 127.0.0.1' : 'in-process app.handle; BENCH_PG_HTTP=1 for HTTP'})`)
+if (!URL_) {
+  console.log('skipped: set UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL) to a PostgreSQL database to run it')
+} else {
+  const postgres = await openPostgres(URL_)
+  const servers = { sqlite: await serverOn(undefined), postgres: await serverOn(postgres) }
+  const routes: [string, (s: typeof servers.sqlite) => Promise<{ status: number }>][] = [
+    ['GET /conversations?limit=20 (access token)', (s) => s.call('GET', '/conversations?limit=20', s.token)],
+    ['GET /auth/me (API key)', (s) => s.call('GET', '/auth/me', s.key)],
+    ['GET /auth/api-keys (access token)', (s) => s.call('GET', '/auth/api-keys', s.token)],
+    ['GET /agents/tasks (access token)', (s) => s.call('GET', '/agents/tasks', s.token)],
+  ]
+  console.log(`${CONCURRENCY} at once, ${SECONDS} s each; goal: PostgreSQL >= 0.5 x SQLite`)
+  for (const [name, run] of routes) {
+    const sqlite = await measure(() => run(servers.sqlite))
+    const pg = await measure(() => run(servers.postgres))
+    const ratio = pg.rps / sqlite.rps
+    console.log(
+      `${name.padEnd(44)} SQLite ${sqlite.rps.toFixed(0).padStart(6)} req/s p95 ${sqlite.p95.toFixed(1)} ms | PostgreSQL ${pg.rps.toFixed(0).padStart(6)} req/s p95 ${pg.p95.toFixed(1)} ms | ${ratio.toFixed(2)}x ${ratio >= 0.5 ? 'ok' : 'BELOW GOAL'}${sqlite.errors + pg.errors ? ` (${sqlite.errors + pg.errors} errors)` : ''}`,
+    )
+  }
+  servers.sqlite.close()
+  servers.postgres.close()
+  await postgres.close()
+}

@@ -1,0 +1,20 @@
+import { conversations } from './002_conversations'
+import { agentTasks } from './006_agent_tasks'
+import { apiKeys } from './009_api_keys'
+import { voice } from './010_voice'
+
+/**
+ * A PostgreSQL migration: numbered like the SQLite migration of the same tables
+ * (src/db/migrations/NNN_*.ts), so that one number means one schema step on both backends.
+ * Only the stores that have a PostgreSQL adapter have their tables here; a store still on SQLite
+ * gets its PostgreSQL migration with its adapter.
+ */
+export interface PostgresMigration {
+  version: number
+  name: string
+  /** One or more statements, run in the one migration transaction. */
+  sql: string
+}
+
+/** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice]

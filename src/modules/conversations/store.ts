@@ -1,0 +1,73 @@
+export interface Message {
+  role: 'user' | 'assistant' | 'system'
+  content: string
+  timestamp: string
+  tokens?: number
+  metadata?: Record<string, unknown>
+}
+
+export interface Conversation {
+  id: string
+  userId: string
+  title: string
+  messages: Message[]
+  createdAt: string
+  updatedAt: string
+}
+
+/**
+ * Stored conversations and their messages, whatever the backend (store.sqlite.ts,
+ * store.postgres.ts). Every read and write is scoped to its owner: another user's conversation
+ * is a 404, never its content.
+ */
+export interface ConversationStore {
+  create(userId: string, title: string, id?: string): Promise<Conversation>
+  /** The conversation if it belongs to `userId`; 404 otherwise. */
+  get(id: string, userId: string): Promise<Conversation>
+  /** Newest activity first, with every conversation's messages. */
+  list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }>
+  /** Gives a conversation a new title (its updatedAt moves); 404 for another user's. */
+  rename(id: string, userId: string, title: string): Promise<Conversation>
+  delete(id: string, userId: string): Promise<void>
+  /**
+   * Appends messages in one transaction and moves the conversation's updatedAt. With `create`, the
+   * conversation is made in the same transaction: an exchange is stored whole or not at all (a
+   * failed write leaves no empty conversation behind an error answer). A conversation deleted
+   * meanwhile (while a reply was generated) stays deleted: 409, nothing written.
+   */
+  append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void>
+  /** Removes every conversation of a deleted user (a backend without a cascade from the users table needs it). */
+  deleteAllOf(userId: string): Promise<void>
+}
+
+/** A stored message row, as both backends keep it. */
+export interface MessageRow {
+  conversation_id: string
+  role: Message['role']
+  content: string
+  tokens: number
+  metadata: string | null
+  created_at: string
+}
+
+export interface ConversationRow {
+  id: string
+  user_id: string
+  title: string
+  created_at: string
+  updated_at: string
+}
+
+export function toMessage(row: MessageRow): Message {
+  const message: Message = { role: row.role, content: row.content, timestamp: row.created_at, tokens: Number(row.tokens) }
+  if (row.metadata) message.metadata = JSON.parse(row.metadata)
+  return message
+}
+
+export function toConversation(row: ConversationRow, messages: Message[]): Conversation {
+  return { id: row.id, userId: row.user_id, title: row.title, messages, createdAt: row.created_at, updatedAt: row.updated_at }
+}
+
+export function deletedMeanwhile(conversationId: string): string {
+  return `Conversation ${conversationId} was deleted while this reply was being generated; the exchange was not stored`
+}

@@ -1,0 +1,88 @@
+import type { MaybePromise } from '../../db/maybe-promise'
+import type { AudioFormat } from '../../ml/speech/encoders'
+
+export interface AudioRow {
+  id: string
+  user_id: string
+  format: AudioFormat
+  size: number
+  duration: number
+  created_at: string
+}
+
+export type Verbosity = 'low' | 'medium' | 'high'
+
+export interface AutopilotPreferences {
+  verbosity: Verbosity
+  autoExecute: boolean
+  voice: string
+  speed: number
+  timezone: string | null
+}
+
+export interface AutopilotSession extends AutopilotPreferences {
+  sessionId: string
+  status: 'active' | 'stopped'
+  context: string | null
+}
+
+export const DEFAULT_PREFERENCES: AutopilotPreferences = { verbosity: 'medium', autoExecute: false, voice: 'default', speed: 1, timezone: null }
+
+/**
+ * The voice module's records, whatever the backend: who owns each synthesized audio file (the
+ * bytes are files in the audio folder), and one autopilot session per user. The SQLite adapter
+ * answers at once (`asynchronous: false`), as before; the PostgreSQL adapter with promises.
+ */
+export interface VoiceStore {
+  readonly asynchronous: boolean
+  recordAudio(row: AudioRow): MaybePromise<void>
+  /** The user's audio record of that id and format, or null. */
+  findAudio(userId: string, id: string, format: AudioFormat): MaybePromise<AudioRow | null>
+  /** Deletes the records made before `cutoff` and returns them (their files go next). */
+  removeAudioBefore(cutoff: string): MaybePromise<AudioRow[]>
+  autopilot(userId: string): MaybePromise<AutopilotSession | null>
+  /** Writes an active session (a new one, or the running one kept with its start time). */
+  saveAutopilot(userId: string, session: AutopilotSession, now: string): MaybePromise<void>
+  stopAutopilot(userId: string, now: string): MaybePromise<void>
+  /** Deletes a deleted user's records (a backend without a cascade from the users table needs it). */
+  deleteAllOf(userId: string): MaybePromise<void>
+}
+
+/** The session a start leaves: the preferences given merged over the stored ones; a running session is kept, a stopped one started anew. */
+export function startedSession(current: AutopilotSession | null, context: string | null | undefined, preferences: Partial<AutopilotPreferences>): AutopilotSession {
+  const merged = { ...DEFAULT_PREFERENCES, ...(current ?? {}), ...preferences }
+  return {
+    verbosity: merged.verbosity,
+    autoExecute: merged.autoExecute,
+    voice: merged.voice,
+    speed: merged.speed,
+    timezone: merged.timezone,
+    sessionId: current?.status === 'active' ? current.sessionId : crypto.randomUUID(),
+    status: 'active',
+    context: context === undefined ? (current?.context ?? null) : context,
+  }
+}
+
+export interface AutopilotRow {
+  session_id: string
+  status: 'active' | 'stopped'
+  context: string | null
+  verbosity: Verbosity
+  auto_execute: number | boolean
+  voice: string
+  speed: number
+  timezone: string | null
+}
+
+export function toSession(row: AutopilotRow): AutopilotSession {
+  return {
+    sessionId: row.session_id,
+    status: row.status,
+    context: row.context,
+    verbosity: row.verbosity,
+    autoExecute: row.auto_execute === 1 || row.auto_execute === true,
+    voice: row.voice,
+    speed: row.speed,
+    timezone: row.timezone,
+  }
+}

@@ -1,0 +1,158 @@
+import { describe, expect, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
+import type { ConversationStore } from '../../src/modules/conversations/store'
+import { PostgresConversationStore } from '../../src/modules/conversations/store.postgres'
+import { SqliteConversationStore } from '../../src/modules/conversations/store.sqlite'
+import { makeServer } from '../helpers'
+import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
+
+/** The store of a backend, and a user it may hold conversations of (SQLite's users table has a foreign key). */
+function storeOf(backend: TestBackend): { store: ConversationStore; user(): string } {
+  const user = () => {
+    const id = randomUUID()
+    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
+    return id
+  }
+  return { store: backend.kind === 'postgres' ? new PostgresConversationStore(backend.sql) : new SqliteConversationStore(backend.db), user }
+}
+
+async function status(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+    return 'ok'
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error)
+  }
+}
+
+describeBackends('conversation store', (backend) => {
+  test('messages come back in order with their tokens and metadata; another user gets 404, not the content', async () => {
+    const { store, user } = storeOf(backend())
+    const alice = user()
+    const bob = user()
+    const conversation = await store.create(alice, 'Zürich trip ✈')
+    await store.append(conversation.id, [
+      { role: 'user', content: 'Where to eat? ½ price 🍕', tokens: 7 },
+      { role: 'assistant', content: 'Try the old town.', tokens: 5, metadata: { model: 'builtin', sources: [{ id: 1 }] } },
+    ])
+    const read = await store.get(conversation.id, alice)
+    expect(read).toMatchObject({ id: conversation.id, userId: alice, title: 'Zürich trip ✈' })
+    expect(read.messages).toEqual([
+      { role: 'user', content: 'Where to eat? ½ price 🍕', tokens: 7, timestamp: expect.any(String) },
+      { role: 'assistant', content: 'Try the old town.', tokens: 5, metadata: { model: 'builtin', sources: [{ id: 1 }] }, timestamp: expect.any(String) },
+    ])
+    expect(read.updatedAt >= read.createdAt).toBe(true)
+    expect(await status(store.get(conversation.id, bob))).toBe('NOT_FOUND')
+    expect(await status(store.get(randomUUID(), alice))).toBe('NOT_FOUND')
+  })
+
+  test('list: newest activity first, paged, with the total and each conversation’s messages', async () => {
+    const { store, user } = storeOf(backend())
+    const owner = user()
+    const other = user()
+    await store.create(other, 'not yours')
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const conversation = await store.create(owner, `c${i}`)
+      await store.append(conversation.id, [{ role: 'user', content: `q${i}` }])
+      ids.push(conversation.id)
+      await Bun.sleep(2)
+    }
+    // Activity on the oldest moves it to the front.
+    await Bun.sleep(2)
+    await store.append(ids[0]!, [{ role: 'assistant', content: 'late answer' }])
+    const first = await store.list(owner, 2, 0)
+    expect(first.total).toBe(5)
+    expect(first.conversations.map((c) => c.title)).toEqual(['c0', 'c4'])
+    expect(first.conversations[0]!.messages.map((m) => m.content)).toEqual(['q0', 'late answer'])
+    const rest = await store.list(owner, 10, 2)
+    expect(rest.conversations.map((c) => c.title)).toEqual(['c3', 'c2', 'c1'])
+    expect((await store.list(owner, 10, 50)).conversations).toEqual([])
+    expect((await store.list(user(), 10, 0)).total).toBe(0)
+  })
+
+  test('rename moves updatedAt; delete removes; both are 404 for another user', async () => {
+    const { store, user } = storeOf(backend())
+    const owner = user()
+    const other = user()
+    const conversation = await store.create(owner, 'old')
+    await Bun.sleep(2)
+    expect(await status(store.rename(conversation.id, other, 'stolen'))).toBe('NOT_FOUND')
+    const renamed = await store.rename(conversation.id, owner, 'new')
+    expect(renamed.title).toBe('new')
+    expect(renamed.updatedAt > conversation.updatedAt).toBe(true)
+    expect(await status(store.delete(conversation.id, other))).toBe('NOT_FOUND')
+    await store.delete(conversation.id, owner)
+    expect(await status(store.get(conversation.id, owner))).toBe('NOT_FOUND')
+    expect(await status(store.delete(conversation.id, owner))).toBe('NOT_FOUND')
+  })
+
+  test('an exchange is stored whole or not at all; a conversation deleted meanwhile stays deleted (409)', async () => {
+    const { store, user } = storeOf(backend())
+    const owner = user()
+    const id = randomUUID()
+    // The second message breaks a constraint: neither it, the first, nor the new conversation is kept.
+    const broken = store.append(id, [{ role: 'user', content: 'hello' }, { role: 'robot' as 'user', content: 'no' }], { userId: owner, title: 'hello' })
+    expect(await status(broken)).not.toBe('ok')
+    expect(await status(store.get(id, owner))).toBe('NOT_FOUND')
+    expect((await store.list(owner, 10, 0)).total).toBe(0)
+
+    await store.append(id, [{ role: 'user', content: 'hello' }], { userId: owner, title: 'hello' })
+    expect((await store.get(id, owner)).messages).toHaveLength(1)
+    await store.delete(id, owner)
+    expect(await status(store.append(id, [{ role: 'assistant', content: 'too late' }]))).toBe('CONFLICT')
+    expect(await status(store.get(id, owner))).toBe('NOT_FOUND')
+  })
+
+  test('deleteAllOf removes one user’s conversations and no one else’s', async () => {
+    const { store, user } = storeOf(backend())
+    const gone = user()
+    const kept = user()
+    for (const owner of [gone, gone, kept]) await store.append(randomUUID(), [{ role: 'user', content: 'x' }], { userId: owner, title: 'x' })
+    await store.deleteAllOf(gone)
+    expect((await store.list(gone, 10, 0)).total).toBe(0)
+    expect((await store.list(kept, 10, 0)).total).toBe(1)
+  })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`conversations over HTTP on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  test('a chat is stored in PostgreSQL, listed, renamed and deleted; a deleted user’s conversations go too', async () => {
+    const postgres = await freshPostgres()
+    const { call, login, userSession, services } = makeServer({ postgres })
+    const admin = await login()
+    const bob = await userSession('bob@example.com')
+    const chat = await call('POST', '/chat', { token: bob.accessToken, body: { message: 'hello from bob' } })
+    expect(chat.status).toBe(200)
+    const id = chat.json.metadata.conversationId
+    const rows: { title: string }[] = await postgres`SELECT title FROM conversations WHERE id = ${id}`
+    expect(rows).toEqual([{ title: 'hello from bob' }])
+    expect(services.db.query('SELECT count(*) AS n FROM conversations').get()).toEqual({ n: 0 })
+    const listed = await call('GET', '/conversations', { token: bob.accessToken })
+    expect(listed.json).toMatchObject({ total: 1, conversations: [{ id, messages: [{ role: 'user', content: 'hello from bob' }, { role: 'assistant' }] }] })
+    expect((await call('GET', `/conversations/${id}`, { token: admin.accessToken })).status).toBe(404)
+    expect((await call('PATCH', `/conversations/${id}`, { token: bob.accessToken, body: { title: 'renamed' } })).json.title).toBe('renamed')
+    const again = await call('POST', '/chat', { token: bob.accessToken, body: { message: 'and again', conversationId: id } })
+    expect(again.json.metadata.conversationId).toBe(id)
+    expect((await call('GET', `/conversations/${id}`, { token: bob.accessToken })).json.messages).toHaveLength(4)
+
+    await call('POST', '/chat', { token: bob.accessToken, body: { message: 'second conversation' } })
+    expect((await call('DELETE', `/conversations/${id}`, { token: bob.accessToken })).json).toEqual({ success: true, id })
+    expect((await call('GET', `/conversations/${id}`, { token: bob.accessToken })).status).toBe(404)
+
+    // PostgreSQL cannot store U+0000: a 400 that says so, and nothing stored (SQLite keeps such text).
+    const nul = await call('POST', '/chat', { token: bob.accessToken, body: { message: 'a\u0000b' } })
+    expect(nul.status).toBe(400)
+    expect(nul.json).toMatchObject({ code: 'VALIDATION_ERROR' })
+    expect(nul.json.message).toContain('U+0000')
+    expect((await call('GET', '/conversations', { token: bob.accessToken })).json.total).toBe(1)
+
+    const deleted = await call('DELETE', `/auth/users/${bob.user.id}`, { token: admin.accessToken })
+    expect(deleted.status).toBe(200)
+    let left = 1
+    for (let i = 0; i < 50 && left; i++) {
+      left = Number((await postgres`SELECT count(*) AS n FROM conversations WHERE user_id = ${bob.user.id}`)[0].n)
+      if (left) await Bun.sleep(20)
+    }
+    expect(left).toBe(0)
+  })
+})

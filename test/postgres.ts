@@ -1,0 +1,98 @@
+import { SQL } from 'bun'
+import type { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { openDatabase } from '../src/db'
+import { openPostgres, type Postgres } from '../src/db/postgres'
+
+/**
+ * The PostgreSQL server tests may use: a URL whose role may CREATE DATABASE
+ * (UAGENT_TEST_DATABASE_URL, set by .ci/run). Unset: every PostgreSQL test is skipped, and its
+ * name says why.
+ */
+export const TEST_DATABASE_URL = process.env.UAGENT_TEST_DATABASE_URL?.trim() || undefined
+export const POSTGRES_SKIPPED = 'skipped: UAGENT_TEST_DATABASE_URL is not set'
+
+const made: { name: string; pools: Postgres[] }[] = []
+
+/** The URL of `database` on the test server. */
+export function databaseUrl(database: string): string {
+  const url = new URL(TEST_DATABASE_URL!)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+/**
+ * A new, empty PostgreSQL database on the test server (`uagent_t_<random>`), dropped after the
+ * last test file (test/setup.ts). Not migrated: see freshPostgres for that.
+ */
+export async function emptyPostgresDatabase(): Promise<{ name: string; url: string; track(pool: Postgres): void }> {
+  if (!TEST_DATABASE_URL) throw new Error('UAGENT_TEST_DATABASE_URL is not set')
+  const name = `uagent_t_${randomBytes(6).toString('hex')}`
+  const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.close()
+  }
+  const entry = { name, pools: [] as Postgres[] }
+  made.push(entry)
+  return { name, url: databaseUrl(name), track: (pool) => void entry.pools.push(pool) }
+}
+
+/** A fresh PostgreSQL database with every PostgreSQL migration applied, connected. */
+export async function freshPostgres(): Promise<Postgres> {
+  const database = await emptyPostgresDatabase()
+  const sql = await openPostgres(database.url)
+  database.track(sql)
+  return sql
+}
+
+/** Drops every database this test process made (their pools are closed first). */
+export async function dropPostgresDatabases(): Promise<void> {
+  if (!made.length || !TEST_DATABASE_URL) return
+  const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
+  try {
+    for (const { name, pools } of made.splice(0)) {
+      for (const pool of pools) await pool.close({ timeout: 1 }).catch(() => {})
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    }
+  } finally {
+    await admin.close()
+  }
+}
+
+/** What a store's behaviour tests get: the backend's name, and a SQLite database or a PostgreSQL connection. */
+export type TestBackend = { kind: 'sqlite'; db: Database } | { kind: 'postgres'; sql: Postgres; db: Database }
+
+/**
+ * Runs the same behaviour tests on both backends: `describe("<title> (SQLite)")` on a migrated
+ * in-memory SQLite database, and `describe("<title> (PostgreSQL)")` on a fresh PostgreSQL
+ * database for this file (skipped, saying why, without UAGENT_TEST_DATABASE_URL). The PostgreSQL
+ * backend has an in-memory SQLite database too, for the stores that still live there.
+ * `backend()` is read inside tests (or hooks), once the backend is ready.
+ */
+export function describeBackends(title: string, body: (backend: () => TestBackend) => void): void {
+  describe(`${title} (SQLite)`, () => {
+    let current: TestBackend | undefined
+    beforeAll(() => {
+      current = { kind: 'sqlite', db: openDatabase(':memory:') }
+    })
+    afterAll(() => current?.db.close())
+    body(() => current!)
+  })
+  if (!TEST_DATABASE_URL) {
+    describe.skip(`${title} (PostgreSQL: ${POSTGRES_SKIPPED})`, () => body(() => {
+      throw new Error(POSTGRES_SKIPPED)
+    }))
+    return
+  }
+  describe(`${title} (PostgreSQL)`, () => {
+    let current: TestBackend | undefined
+    beforeAll(async () => {
+      current = { kind: 'postgres', sql: await freshPostgres(), db: openDatabase(':memory:') }
+    })
+    afterAll(() => current?.db.close())
+    body(() => current!)
+  })
+}
