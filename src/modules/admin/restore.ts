@@ -33,6 +33,12 @@ function safePath(path: string): boolean {
   return parts.length === 1 ? ALLOWED_TOP.has(path) : DATA_FOLDERS.includes(parts[0]!)
 }
 
+/** PRAGMA integrity_check, as a RestoreError naming `what` and its first problems. */
+function assertIntact(db: Database, what: string): void {
+  const problems = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check)
+  if (problems.join() !== 'ok') throw new RestoreError(`${what} fails PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}`)
+}
+
 /** Whether a live server uses the data dir (its server.pid names a running process). */
 export function liveServerPid(dataDir: string): number | null {
   const file = join(dataDir, 'server.pid')
@@ -118,8 +124,7 @@ export async function restoreBackup(archive: string, dataDirOption: string, opti
       if (version > known) {
         throw new RestoreError(`the backup's database has schema version ${version}, newer than this version of Universal Agent knows (${known}): restore it with the version that made it (${manifest.serverVersion})`)
       }
-      const problems = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check)
-      if (problems.join() !== 'ok') throw new RestoreError(`the backup's database fails PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}`)
+      assertIntact(db, "the backup's database")
     } catch (error) {
       if (error instanceof RestoreError) throw error
       throw new RestoreError(`the backup's database cannot be checked (${(error as Error).message})`)
@@ -130,8 +135,7 @@ export async function restoreBackup(archive: string, dataDirOption: string, opti
     if (hashes.has('analytics.db')) {
       const records = new Database(join(staging, 'analytics.db'), { readonly: true })
       try {
-        const problems = records.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check)
-        if (problems.join() !== 'ok') throw new RestoreError(`the backup's analytics.db fails PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')}`)
+        assertIntact(records, "the backup's analytics.db")
       } catch (error) {
         if (error instanceof RestoreError) throw error
         throw new RestoreError(`the backup's analytics.db cannot be checked (${(error as Error).message})`)
