@@ -113,3 +113,19 @@ export function makeServerWith(generator: Generator, options: AppOptions = {}) {
     })
   })
 }
+
+/**
+ * A WebSocket to `/ws` of a server listening on `port`, opened, with its messages collected:
+ * `next()` gives the oldest not yet taken (waiting up to 3 s; undefined when none came).
+ */
+export async function openInbox(port: number) {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`)
+  const inbox: any[] = []
+  socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
+  await new Promise((resolve) => (socket.onopen = resolve))
+  const next = async () => {
+    for (let i = 0; i < 300 && !inbox.length; i++) await Bun.sleep(10)
+    return inbox.shift()
+  }
+  return { socket, inbox, next }
+}

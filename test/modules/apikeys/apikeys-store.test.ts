@@ -6,7 +6,7 @@ import type { ApiKeyStore } from '../../../src/modules/apikeys/store'
 import { PostgresApiKeyStore } from '../../../src/modules/apikeys/store.postgres'
 import { SqliteApiKeyStore } from '../../../src/modules/apikeys/store.sqlite'
 import type { User } from '../../../src/modules/auth/service'
-import { makeServer } from '../../helpers'
+import { makeServer, openInbox } from '../../helpers'
 import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 
 /** The key service of a backend over a set of users the test controls (disabled, deleted). */
@@ -127,14 +127,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`API keys over HTTP and WebSocket on Postgre
     // The socket: auth and a message sent at once are taken in order.
     const app = server.app.listen({ port: 0 })
     stops.push(() => app.stop(true))
-    const socket = new WebSocket(`ws://127.0.0.1:${app.server!.port}/ws`)
-    const inbox: any[] = []
-    socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-    await new Promise((resolve) => (socket.onopen = resolve))
-    const next = async () => {
-      for (let i = 0; i < 300 && !inbox.length; i++) await Bun.sleep(10)
-      return inbox.shift()
-    }
+    const { socket, next } = await openInbox(app.server!.port!)
     socket.send(JSON.stringify({ type: 'auth', token: key }))
     socket.send(JSON.stringify({ type: 'stream_chat', message: 'hello', id: 'm1' }))
     expect(await next()).toMatchObject({ type: 'auth_success', sessionId: `apikey:${id}` })

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { hashToken } from '../../../src/core/tokens'
-import { makeServer } from '../../helpers'
+import { makeServer, openInbox } from '../../helpers'
 
 type Server = ReturnType<typeof makeServer>
 
@@ -182,14 +182,7 @@ describe('personal API keys', () => {
     const { key, id } = await createKey(server, accessToken)
     const app = server.app.listen({ port: 0 })
     stops.push(() => app.stop(true))
-    const socket = new WebSocket(`ws://127.0.0.1:${app.server!.port}/ws`)
-    const inbox: any[] = []
-    socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-    await new Promise((resolve) => (socket.onopen = resolve))
-    const next = async () => {
-      for (let i = 0; i < 300 && !inbox.length; i++) await Bun.sleep(10)
-      return inbox.shift()
-    }
+    const { socket, next } = await openInbox(app.server!.port!)
     socket.send(JSON.stringify({ type: 'auth', token: key }))
     expect(await next()).toMatchObject({ type: 'auth_success', sessionId: `apikey:${id}` })
     expect((await server.call('DELETE', `/auth/api-keys/${id}`, { token: accessToken })).status).toBe(200)
