@@ -3,7 +3,7 @@
 // types, missing and extra fields, odd strings, non-JSON bodies), sent 8 at a time by an admin, a
 // plain user or nobody. Counts the answers with status >= 500 (goal: none), over BENCH_FUZZ_RUNS
 // runs (default 5), each on a new server with its own seed.
-import { startServer } from './mixed'
+import { startServerProcess } from './server'
 
 const RUNS = Number(process.env.BENCH_FUZZ_RUNS ?? 5)
 const PER_OPERATION = Number(process.env.BENCH_FUZZ_PER_OPERATION ?? 32)
@@ -31,7 +31,7 @@ export async function benchFuzz() {
   for (let run = 1; run <= RUNS; run++) {
     const random = seeded(run * 7919)
     const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!
-    const server = await startServer(root, { UAGENT_RATE_LIMIT_MAX: '100000000' })
+    const server = await startServerProcess({ root, env: { UAGENT_RATE_LIMIT_MAX: '100000000' } })
     try {
       const base = server.base
       const json = async (path: string, body: unknown, token?: string) =>

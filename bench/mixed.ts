@@ -12,7 +12,6 @@ const SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 60)
 const root = process.env.BENCH_SERVER_ROOT ?? join(import.meta.dir, '..')
 
 /** Starts `bun src/index.ts` of `root` on a free port with a new data dir; resolves its base URL. */
-export const startServer = (serverRoot: string, env: Record<string, string> = {}) => startServerProcess({ root: serverRoot, env })
 
 async function post(url: string, body: unknown, token?: string) {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) })
@@ -21,7 +20,7 @@ async function post(url: string, body: unknown, token?: string) {
 }
 
 export async function benchMixed() {
-  const server = await startServer(root, { UAGENT_RATE_LIMIT_MAX: '100000000' })
+  const server = await startServerProcess({ root, env: { UAGENT_RATE_LIMIT_MAX: '100000000' } })
   try {
     const admin = await post(`${server.base}/auth/login`, { email: 'bench@example.com', password: 'bench-password' })
     // Users, each with a small handbook collection to search.

@@ -150,7 +150,20 @@ export async function intentModelFile(dir = cacheDir, content?: string): Promise
  * Makes sure the cached model exists: trains it, when missing, in a child process that writes
  * it (its memory goes with that process). Returns the file.
  */
-export async function ensureIntentModel(dir = cacheDir): Promise<string> {
+export function ensureIntentModel(dir = cacheDir): Promise<string> {
+  // One training at a time per folder: a first command during the start-up's training waits for it
+  // instead of starting another. Settled, it is forgotten: the next call looks at the file again.
+  let ensuring = inFlight.get(dir)
+  if (!ensuring) {
+    ensuring = trainIfMissing(dir).finally(() => inFlight.delete(dir))
+    inFlight.set(dir, ensuring)
+  }
+  return ensuring
+}
+
+const inFlight = new Map<string, Promise<string>>()
+
+async function trainIfMissing(dir: string): Promise<string> {
   const file = await intentModelFile(dir)
   if (existsSync(file)) return file
   mkdirSync(dir, { recursive: true, mode: 0o700 })
