@@ -30,6 +30,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { andThen } from './db/maybe-promise'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -41,6 +42,8 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
+import type { RagStore } from './modules/rag/store'
+import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
@@ -95,7 +98,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot', 'RAG'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -116,7 +119,7 @@ export interface Services {
   models: Models
   conversations: ConversationStore
   chat: ChatService
-  rag: RagService
+  rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
   speech: SpeechService
@@ -194,7 +197,7 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
   const recorder = new RequestRecorder(analyticsDb, {
     retentionDays: config.analyticsRetentionDays,
@@ -239,7 +242,12 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+    // In PostgreSQL no cascade reaches them from the users table (still in SQLite): the store deletes them.
+    if (rag.store instanceof PostgresRagStore) {
+      rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
+      return
+    }
+    for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
   // In PostgreSQL no cascade reaches conversations, API keys, agent tasks and voice records from the users table (still in SQLite).
   if (postgres) {
@@ -250,7 +258,7 @@ export function createServices(options: AppOptions = {}): Services {
       Promise.resolve(speech.store.deleteAllOf(userId)).catch((error) => log(`Deleting the voice records of deleted user ${userId} failed: ${(error as Error).message}`))
     })
   }
-  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
@@ -259,7 +267,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
-    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+    grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
     collectionNames,
@@ -320,7 +328,7 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
-  const library = new DocumentLibrary(rag, services.db)
+  const library = new DocumentLibrary(rag)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)

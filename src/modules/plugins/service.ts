@@ -3,6 +3,7 @@ import { existsSync, readFileSync, realpathSync, rmSync, statSync } from 'node:f
 import { join, relative, resolve, sep } from 'node:path'
 import { AppError } from '../../core/errors'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { type BuiltinPlugin, builtinPlugins } from './builtin'
 import { cleanStaging, type InstallRequest, installPlugin, redactCredentials } from './install'
 import { validate, type JsonSchema } from './json-schema'
@@ -17,7 +18,7 @@ export interface PluginServiceOptions {
   db: Database
   /** The data dir's free-space floor: an install is refused with 507 below it. */
   storage?: { assertRoom(bytes: number): void }
-  rag: RagService
+  rag: RagService<RagStore>
   /** Where installed plugins live, one folder each. */
   pluginsDir: string
   /** The folder is temporary (in-memory database): removed by close() and at process exit. */

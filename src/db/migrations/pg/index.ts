@@ -1,4 +1,8 @@
 import { conversations } from './002_conversations'
+import { rag } from './003_rag'
+import { ragKeywords } from './004_rag_keywords'
+import { ragDocuments } from './008_rag_documents'
+import { ragVersions } from './020_rag_versions'
 import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
@@ -17,4 +21,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, rag, ragKeywords, agentTasks, ragDocuments, apiKeys, voice, ragVersions]

@@ -1,0 +1,28 @@
+import type { PostgresMigration } from '.'
+
+// The keyword index (SQLite: one FTS5 table per collection, migration 4). A tsvector per chunk with
+// a GIN index, made with rag_english: the Porter stemmer (the snowball template's "porter", as
+// FTS5's porter tokenizer) and no stop words (FTS5 keeps every word). The store hands PostgreSQL
+// text already cut as FTS5's unicode61 cuts it (letters and digits), so positions and lengths
+// count the same tokens. `tokens` is a chunk's length in tokens; rag_terms holds how many chunks
+// of a collection hold each lexeme (BM25's document frequency, kept in step by every write), and
+// the collection's chunk and token counts its other statistics.
+export const ragKeywords: PostgresMigration = {
+  version: 4,
+  name: 'rag keywords',
+  sql: `
+    CREATE TEXT SEARCH DICTIONARY rag_porter (TEMPLATE = snowball, LANGUAGE = porter);
+    CREATE TEXT SEARCH CONFIGURATION rag_english (COPY = english);
+    ALTER TEXT SEARCH CONFIGURATION rag_english
+      ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH rag_porter;
+    ALTER TABLE rag_chunks ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0, ADD COLUMN tsv TSVECTOR NOT NULL DEFAULT ''::tsvector;
+    CREATE INDEX rag_chunks_tsv ON rag_chunks USING gin (tsv);
+    ALTER TABLE rag_collections ADD COLUMN chunk_count BIGINT NOT NULL DEFAULT 0, ADD COLUMN token_count BIGINT NOT NULL DEFAULT 0;
+    CREATE TABLE rag_terms (
+      collection_id INTEGER NOT NULL REFERENCES rag_collections(id) ON DELETE CASCADE,
+      lexeme TEXT COLLATE "C" NOT NULL,
+      df INTEGER NOT NULL,
+      PRIMARY KEY (collection_id, lexeme)
+    );
+  `,
+}
