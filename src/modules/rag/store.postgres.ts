@@ -249,18 +249,22 @@ export class PostgresRagStore implements RagStore {
       })
       let addedTokens = 0
       if (owners.length) {
-        const chunkRows = await tx`INSERT INTO rag_chunks (document_id, collection_id, position, content, embedding, tokens, tsv)
-          SELECT document_id, ${collection.id}, position, content, embedding, tokens, to_tsvector(${CONFIG}::regconfig, text)
-          FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
-            AS x(document_id, position, content, embedding, tokens, text)
-          RETURNING id, document_id, position`
+        // The chunks and, from the tsvectors just made, the collection's document frequencies: one statement.
+        const chunkRows = await tx`WITH added AS (
+            INSERT INTO rag_chunks (document_id, collection_id, position, content, embedding, tokens, tsv)
+            SELECT document_id, ${collection.id}, position, content, embedding, tokens, to_tsvector(${CONFIG}::regconfig, text)
+            FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
+              AS x(document_id, position, content, embedding, tokens, text)
+            RETURNING id, document_id, position, tsv
+          ), terms AS (
+            INSERT INTO rag_terms (collection_id, lexeme, df)
+            SELECT ${collection.id}, l.lexeme, count(*)::int FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme ORDER BY l.lexeme
+            ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df
+          )
+          SELECT id, document_id, position FROM added`
         const vectorOf = new Map(latest.map((document) => [documentRow.get(document.docId)!, document.vectors]))
         for (const row of chunkRows) added.push({ id: Number(row.id), vector: vectorOf.get(Number(row.document_id))![Number(row.position)]! })
         addedTokens = tokens.reduce((sum, n) => sum + n, 0)
-        await tx`INSERT INTO rag_terms (collection_id, lexeme, df)
-          SELECT ${collection.id}, l.lexeme, count(*)::int FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l
-          WHERE c.id = ANY(${added.map((a) => a.id)}::int[]) GROUP BY l.lexeme
-          ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df`
       }
       const described = latest.flatMap((document, i) => (infos[i] ? [{ row: documentRow.get(document.docId)!, info: infos[i]! }] : []))
       if (described.length) {
