@@ -176,7 +176,15 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG on several replicas${TEST_DATABASE_URL 
     const seen = await until(async () => (await two.search('u1', 'shared', 'narwhal aquarium herring', 1)).results[0]?.id === 'narwhal' && (await nearestDocs(fresh, 1))[0] === 'narwhal')
     expect(seen).toBeLessThan(2000)
 
+    // An instance that has not yet read the new version (its vectors still hold a deleted chunk): never an error, never the chunk.
+    const behind = new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql, { stateTtlMs: 60_000 }), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+    expect((await behind.search('u1', 'shared', 'WireGuard VPN configuration', 10)).results.map((r) => r.id)).toContain('vpn-setup')
     await one.deleteDocument('u1', 'shared', 'vpn-setup')
+    const stale = await behind.store.nearest(await behind.collection('u1', 'shared'), (await embedder.embed(['WireGuard VPN configuration']))[0]!, 1)
+    expect((await behind.store.chunks(stale.map((hit) => hit.chunkId))).size).toBe(0)
+    const afterDelete = await behind.search('u1', 'shared', 'WireGuard VPN configuration', 100)
+    expect(afterDelete.results.map((r) => r.id)).not.toContain('vpn-setup')
+    expect(afterDelete.results).toHaveLength(corpus.documents.length)
     const gone = await until(
       async () =>
         !(await two.search('u1', 'shared', 'WireGuard VPN configuration', 10)).results.some((r) => r.id === 'vpn-setup') &&

@@ -347,6 +347,9 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       ),
     )
     const chunks = yield* wait(this.store.chunks(ids))
+    // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
+    // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
+    for (const id of ids) if (!chunks.has(id)) byId.delete(id)
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
       candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')

@@ -95,19 +95,29 @@ export class PostgresRagStore implements RagStore {
   /** Document frequencies per collection, for the version they were read at. */
   private readonly frequencies = new Map<number, { version: number; known: Map<string, number> }>()
 
+  private readonly keywordPostings: number
+  private readonly stateTtlMs: number
+
   constructor(
     private readonly sql: Postgres,
-    cacheOptions: VectorCacheOptions = POSTGRES_VECTOR_CACHE,
-    private readonly keywordPostings = KEYWORD_POSTINGS,
+    options: {
+      vectorCache?: VectorCacheOptions
+      /** See SqliteRagStore: postings ranked to find keyword candidates. */
+      keywordPostings?: number
+      /** How long a read of a collection's version answers for it (tests lengthen it to see a replica behind). */
+      stateTtlMs?: number
+    } = {},
   ) {
-    this.cache = new VectorCache(cacheOptions)
+    this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
+    this.keywordPostings = options.keywordPostings ?? KEYWORD_POSTINGS
+    this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
   }
 
   /** The collection's version and keyword statistics, read at most every STATE_TTL_MS. */
   private state(collectionId: number): Promise<CollectionState | null> {
     const at = this.stateAt.get(collectionId)
     const cached = this.states.get(collectionId)
-    if (cached && at !== undefined && performance.now() - at < STATE_TTL_MS) return cached
+    if (cached && at !== undefined && performance.now() - at < this.stateTtlMs) return cached
     const read = (async () => {
       const [row] = await this.sql`SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collectionId}`
       return row ? { version: Number(row.version), chunks: Number(row.chunk_count), tokens: Number(row.token_count), read: performance.now() } : null
