@@ -12,9 +12,9 @@ import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TE
 const embedder = new HashEmbedder()
 
 /** A RagService over a backend's store, and a new user of it (SQLite's collections reference users). */
-function ragOf(backend: TestBackend) {
-  const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql) : undefined
-  const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+function ragOf(backend: TestBackend, keywordPostings?: number) {
+  const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql, { keywordPostings }) : undefined
+  const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), keywordPostings, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
   const user = () => {
     const id = randomUUID()
     backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
@@ -113,6 +113,17 @@ describeBackends('RAG store', (backend) => {
       expect(await code(() => rag.search(erin, 'ops', query, 3))).toBe('ok')
     }
     expect((await rag.listCollections(erin)).collections[0]).toMatchObject({ documents: 4 })
+  })
+
+  test('words in more chunks than keyword search ranks (its postings budget): the first matches are ranked, the best still found first', async () => {
+    const { rag, user } = ragOf(backend(), 10)
+    const gina = user()
+    const notes = Array.from({ length: 40 }, (_, i) => ({ id: `n${i}`, content: `Harbour report ${i}: cranes, harbour pilots and harbour tugs were busy.` }))
+    notes[3] = { id: 'n3', content: 'Harbour report 3: the harbour harbour harbour master inspected the harbour cranes.' }
+    await rag.ingest(gina, 'port', notes)
+    const found = await rag.search(gina, 'port', 'harbour', 5)
+    expect(found.results).toHaveLength(5)
+    expect(found.results[0]!.id).toBe('n3')
   })
 
   test('the document library: info rows with the document, unchanged documents skipped, listings by prefix, one document with its text', async () => {

@@ -260,12 +260,16 @@ export class PostgresRagStore implements RagStore {
       let addedTokens = 0
       if (owners.length) {
         // The chunks and, from the tsvectors just made, the collection's document frequencies: one statement.
-        const chunkRows = await tx`WITH added AS (
-            INSERT INTO rag_chunks (document_id, collection_id, position, content, embedding, tokens, tsv)
-            SELECT document_id, ${collection.id}, position, content, embedding, tokens, to_tsvector(${CONFIG}::regconfig, text)
-            FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
+        const chunkRows = await tx`WITH input AS (
+            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
               AS x(document_id, position, content, embedding, tokens, text)
+          ), added AS (
+            INSERT INTO rag_chunks (document_id, collection_id, position, content, tokens, tsv)
+            SELECT document_id, ${collection.id}, position, content, tokens, to_tsvector(${CONFIG}::regconfig, text) FROM input
             RETURNING id, document_id, position, tsv
+          ), vectors AS (
+            INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
+            SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
           ), terms AS (
             INSERT INTO rag_terms (collection_id, lexeme, df)
             SELECT ${collection.id}, l.lexeme, count(*)::int FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme ORDER BY l.lexeme
@@ -322,7 +326,7 @@ export class PostgresRagStore implements RagStore {
       const present = new Set(ids)
       const removed = [...cached.rowOf.keys()].filter((id) => !present.has(id))
       const missing = ids.filter((id) => !cached.rowOf.has(id))
-      const rows = missing.length ? await this.sql`SELECT id, embedding FROM rag_chunks WHERE id = ANY(${missing}::int[])` : []
+      const rows = missing.length ? await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[])` : []
       this.cache.update(
         collection.id,
         removed,
@@ -333,7 +337,7 @@ export class PostgresRagStore implements RagStore {
         return this.cache.peek(collection.id)!
       }
     }
-    const rows = await this.sql`SELECT id, embedding FROM rag_chunks WHERE collection_id = ${collection.id}`
+    const rows = await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE collection_id = ${collection.id}`
     const entries = rows.map((row: { id: number; embedding: Uint8Array }) => ({ id: Number(row.id), bytes: row.embedding }))
     const matrix = this.cache.matrix(collection.id, () => entries.length, collection.dimensions, () => entries)
     if (matrix) {
@@ -359,7 +363,7 @@ export class PostgresRagStore implements RagStore {
       else missing.push(id)
     }
     if (missing.length) {
-      for (const row of await this.sql`SELECT id, embedding FROM rag_chunks WHERE id = ANY(${missing}::int[]) AND collection_id = ${collection.id}`) {
+      for (const row of await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[]) AND collection_id = ${collection.id}`) {
         found.set(Number(row.id), floats(row.embedding))
       }
     }
@@ -458,7 +462,7 @@ export class PostgresRagStore implements RagStore {
     const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
     const limit = plan.capped ? CAPPED_CANDIDATES : null
     const rows = await this.sql`
-      WITH m AS (SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ORDER BY id LIMIT ${limit})
+      WITH m AS (SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`})
       SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(m.tsv) l WHERE l.lexeme = ANY(${wanted}::text[])`
     const lengths = new Map<number, number>()
     const matched: number[] = []

@@ -1,8 +1,9 @@
 import type { PostgresMigration } from '.'
 
-// Collections, documents and chunks, as SQLite's migration 3 has them; a chunk keeps its vector
-// (float32s, little-endian, as bytea) beside its text: there is no vector index in the database,
-// every replica searches the vectors in memory. user_id has no foreign key while accounts live in
+// Collections, documents and chunks, as SQLite's migration 3 has them, and each chunk's vector
+// (float32s, little-endian, as bytea; never compressed) in a table of its own, so that the chunk
+// rows keyword search reads stay narrow: there is no vector index in the database, every replica
+// searches the vectors in memory. user_id has no foreign key while accounts live in
 // SQLite: a deleted user's collections are removed by the RAG store.
 export const rag: PostgresMigration = {
   version: 3,
@@ -31,10 +32,16 @@ export const rag: PostgresMigration = {
       document_id INTEGER NOT NULL REFERENCES rag_documents(id) ON DELETE CASCADE,
       collection_id INTEGER NOT NULL,
       position INTEGER NOT NULL,
-      content TEXT NOT NULL,
-      embedding BYTEA NOT NULL
+      content TEXT NOT NULL
     );
     CREATE INDEX rag_chunks_document ON rag_chunks(document_id);
     CREATE INDEX rag_chunks_collection ON rag_chunks(collection_id, id);
+    CREATE TABLE rag_vectors (
+      chunk_id INTEGER PRIMARY KEY REFERENCES rag_chunks(id) ON DELETE CASCADE,
+      collection_id INTEGER NOT NULL,
+      embedding BYTEA NOT NULL
+    );
+    ALTER TABLE rag_vectors ALTER COLUMN embedding SET STORAGE EXTERNAL;
+    CREATE INDEX rag_vectors_collection ON rag_vectors(collection_id);
   `,
 }
