@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
-import { bm25, CAPPED_CANDIDATES, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { bm25, CAPPED_CANDIDATES, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import type {
   ChunkHit,
   CollectionRow,
@@ -23,6 +23,12 @@ const CONFIG = 'rag_english'
 export const POSTGRES_VECTOR_CACHE: VectorCacheOptions = { minRows: 0, budgetBytes: 1024 * 1024 * 1024 }
 /** How long a read of a collection's version and statistics answers for it (other replicas' writes show after this at most). */
 const STATE_TTL_MS = 250
+/**
+ * Postings ranked to find keyword candidates (see keywordPlan): fewer than FTS5's KEYWORD_POSTINGS,
+ * since each match costs PostgreSQL a heap row and its tsvector (about 5 µs, FTS5 1 µs). Words
+ * past it still score the best candidates; ranking on the labelled set is unchanged (bench ranking).
+ */
+export const POSTGRES_KEYWORD_POSTINGS = 3_000
 const TOKEN_CACHE_LIMIT = 20_000
 const FREQUENCY_CACHE_LIMIT = 50_000
 
@@ -109,7 +115,7 @@ export class PostgresRagStore implements RagStore {
     } = {},
   ) {
     this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
-    this.keywordPostings = options.keywordPostings ?? KEYWORD_POSTINGS
+    this.keywordPostings = options.keywordPostings ?? POSTGRES_KEYWORD_POSTINGS
     this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
   }
 
@@ -447,8 +453,8 @@ export class PostgresRagStore implements RagStore {
 
   /**
    * Keyword candidates, best BM25 first: the chunks matching the informative terms (see
-   * keywordPlan) with the positions of the query's tokens in them, ranked by BM25 as FTS5 would
-   * rank them with those terms, then the best re-scored with every term found in the collection.
+   * keywordPlan), ranked by BM25 as FTS5 ranks them with those terms (in the database, for plain
+   * words: only the best come back), then the best re-scored with every term found in the collection.
    */
   async keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): Promise<{ chunkId: number; bm25: number }[]> {
     const { terms } = query
@@ -458,61 +464,79 @@ export class PostgresRagStore implements RagStore {
     const byWord = new Map(terms.map((term) => [term.word, term]))
     const kept = plan.words.map((word) => byWord.get(word)!).filter((term) => term.tokens.length)
     if (!kept.length) return []
-    const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
-    const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
-    const limit = plan.capped ? CAPPED_CANDIDATES : null
-    const rows = await this.sql`
-      WITH m AS (SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`})
-      SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(m.tsv) l WHERE l.lexeme = ANY(${wanted}::text[])`
-    const lengths = new Map<number, number>()
-    const matched: number[] = []
-    for (const row of rows) {
-      const id = Number(row.id)
-      let own = query.offsets.get(id)
-      if (!lengths.has(id)) {
-        lengths.set(id, Number(row.tokens))
-        matched.push(id)
-        // Offsets read now are the whole of them for this chunk: replace any partial entry.
-        query.offsets.set(id, (own = new Map()))
-      }
-      own!.set(row.lexeme, row.positions as number[])
-    }
     const state = await this.state(collection.id)
     const rowsInIndex = Math.max(state?.chunks ?? query.chunks, 1)
     const averageLength = state && state.chunks ? Math.max(state.tokens / state.chunks, 1) : 1
-    const score = (id: number, with_: QueryTerm[]) =>
+    const score = (tokens: number, id: number, with_: QueryTerm[]) =>
       bm25(
         with_.map((term) => ({ tf: phraseFrequency(term.tokens, query.offsets.get(id)), df: term.df })),
-        lengths.get(id) ?? averageLength,
+        tokens,
         averageLength,
         rowsInIndex,
       )
+    const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
+    const limit = plan.capped ? CAPPED_CANDIDATES : null
+    const matches = this.sql`SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
     const pool = Math.max(k, RESCORE_POOL)
-    const hits = matched
-      .map((id) => ({ chunkId: id, bm25: score(id, kept) }))
-      .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
-      .slice(0, pool)
-    if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
+    let hits: { chunkId: number; bm25: number; tokens: number }[]
+    if (kept.every((term) => term.tokens.length === 1)) {
+      // bm25() of FTS5 (k1 1.2, b 0.75) summed over the words each match holds; idf as bm25() computes it.
+      const lexemes = kept.map((term) => term.tokens[0]!)
+      const idfs = kept.map((term) => -bm25([{ tf: 1, df: term.df }], 1, 1, rowsInIndex))
+      const rows = await this.sql`WITH m AS (${matches}), w AS (SELECT * FROM unnest(${lexemes}::text[], ${idfs}::float8[]) AS w(lexeme, idf))
+        SELECT m.id, m.tokens, sum(w.idf * (cardinality(l.positions) * 2.2) / (cardinality(l.positions) + 1.2 * (0.25 + 0.75 * m.tokens / ${averageLength}::float8))) AS score
+        FROM m CROSS JOIN LATERAL unnest(m.tsv) l JOIN w ON w.lexeme = l.lexeme
+        GROUP BY m.id, m.tokens ORDER BY score DESC, m.id LIMIT ${pool}`
+      hits = rows.map((row: { id: number; tokens: number; score: number }) => ({ chunkId: Number(row.id), bm25: -Number(row.score), tokens: Number(row.tokens) }))
+    } else {
+      // Phrases: their frequency needs the positions, read here for every match.
+      const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
+      const rows = await this.sql`WITH m AS (${matches})
+        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(m.tsv) l WHERE l.lexeme = ANY(${wanted}::text[])`
+      const lengths = new Map<number, number>()
+      for (const row of rows) {
+        const id = Number(row.id)
+        if (!lengths.has(id)) {
+          lengths.set(id, Number(row.tokens))
+          // Offsets read now are the whole of them for this chunk: replace any partial entry.
+          query.offsets.set(id, new Map())
+        }
+        query.offsets.get(id)!.set(row.lexeme, row.positions as number[])
+      }
+      hits = [...lengths]
+        .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
+        .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
+        .slice(0, pool)
+    }
+    if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
+    // The candidates' BM25 with every informative word, as if one query had ranked them all.
+    await this.readOffsets(
+      query,
+      hits.map((hit) => hit.chunkId),
+    )
     const scored = plan.scored.map((word) => byWord.get(word)!)
     return hits
-      .map((hit) => ({ chunkId: hit.chunkId, bm25: score(hit.chunkId, scored) }))
+      .map((hit) => ({ chunkId: hit.chunkId, bm25: score(hit.tokens, hit.chunkId, scored) }))
       .sort((a, b) => a.bm25 - b.bm25)
       .slice(0, k)
+  }
+
+  /** Where the query's tokens occur in chunks not read yet (kept in `query.offsets`; none: an empty map). */
+  private async readOffsets(query: QueryTerms, chunkIds: number[]): Promise<void> {
+    const missing = chunkIds.filter((id) => !query.offsets.has(id))
+    if (!missing.length) return
+    const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
+    for (const id of missing) query.offsets.set(id, new Map())
+    if (!wanted.length) return
+    const rows = await this.sql`SELECT c.id, l.lexeme, l.positions FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l
+      WHERE c.id = ANY(${missing}::int[]) AND l.lexeme = ANY(${wanted}::text[])`
+    for (const row of rows) query.offsets.get(Number(row.id))!.set(row.lexeme, row.positions as number[])
   }
 
   async termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Promise<Map<number, number[]>> {
     const held = new Map<number, number[]>()
     if (!chunkIds.length || !terms.length) return held
-    const missing = chunkIds.filter((id) => !query.offsets.has(id))
-    if (missing.length) {
-      const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
-      for (const id of missing) query.offsets.set(id, new Map())
-      if (wanted.length) {
-        const rows = await this.sql`SELECT c.id, l.lexeme, l.positions FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l
-          WHERE c.id = ANY(${missing}::int[]) AND l.lexeme = ANY(${wanted}::text[])`
-        for (const row of rows) query.offsets.get(Number(row.id))!.set(row.lexeme, row.positions as number[])
-      }
-    }
+    await this.readOffsets(query, chunkIds)
     for (const chunkId of chunkIds) {
       const own = query.offsets.get(chunkId)
       if (!own?.size) continue
