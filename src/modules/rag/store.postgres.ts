@@ -475,6 +475,8 @@ export class PostgresRagStore implements RagStore {
         rowsInIndex,
       )
     const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
+    // A match's tsvector is cut down to the query's lexemes (marked with weight A, the marked kept)
+    // before it is unnested: several times cheaper than unnesting it whole.
     const limit = plan.capped ? CAPPED_CANDIDATES : null
     const matches = this.sql`SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
     const pool = Math.max(k, RESCORE_POOL)
@@ -485,14 +487,14 @@ export class PostgresRagStore implements RagStore {
       const idfs = kept.map((term) => -bm25([{ tf: 1, df: term.df }], 1, 1, rowsInIndex))
       const rows = await this.sql`WITH m AS (${matches}), w AS (SELECT * FROM unnest(${lexemes}::text[], ${idfs}::float8[]) AS w(lexeme, idf))
         SELECT m.id, m.tokens, sum(w.idf * (cardinality(l.positions) * 2.2) / (cardinality(l.positions) + 1.2 * (0.25 + 0.75 * m.tokens / ${averageLength}::float8))) AS score
-        FROM m CROSS JOIN LATERAL unnest(m.tsv) l JOIN w ON w.lexeme = l.lexeme
+        FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${lexemes}::text[]), '{a}')) l JOIN w ON w.lexeme = l.lexeme
         GROUP BY m.id, m.tokens ORDER BY score DESC, m.id LIMIT ${pool}`
       hits = rows.map((row: { id: number; tokens: number; score: number }) => ({ chunkId: Number(row.id), bm25: -Number(row.score), tokens: Number(row.tokens) }))
     } else {
       // Phrases: their frequency needs the positions, read here for every match.
       const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
       const rows = await this.sql`WITH m AS (${matches})
-        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(m.tsv) l WHERE l.lexeme = ANY(${wanted}::text[])`
+        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${wanted}::text[]), '{a}')) l`
       const lengths = new Map<number, number>()
       for (const row of rows) {
         const id = Number(row.id)
@@ -528,8 +530,8 @@ export class PostgresRagStore implements RagStore {
     const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
     for (const id of missing) query.offsets.set(id, new Map())
     if (!wanted.length) return
-    const rows = await this.sql`SELECT c.id, l.lexeme, l.positions FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l
-      WHERE c.id = ANY(${missing}::int[]) AND l.lexeme = ANY(${wanted}::text[])`
+    const rows = await this.sql`SELECT c.id, l.lexeme, l.positions FROM rag_chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')) l
+      WHERE c.id = ANY(${missing}::int[])`
     for (const row of rows) query.offsets.get(Number(row.id))!.set(row.lexeme, row.positions as number[])
   }
 
