@@ -23,6 +23,6 @@ export const ragKeywords: PostgresMigration = {
       lexeme TEXT COLLATE "C" NOT NULL,
       df INTEGER NOT NULL,
       PRIMARY KEY (collection_id, lexeme)
-    );
+    ) WITH (fillfactor = 70);
   `,
 }
