@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
+import * as documents from './store.postgres.documents'
 import { bm25, CAPPED_CANDIDATES, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import type {
   ChunkHit,
   CollectionRow,
   CollectionSummary,
   DescribeHook,
-  DocumentHashes,
-  DocumentPage,
-  DocumentRow,
   QueryTerm,
   QueryTerms,
   RagStore,
@@ -548,72 +546,24 @@ export class PostgresRagStore implements RagStore {
     return held
   }
 
-  async documentHashes(collection: CollectionRow, docIds: string[]): Promise<Map<string, { hash: string; metadata: string }>> {
-    const found = new Map<string, { hash: string; metadata: string }>()
-    if (!docIds.length) return found
-    const rows = await this.sql`SELECT d.doc_id, i.content_hash AS hash, d.metadata FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
-      WHERE d.collection_id = ${collection.id} AND d.doc_id = ANY(${docIds}::text[])`
-    for (const row of rows) found.set(row.doc_id, { hash: row.hash, metadata: row.metadata })
-    return found
+  documentHashes(collection: CollectionRow, docIds: string[]) {
+    return documents.documentHashes(this.sql, collection, docIds)
   }
 
-  private async countDocuments(collection: CollectionRow, prefix: string): Promise<number> {
-    const [row] = await this.sql`SELECT count(*)::int AS n FROM rag_documents WHERE collection_id = ${collection.id} AND starts_with(doc_id, ${prefix})`
-    return Number(row.n)
+  listDocumentHashes(collection: CollectionRow, prefix: string, limit: number, offset: number) {
+    return documents.listDocumentHashes(this.sql, collection, prefix, limit, offset)
   }
 
-  async listDocumentHashes(collection: CollectionRow, prefix: string, limit: number, offset: number): Promise<DocumentHashes> {
-    const total = await this.countDocuments(collection, prefix)
-    const rows = await this.sql`SELECT d.doc_id AS id, i.source AS source, coalesce(i.content_hash, d.content_hash) AS "contentHash"
-      FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-      WHERE d.collection_id = ${collection.id} AND starts_with(d.doc_id, ${prefix}) ORDER BY d.doc_id LIMIT ${limit} OFFSET ${offset}`
-    return { total, rows: rows.map((row: { id: string; source: string | null; contentHash: string }) => ({ id: row.id, source: row.source, contentHash: row.contentHash })) }
+  listDocuments(collection: CollectionRow, prefix: string, limit: number, offset: number) {
+    return documents.listDocuments(this.sql, collection, prefix, limit, offset)
   }
 
-  async listDocuments(collection: CollectionRow, prefix: string, limit: number, offset: number): Promise<DocumentPage> {
-    const total = await this.countDocuments(collection, prefix)
-    const rows = await this.sql`SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source,
-        coalesce(i.content_hash, d.content_hash) AS content_hash,
-        (SELECT count(*)::int FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
-      FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-      WHERE d.collection_id = ${collection.id} AND starts_with(d.doc_id, ${prefix}) ORDER BY d.doc_id LIMIT ${limit} OFFSET ${offset}`
-    return { total, rows: rows.map(documentRow) }
+  getDocument(collection: CollectionRow, docId: string) {
+    return documents.getDocument(this.sql, collection, docId)
   }
 
-  async getDocument(collection: CollectionRow, docId: string): Promise<(DocumentRow & { text: string; chunk_pages: string | null }) | null> {
-    const [row] = await this.sql`SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text, i.chunk_pages,
-        coalesce(i.content_hash, d.content_hash) AS content_hash,
-        (SELECT count(*)::int FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
-      FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-      WHERE d.collection_id = ${collection.id} AND d.doc_id = ${docId}`
-    if (!row) return null
-    let text = row.text as string | null
-    if (text === null) {
-      const chunks = await this.sql`SELECT content FROM rag_chunks WHERE document_id = ${row.row} ORDER BY position`
-      text = chunks.map((c: { content: string }) => c.content).join('\n\n')
-    }
-    return { ...documentRow(row), text: text!, chunk_pages: row.chunk_pages ?? null }
-  }
-
-  async chunkPages(collection: CollectionRow, docIds: string[]): Promise<Map<string, string>> {
-    const rows = await this.sql`SELECT d.doc_id, i.chunk_pages FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
-      WHERE d.collection_id = ${collection.id} AND i.chunk_pages IS NOT NULL AND d.doc_id = ANY(${docIds}::text[])`
-    return new Map(rows.map((row: { doc_id: string; chunk_pages: string }) => [row.doc_id, row.chunk_pages]))
-  }
-}
-
-function documentRow(row: Record<string, unknown>): DocumentRow {
-  return {
-    row: Number(row.row),
-    doc_id: row.doc_id as string,
-    metadata: row.metadata as string,
-    created_at: row.created_at as string,
-    title: (row.title as string | null) ?? null,
-    type: (row.type as string | null) ?? null,
-    bytes: row.bytes === null || row.bytes === undefined ? null : Number(row.bytes),
-    source: (row.source as string | null) ?? null,
-    content_hash: row.content_hash as string,
-    chunks: Number(row.chunks),
+  chunkPages(collection: CollectionRow, docIds: string[]) {
+    return documents.chunkPages(this.sql, collection, docIds)
   }
 }
 
