@@ -392,13 +392,18 @@ export class PostgresRagStore implements RagStore {
   }
 
   /** The tokens the index makes of each word, in order (cached: the same word always gives the same tokens). */
-  private async tokensOf(words: string[]): Promise<string[][]> {
+  private async tokensOf(words: string[], frequencies: { collectionId: number; known: Map<string, number> }): Promise<string[][]> {
     const unknown = [...new Set(words.filter((word) => !this.tokens.has(word)))]
     if (unknown.length) {
-      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions FROM unnest(${unknown.map(keywordText)}::text[]) WITH ORDINALITY AS w(word, i)
-        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l`
+      // With each token's document frequency in the collection: one round trip for both.
+      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions, t.df FROM unnest(${unknown.map(keywordText)}::text[]) WITH ORDINALITY AS w(word, i)
+        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l
+        LEFT JOIN rag_terms t ON t.collection_id = ${frequencies.collectionId} AND t.lexeme = l.lexeme`
       const found = unknown.map(() => [] as { token: string; at: number }[])
-      for (const row of rows) for (const at of row.positions as number[]) found[Number(row.i) - 1]!.push({ token: row.lexeme, at })
+      for (const row of rows) {
+        for (const at of row.positions as number[]) found[Number(row.i) - 1]!.push({ token: row.lexeme, at })
+        frequencies.known.set(row.lexeme, Math.max(0, Number(row.df ?? 0)))
+      }
       if (this.tokens.size > TOKEN_CACHE_LIMIT) this.tokens.clear()
       unknown.forEach((word, i) =>
         this.tokens.set(
@@ -421,7 +426,7 @@ export class PostgresRagStore implements RagStore {
       this.frequencies.set(collection.id, (cached = { version: state?.version ?? 0, known: new Map() }))
     }
     const known = cached.known
-    const tokens = await this.tokensOf(words)
+    const tokens = await this.tokensOf(words, { collectionId: collection.id, known })
     const wanted = [...new Set(tokens.flat().filter((token) => !known.has(token)))]
     if (wanted.length) {
       for (const token of wanted) known.set(token, 0)
