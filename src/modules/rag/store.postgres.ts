@@ -20,7 +20,7 @@ const CONFIG = 'rag_english'
 /** Every PostgreSQL collection's vectors are searched in memory (there is no vector index in the database). */
 export const POSTGRES_VECTOR_CACHE: VectorCacheOptions = { minRows: 0, budgetBytes: 1024 * 1024 * 1024 }
 /** How long a read of a collection's version and statistics answers for it (other replicas' writes show after this at most). */
-const STATE_TTL_MS = 250
+const STATE_TTL_MS = 100
 /**
  * Postings ranked to find keyword candidates (see keywordPlan): fewer than FTS5's KEYWORD_POSTINGS,
  * since each match costs PostgreSQL a heap row and its tsvector (about 5 µs, FTS5 1 µs). Words
@@ -84,7 +84,7 @@ function collectionRow(row: Record<string, unknown>): CollectionRow {
  * in-memory vector cache; keyword search over a tsvector column with a GIN index, ranked by
  * FTS5's BM25 (document frequencies in rag_terms, chunk lengths in tokens, per collection). Every
  * write bumps its collection's version in the same transaction; before a search the replica
- * compares the version it cached with the database's (read at most every 250 ms) and loads
+ * compares the version it cached with the database's (read at most every 100 ms) and loads
  * what changed, so a document written through another server is found (or gone) within a second.
  */
 export class PostgresRagStore implements RagStore {
