@@ -303,15 +303,11 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
     const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
-    const terms = yield* wait(this.store.queryTerms(collection, query))
-    // The keyword searches are asked for before the vector search runs: on PostgreSQL they are under
-    // way in the database while the vectors are scanned here. (SQLite: one after the other, as before.)
-    const keywordSearch = settledLater(this.store.keywordCandidates(collection, terms, pools.keywordPool))
-    const synonymSearch = synonyms.words.length ? settledLater(this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool)) : []
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
-    const keywordRanking = yield* wait(keywordSearch)
+    const terms = yield* wait(this.store.queryTerms(collection, query))
+    const keywordRanking = yield* wait(this.store.keywordCandidates(collection, terms, pools.keywordPool))
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
       byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),
@@ -327,7 +323,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     })
     // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
     if (synonyms.words.length) {
-      for (const hit of yield* wait(synonymSearch)) {
+      for (const hit of yield* wait(this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool))) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {
@@ -457,12 +453,6 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   get embedder() {
     return this.deps.embedder
   }
-}
-
-/** A store answer awaited later: a failure before then is not an unhandled rejection (it is thrown where it is awaited). */
-function settledLater<T>(value: MaybePromise<T>): MaybePromise<T> {
-  if (value instanceof Promise) value.catch(() => {})
-  return value
 }
 
 /** A collection as the listings show it. */
