@@ -97,6 +97,28 @@ describeBackends('RAG store', (backend) => {
     ])
   })
 
+  test('document frequencies stay exact through many writes, replacements and deletes', async () => {
+    const { rag, user } = ragOf(backend())
+    const hana = user()
+    // One write per document: more writes than the PostgreSQL store gathers before it sums them.
+    for (let i = 0; i < 24; i++) await rag.ingest(hana, 'log', [{ id: `e${i}`, content: `Entry ${i}: ${i % 2 ? 'walrus' : 'pelican'} sighted near the ${i % 3 ? 'pier' : 'lighthouse'}.` }])
+    for (const id of ['e1', 'e2', 'e3']) await rag.deleteDocument(hana, 'log', id)
+    await rag.ingest(hana, 'log', [{ id: 'e4', content: 'Entry 4: a walrus again, at the pier.' }])
+    for (let i = 24; i < 44; i++) await rag.ingest(hana, 'log', [{ id: `e${i}`, content: `Entry ${i}: pelican near the pier.` }])
+    await rag.deleteDocument(hana, 'log', 'e30')
+    const expected = (word: string, docs: string[]) => docs.filter((content) => content.toLowerCase().includes(word)).length
+    const contents: string[] = []
+    for (let i = 0; i < 44; i++) {
+      if (['e1', 'e2', 'e3', 'e30'].includes(`e${i}`)) continue
+      if (i === 4) contents.push('Entry 4: a walrus again, at the pier.')
+      else if (i < 24) contents.push(`Entry ${i}: ${i % 2 ? 'walrus' : 'pelican'} sighted near the ${i % 3 ? 'pier' : 'lighthouse'}.`)
+      else contents.push(`Entry ${i}: pelican near the pier.`)
+    }
+    const { terms, chunks } = await rag.questionTerms(hana, 'log', 'walrus pelican lighthouse pier sighted')
+    expect(chunks).toBe(contents.length)
+    expect(terms).toEqual(['walrus', 'pelican', 'lighthouse', 'pier', 'sighted'].map((word) => ({ word, df: expected(word, contents) })))
+  })
+
   test('quoted phrases and identifiers are found whole; FTS syntax is searched as text', async () => {
     const { rag, user } = ragOf(backend())
     const erin = user()

@@ -27,6 +27,8 @@ const STATE_TTL_MS = 100
  * past it still score the best candidates; recall@10 on the labelled set moves by 0.001 (bench ranking).
  */
 export const POSTGRES_KEYWORD_POSTINGS = 3_000
+/** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
+const TERM_BATCHES_FOLDED = 4
 const TOKEN_CACHE_LIMIT = 20_000
 const FREQUENCY_CACHE_LIMIT = 50_000
 
@@ -187,6 +189,7 @@ export class PostgresRagStore implements RagStore {
       const old = await this.removeDocuments(tx, collection.id, [docId])
       if (!old.documents) return null
       removed = old.chunks
+      await this.foldTerms(tx, collection.id)
       const [row] = await tx`UPDATE rag_collections SET version = version + 1, chunk_count = chunk_count - ${old.chunks.length}, token_count = token_count - ${old.tokens}
         WHERE id = ${collection.id} RETURNING version`
       return Number(row.version)
@@ -207,9 +210,10 @@ export class PostgresRagStore implements RagStore {
     const chunks = rows.filter((row: { chunk: number | null }) => row.chunk !== null).map((row: { chunk: number }) => Number(row.chunk))
     const tokens = rows.reduce((sum: number, row: { tokens: number | null }) => sum + Number(row.tokens ?? 0), 0)
     if (chunks.length) {
-      await tx`UPDATE rag_terms t SET df = t.df - g.n
+      await tx`INSERT INTO rag_term_batches (collection_id, lexemes, counts)
+        SELECT ${collectionId}, array_agg(lexeme ORDER BY lexeme), array_agg(-n ORDER BY lexeme)
         FROM (SELECT l.lexeme, count(*)::int AS n FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l WHERE c.id = ANY(${chunks}::int[]) GROUP BY l.lexeme) g
-        WHERE t.collection_id = ${collectionId} AND t.lexeme = g.lexeme`
+        HAVING count(*) > 0`
     }
     const documents = [...new Set(rows.map((row: { document: number }) => Number(row.document)))]
     await tx`DELETE FROM rag_documents WHERE id = ANY(${documents}::int[])`
@@ -275,9 +279,10 @@ export class PostgresRagStore implements RagStore {
             INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
             SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
           ), terms AS (
-            INSERT INTO rag_terms (collection_id, lexeme, df)
-            SELECT ${collection.id}, l.lexeme, count(*)::int FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme ORDER BY l.lexeme
-            ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df
+            INSERT INTO rag_term_batches (collection_id, lexemes, counts)
+            SELECT ${collection.id}, array_agg(lexeme ORDER BY lexeme), array_agg(n ORDER BY lexeme)
+            FROM (SELECT l.lexeme, count(*)::int AS n FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme) g
+            HAVING count(*) > 0
           )
           SELECT id, document_id, position FROM added`
         const vectorOf = new Map(latest.map((document) => [documentRow.get(document.docId)!, document.vectors]))
@@ -291,12 +296,29 @@ export class PostgresRagStore implements RagStore {
           SELECT * FROM unnest(${described.map((d) => d.row)}::int[], ${pick((i) => i.title)}::text[], ${pick((i) => i.type)}::text[], ${pick((i) => i.bytes)}::bigint[],
             ${pick((i) => i.text)}::text[], ${pick((i) => i.source)}::text[], ${pick((i) => i.contentHash)}::text[], ${pick((i) => i.chunkPages)}::text[])`
       }
+      await this.foldTerms(tx, collection.id)
       const [row] = await tx`UPDATE rag_collections SET version = version + 1,
           chunk_count = chunk_count - ${removed.length} + ${added.length}, token_count = token_count - ${old.tokens} + ${addedTokens}
         WHERE id = ${collection.id} RETURNING version`
       return Number(row.version)
     })
     this.followWrite(collection.id, version, removed, added)
+  }
+
+  /**
+   * Every write adds one row of term counts (rag_term_batches: its chunks' lexemes and how many
+   * of them hold each; negative for chunks removed), far cheaper than updating a row per lexeme.
+   * Once a collection has TERM_BATCHES_FOLDED of them, they are summed into rag_terms, in the
+   * write transaction that holds the collection's lock. A document frequency is rag_terms' plus
+   * the rows not folded yet (see queryTerms).
+   */
+  private async foldTerms(tx: Postgres, collectionId: number): Promise<void> {
+    const [pending] = await tx`SELECT count(*)::int AS n FROM rag_term_batches WHERE collection_id = ${collectionId}`
+    if (Number(pending.n) < TERM_BATCHES_FOLDED) return
+    await tx`WITH folded AS (DELETE FROM rag_term_batches WHERE collection_id = ${collectionId} RETURNING lexemes, counts),
+        sums AS (SELECT b.lexeme, sum(b.n)::int AS n FROM folded CROSS JOIN LATERAL unnest(folded.lexemes, folded.counts) AS b(lexeme, n) GROUP BY b.lexeme)
+      INSERT INTO rag_terms (collection_id, lexeme, df) SELECT ${collectionId}, lexeme, n FROM sums WHERE n <> 0 ORDER BY lexeme
+      ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df`
   }
 
   /**
@@ -396,13 +418,14 @@ export class PostgresRagStore implements RagStore {
     const unknown = [...new Set(words.filter((word) => !this.tokens.has(word)))]
     if (unknown.length) {
       // With each token's document frequency in the collection: one round trip for both.
-      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions, t.df FROM unnest(${unknown.map(keywordText)}::text[]) WITH ORDINALITY AS w(word, i)
+      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions, t.df, p.n AS pending FROM unnest(${unknown.map(keywordText)}::text[]) WITH ORDINALITY AS w(word, i)
         CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l
-        LEFT JOIN rag_terms t ON t.collection_id = ${frequencies.collectionId} AND t.lexeme = l.lexeme`
+        LEFT JOIN rag_terms t ON t.collection_id = ${frequencies.collectionId} AND t.lexeme = l.lexeme
+        LEFT JOIN LATERAL (SELECT sum(b.counts[array_position(b.lexemes, l.lexeme)])::int AS n FROM rag_term_batches b WHERE b.collection_id = ${frequencies.collectionId}) p ON true`
       const found = unknown.map(() => [] as { token: string; at: number }[])
       for (const row of rows) {
         for (const at of row.positions as number[]) found[Number(row.i) - 1]!.push({ token: row.lexeme, at })
-        frequencies.known.set(row.lexeme, Math.max(0, Number(row.df ?? 0)))
+        frequencies.known.set(row.lexeme, Math.max(0, Number(row.df ?? 0) + Number(row.pending ?? 0)))
       }
       if (this.tokens.size > TOKEN_CACHE_LIMIT) this.tokens.clear()
       unknown.forEach((word, i) =>
@@ -430,7 +453,9 @@ export class PostgresRagStore implements RagStore {
     const wanted = [...new Set(tokens.flat().filter((token) => !known.has(token)))]
     if (wanted.length) {
       for (const token of wanted) known.set(token, 0)
-      const rows = await this.sql`SELECT lexeme, df FROM rag_terms WHERE collection_id = ${collection.id} AND lexeme = ANY(${wanted}::text[])`
+      const rows = await this.sql`SELECT w.lexeme, coalesce(t.df, 0) + coalesce(p.n, 0) AS df FROM unnest(${wanted}::text[]) AS w(lexeme)
+        LEFT JOIN rag_terms t ON t.collection_id = ${collection.id} AND t.lexeme = w.lexeme
+        LEFT JOIN LATERAL (SELECT sum(b.counts[array_position(b.lexemes, w.lexeme)])::int AS n FROM rag_term_batches b WHERE b.collection_id = ${collection.id}) p ON true`
       for (const row of rows) known.set(row.lexeme, Math.max(0, Number(row.df)))
     }
     const terms: QueryTerm[] = []

@@ -5,7 +5,8 @@ import type { PostgresMigration } from '.'
 // FTS5's porter tokenizer) and no stop words (FTS5 keeps every word). The store hands PostgreSQL
 // text already cut as FTS5's unicode61 cuts it (letters and digits), so positions and lengths
 // count the same tokens. `tokens` is a chunk's length in tokens; rag_terms holds how many chunks
-// of a collection hold each lexeme (BM25's document frequency, kept in step by every write), and
+// of a collection hold each lexeme (BM25's document frequency), with rag_term_batches the counts of
+// the latest writes not yet summed into it (one row per write: see PostgresRagStore.foldTerms), and
 // the collection's chunk and token counts its other statistics. The index's list of entries not yet
 // merged (GIN's fast update) is kept to 256 kB instead of 4 MB: every search reads that list whole,
 // and a large one left by an ingest made searches three times slower until autovacuum came by.
@@ -26,5 +27,12 @@ export const ragKeywords: PostgresMigration = {
       df INTEGER NOT NULL,
       PRIMARY KEY (collection_id, lexeme)
     ) WITH (fillfactor = 70);
+    CREATE TABLE rag_term_batches (
+      id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      collection_id INTEGER NOT NULL REFERENCES rag_collections(id) ON DELETE CASCADE,
+      lexemes TEXT[] NOT NULL,
+      counts INTEGER[] NOT NULL
+    );
+    CREATE INDEX rag_term_batches_collection ON rag_term_batches(collection_id);
   `,
 }
