@@ -10,6 +10,8 @@ import { SqliteApiKeyStore } from '../../src/modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from '../../src/modules/apikeys/store.postgres'
 import { openPostgres, type Postgres } from '../../src/db/postgres'
 import { AuthService } from '../../src/modules/auth/service'
+import { PostgresAuthStore } from '../../src/modules/auth/store.postgres'
+import { SqliteAuthStore } from '../../src/modules/auth/store.sqlite'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
@@ -121,7 +123,7 @@ export function registerAdmin(program: Command): void {
       .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
         const dataDir = dataDirOf(options.dataDir)
         const db = openExistingDatabase(dataDir)
-        // API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are deleted there.
+        // Accounts and API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are changed there.
         const databaseUrl = process.env.UAGENT_DATABASE_URL?.trim()
         let postgres: Postgres | null = null
         try {
@@ -132,16 +134,16 @@ export function registerAdmin(program: Command): void {
               throw new CliError('DATABASE', (error as Error).message, EXIT.apiError)
             }
           }
-          const auth = new AuthService(db, new TokenSigner(randomBytes(48).toString('base64url')))
+          const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), new TokenSigner(randomBytes(48).toString('base64url')))
           // So that the new password also ends the account's API keys, as every password change does.
           auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth))
-          const user = auth.findUserByEmail(email)
-          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${dataDir}`, EXIT.apiError)
+          const user = await auth.findUserByEmail(email)
+          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${postgres ? 'the PostgreSQL database (UAGENT_DATABASE_URL)' : dataDir}`, EXIT.apiError)
           const { password, generated } = await newPassword(options.password)
           const sessionsRevoked = await auth.setPassword(user.id, password)
           const wasDisabled = user.disabled
-          if (wasDisabled) auth.enable(user.id)
-          if (options.disableMfa) auth.resetMfa(user.id)
+          if (wasDisabled) await auth.enable(user.id)
+          if (options.disableMfa) await auth.resetMfa(user.id)
           const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
           emit(command, body, () => {
             console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)

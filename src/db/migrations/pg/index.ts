@@ -1,7 +1,11 @@
+import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
+import { accountAdmin } from './005_account_admin'
 import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
+import { serverSecrets } from './016_server_secrets'
+import { userForeignKeys } from './017_user_foreign_keys'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -17,4 +21,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, serverSecrets, userForeignKeys]
