@@ -1,7 +1,7 @@
 import { SQL } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe } from 'bun:test'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { openDatabase } from '../src/db'
 import { openPostgres, type Postgres } from '../src/db/postgres'
 
@@ -95,4 +95,16 @@ export function describeBackends(title: string, body: (backend: () => TestBacken
     afterAll(() => current?.db.close())
     body(() => current!)
   })
+}
+
+/**
+ * A user for a store's behaviour tests (`<id>@example.com`): in the backend's SQLite database,
+ * and in PostgreSQL too on that backend, whose tables name users by foreign key as SQLite's do.
+ */
+export async function insertTestUser(backend: TestBackend, roles: string[] = ['user']): Promise<string> {
+  const id = randomUUID()
+  const row = [id, `${id}@example.com`, 'x', JSON.stringify(roles), new Date().toISOString()] as const
+  backend.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [...row])
+  if (backend.kind === 'postgres') await backend.sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (${row[0]}, ${row[1]}, ${row[2]}, ${row[3]}, ${row[4]})`
+  return id
 }
