@@ -150,7 +150,11 @@ export function registerAdmin(program: Command): void {
             if (wasDisabled) console.log('The account was disabled and is enabled again.')
             if (options.disableMfa) console.log('MFA is off for the account.')
             if (generated) console.log(`New password (shown once): ${password}`)
-            console.log('A running server picks this up at once for logins; restart it if it cached the old sessions.')
+            console.log(
+              postgres
+                ? 'Running servers on this database take the new password at once and refuse the old sessions within a second.'
+                : 'A running server picks this up at once for logins; restart it if it cached the old sessions.',
+            )
           })
         } finally {
           db.close()
