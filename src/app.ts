@@ -32,6 +32,7 @@ import { PostgresConversationStore } from './modules/conversations/store.postgre
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
+import { LocalAccountRows } from './modules/auth/local-rows'
 import { PostgresAuthStore } from './modules/auth/store.postgres'
 import { SqliteAuthStore } from './modules/auth/store.sqlite'
 import { andThen } from './db/maybe-promise'
@@ -250,6 +251,13 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
+  // The stores still in SQLite name their owners by foreign key to its users table: with the
+  // accounts in PostgreSQL, each user this server admits gets a key row there.
+  if (postgres) {
+    const localRows = new LocalAccountRows(db)
+    auth.onUserSeen((user) => localRows.ensure(user))
+    auth.onUserDeleted((userId) => localRows.forget(userId))
+  }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))

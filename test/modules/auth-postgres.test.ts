@@ -61,9 +61,9 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATA
     const created = await call('POST', '/auth/users', { token: admin.accessToken, body: { email: 'Pat@Example.com', password: 'pat-password-1' } })
     expect(created.status).toBe(200)
     expect((await call('POST', '/auth/users', { token: admin.accessToken, body: { email: 'pat@example.com', password: 'pat-password-1' } })).json.code).toBe('CONFLICT')
-    // The accounts are in PostgreSQL, none in SQLite.
+    // The accounts are in PostgreSQL; SQLite holds key rows (for its own tables' foreign keys) without a password.
     expect((await postgres`SELECT email FROM users ORDER BY email`).map((row: { email: string }) => row.email)).toEqual(['admin@example.com', 'pat@example.com'])
-    expect(services.db.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 0 })
+    expect(services.db.query("SELECT count(*) AS n FROM users WHERE password_hash != '' OR email LIKE '%@%'").get()).toEqual({ n: 0 })
 
     const pat = (await call('POST', '/auth/login', { body: { email: 'pat@example.com', password: 'pat-password-1' } })).json
     expect((await call('GET', '/auth/me', { token: pat.accessToken })).json).toMatchObject({ email: 'pat@example.com', roles: ['user'], sessionId: pat.sessionId })
@@ -113,6 +113,21 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATA
     expect(await owned()).toBe(3)
     expect((await call('DELETE', `/auth/users/${user.id}`, { token: admin.accessToken })).status).toBe(200)
     expect(await owned()).toBe(0)
+  })
+
+  test('users whose accounts are in PostgreSQL keep collections, by access token or API key', async () => {
+    const { call } = await pgServer({ postgres, adminEmail: ADMIN.email, adminPassword: ADMIN.password })
+    const admin = (await call('POST', '/auth/login', { body: ADMIN })).json
+    await call('POST', '/auth/users', { token: admin.accessToken, body: { email: 'reader@example.com', password: 'reader-password-1' } })
+    const reader = (await call('POST', '/auth/login', { body: { email: 'reader@example.com', password: 'reader-password-1' } })).json
+    const key = (await call('POST', '/auth/api-keys', { token: reader.accessToken, body: { name: 'script' } })).json.key
+    for (const [token, collection] of [[reader.accessToken, 'notes'], [key, 'scripts']] as const) {
+      const ingest = await call('POST', '/rag/ingest', { token, body: { collection, documents: [{ id: 'd1', content: 'Hotels are capped at 120 euros a night.' }] } })
+      expect(ingest.status).toBe(200)
+    }
+    const found = await call('POST', '/rag/search', { token: key, body: { collection: 'notes', query: 'hotel cap', limit: 3 } })
+    expect(found.status).toBe(200)
+    expect(JSON.stringify(found.json)).toContain('120 euros')
   })
 })
 

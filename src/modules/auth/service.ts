@@ -157,6 +157,17 @@ export class AuthService {
     this.deletionSteps.push(step)
   }
 
+  /** Called with each user this process admits (a caller, an API key's owner, a user read by id) when the accounts are in PostgreSQL. */
+  private readonly seenSteps: ((user: User) => void)[] = []
+
+  onUserSeen(step: (user: User) => void): void {
+    this.seenSteps.push(step)
+  }
+
+  private seen(user: User | null): void {
+    if (user) for (const step of this.seenSteps) step(user)
+  }
+
   private requireUser(id: string): MaybePromise<UserRow> {
     return andThen(this.store.userById(id), (row) => {
       if (!row) throw new AppError('NOT_FOUND', `User ${id} not found`)
@@ -262,6 +273,7 @@ export class AuthService {
     const generation = this.generation
     return andThen(this.store.userById(id), (row) => {
       const user = row ? toUser(row) : null
+      this.seen(user)
       if (generation === this.generation) this.rememberUser(id, user, now)
       return user
     })
@@ -397,6 +409,7 @@ export class AuthService {
       const user = toUser(row)
       if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
       const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
+      if (this.checkEveryMs !== null) this.seen(user)
       if (generation === this.generation) {
         if (this.principals.size >= 10_000) this.principals.clear()
         this.principals.set(claims.sid, { principal, at })
