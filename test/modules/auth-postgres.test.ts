@@ -1,8 +1,9 @@
 import { SQL } from 'bun'
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Secret, TOTP } from 'otpauth'
 import { type AppOptions, buildApp, type Services, startServices } from '../../src/app'
 import type { Postgres } from '../../src/db/postgres'
+import { openInbox } from '../helpers'
 import { emptyPostgresDatabase, freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 // The key account flows over HTTP with the accounts in PostgreSQL, on servers built as the real
@@ -51,10 +52,12 @@ async function within(check: () => Promise<boolean>): Promise<number> {
 describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   let postgres: Postgres
   // The PostgreSQL server is shared: connections go back as soon as they are no longer needed.
+  beforeAll(async () => {
+    postgres = await freshPostgres()
+  })
   afterAll(() => postgres?.close())
 
   test('register, login, refresh rotation, logout, MFA, throttling and an admin disabling a user', async () => {
-    postgres = await freshPostgres()
     const { services, call } = await pgServer({ postgres, adminEmail: ADMIN.email, adminPassword: ADMIN.password })
     const admin = (await call('POST', '/auth/login', { body: ADMIN })).json
     expect(admin.user).toMatchObject({ email: ADMIN.email, roles: ['admin'] })
@@ -113,6 +116,26 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATA
     expect(await owned()).toBe(3)
     expect((await call('DELETE', `/auth/users/${user.id}`, { token: admin.accessToken })).status).toBe(200)
     expect(await owned()).toBe(0)
+  })
+
+  test('the WebSocket takes an access token; after a logout its next message is refused', async () => {
+    const server = await pgServer({ postgres, adminEmail: ADMIN.email, adminPassword: ADMIN.password })
+    const session = (await server.call('POST', '/auth/login', { body: ADMIN })).json
+    const app = buildApp(server.services).listen({ port: 0, hostname: '127.0.0.1' })
+    try {
+      const { socket, next } = await openInbox(app.server!.port!)
+      socket.send(JSON.stringify({ type: 'auth', token: session.accessToken }))
+      expect(await next()).toMatchObject({ type: 'auth_success', sessionId: session.sessionId })
+      socket.send(JSON.stringify({ type: 'unknown_type', id: 'm1' }))
+      // Authenticated: the message itself is what is wrong.
+      expect(await next()).toMatchObject({ type: 'error', code: 'VALIDATION_ERROR', id: 'm1' })
+      expect((await server.call('POST', '/auth/logout', { token: session.accessToken })).status).toBe(200)
+      socket.send(JSON.stringify({ type: 'stream_chat', message: 'hello', id: 'm2' }))
+      expect(await next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED', id: 'm2' })
+      socket.close()
+    } finally {
+      app.stop(true)
+    }
   })
 
   test('users whose accounts are in PostgreSQL keep collections, by access token or API key', async () => {
