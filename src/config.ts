@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 
 /** Everything the server reads from its environment, checked once. */
@@ -80,6 +81,10 @@ export interface Config {
   speechModelDir: string
   /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
   databaseUrl?: string
+  /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
+  redisUrl?: string
+  /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
+  instanceId: string
 }
 
 export class ConfigError extends Error {
@@ -149,6 +154,20 @@ function postgresUrl(env: Env, name: string): string | undefined {
   return raw
 }
 
+function redisUrl(env: Env, name: string): string | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(raw)
+  } catch {}
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
+    // The URL may hold a password: never echoed.
+    throw new ConfigError(name, 'expected a Redis URL such as redis://host:6379')
+  }
+  return raw
+}
+
 function origins(env: Env, name: string): string[] {
   const raw = text(env, name)
   if (raw === undefined) return []
@@ -198,8 +217,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (jwtSecret !== undefined && jwtSecret.length < 32) {
     throw new ConfigError('UAGENT_JWT_SECRET', 'must be at least 32 characters')
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535)
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: text(env, 'HOST') ?? '127.0.0.1',
     dataDir: resolve(text(env, 'UAGENT_DATA_DIR') ?? './data'),
     jwtSecret,
@@ -237,5 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: postgresUrl(env, 'UAGENT_DATABASE_URL'),
+    redisUrl: redisUrl(env, 'UAGENT_REDIS_URL'),
+    instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
   }
 }
