@@ -7,7 +7,7 @@ import { type RouteInfo, RouteTable } from './routes'
 import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
 import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from './database'
 import { NOT_BLANK } from './schema'
-import type { RateLimiter } from './rate-limit'
+import type { RateDecision, RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
 
 const REQUEST_ID = 'x-request-id'
@@ -157,6 +157,28 @@ export function httpCore(options: HttpOptions) {
     Object.assign(headers, securityHeaders(pathname))
     if (cors.enabled) Object.assign(headers, cors.headersFor(request.headers.get('origin')))
   }
+  type TransformContext = { request: Request; path: string; route: string; set: { headers: Record<string, unknown> } }
+  // Anonymous callers are limited per IP before validation, so malformed bodies count too.
+  // Authenticated callers are limited per user once their token is verified (auth macro).
+  // Health probes are exempt: monitors poll them, and they cost next to nothing.
+  const anonymous = (request: Request, path: string) => !request.headers.has('authorization') && path !== '/health'
+  const ipKey = (request: Request) => `ip:${clientAddress(options.server?.() ?? null, request)}`
+  const refuseForm = (request: Request, route: string) => {
+    // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
+    if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
+    }
+  }
+  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it.
+  const transform = ({ request, path, route, set }: TransformContext) => {
+    refuseForm(request, route)
+    if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(ipKey(request)) as RateDecision))
+  }
+  // With a rate limit shared by replicas (Redis) the count answers later: an awaited hook.
+  const sharedTransform = async ({ request, path, route, set }: TransformContext) => {
+    refuseForm(request, route)
+    if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(await options.limiter.hit(ipKey(request))))
+  }
   // No onRequest hook: one makes Elysia read `request.url` and build a full context on every
   // request, for every route (measured: ~20 % of /health throughput). Each check sits in the
   // latest hook that still runs before the work it guards.
@@ -173,17 +195,7 @@ export function httpCore(options: HttpOptions) {
       const size = (await request.clone().arrayBuffer()).byteLength
       if (size > options.maxRequestBytes) throw tooLarge()
     })
-    .onTransform({ as: 'global' }, ({ request, path, route, set }) => {
-      // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
-      if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
-        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
-      }
-      // Anonymous callers are limited per IP before validation, so malformed bodies count too.
-      // Authenticated callers are limited per user once their token is verified (auth macro).
-      // Health probes are exempt: monitors poll them, and they cost next to nothing.
-      if (request.headers.has('authorization') || path === '/health') return
-      Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(options.server?.() ?? null, request)}`)))
-    })
+    .onTransform({ as: 'global' }, options.limiter.asynchronous ? sharedTransform : transform)
     .onBeforeHandle({ as: 'global' }, (context) => {
       const { body, request, route } = context
       // Validation lets numbers beyond exact range through wherever a schema has no upper bound.
