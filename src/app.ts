@@ -361,6 +361,7 @@ export function buildApp(services: Services) {
         limiter,
         log,
         corsOrigins: config.corsOrigins,
+        trustedProxies: config.trustedProxies,
         onStorageFull: () => system.storageFull(),
         onDatabaseLost: (error) => services.postgresMonitor?.lostWith(error),
         server: (): AddressSource | null => app.server,
