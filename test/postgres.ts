@@ -92,7 +92,11 @@ export function describeBackends(title: string, body: (backend: () => TestBacken
     beforeAll(async () => {
       current = { kind: 'postgres', sql: await freshPostgres(), db: openDatabase(':memory:') }
     })
-    afterAll(() => current?.db.close())
+    // The PostgreSQL server is shared by every test file of the run: connections go back at once.
+    afterAll(async () => {
+      current?.db.close()
+      if (current?.kind === 'postgres') await current.sql.close()
+    })
     body(() => current!)
   })
 }

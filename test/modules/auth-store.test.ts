@@ -223,5 +223,6 @@ describe.skipIf(!TEST_DATABASE_URL)(`two servers on one PostgreSQL database${TES
     const start = performance.now()
     while ((await b.getUser(user.id))?.disabled !== true && performance.now() - start < 3000) await Bun.sleep(20)
     expect(performance.now() - start).toBeLessThan(1000)
+    await sql.close()
   })
 })
