@@ -3,6 +3,7 @@ import { AppError } from '../../core/errors'
 import { ACCESS_TOKEN_SECONDS, hashToken, newOpaqueToken, type TokenSigner } from '../../core/tokens'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { matchTotp, newTotpSecret, otpauthUrl } from './mfa'
+import { LIVE_CHECK_MS, LiveCache } from './live-cache'
 import type { AuthStore, UserRow } from './store'
 
 /**
@@ -69,45 +70,24 @@ function toUser(row: UserRow): User {
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
-/**
- * How long (ms) a process trusts what it last read of a session ("live?") and of a user (roles,
- * disabled) when the accounts are in PostgreSQL, shared with other replicas. Within it, a request
- * is authenticated without asking PostgreSQL; after it, the next request reads them again. A
- * logout, password change or disabled account on another replica is therefore refused here
- * within this time (the contract's promise is 1 s), with no messages between replicas. This
- * process's own changes drop what it cached at once. On SQLite this process is the only writer:
- * what it read stays true until it changes it, and nothing expires.
- */
-export const LIVE_CHECK_MS = 500
-
-interface CachedPrincipal {
-  principal: Principal
-  at: number
-}
-
 /** Accounts, sessions, tokens, MFA and login throttling, kept in an AuthStore (SQLite or PostgreSQL). */
 export class AuthService {
   /**
-   * Callers of live sessions, by session id, with when they were read. Every change this process
-   * makes that could alter a principal (revocation, password, disabled, MFA state) drops the
-   * cached entries it touches, so a revoked session is refused on its very next request.
+   * Callers of live sessions and users, as last read. Every change this process makes that could
+   * alter a principal (revocation, password, disabled, MFA state) drops the entries it touches, so
+   * a revoked session is refused on its very next request. On PostgreSQL entries expire after
+   * LIVE_CHECK_MS, so changes made by other servers are seen too; on SQLite they never do.
    */
-  private readonly principals = new Map<string, CachedPrincipal>()
-  /** Users read from PostgreSQL, with when (getUser answers from here within LIVE_CHECK_MS). */
-  private readonly users = new Map<string, { user: User | null; at: number }>()
+  private readonly cache: LiveCache<Principal, User>
   /** Session reads under way on PostgreSQL: concurrent requests of one session share one. */
   private readonly pending = new Map<string, Promise<UserRow | null>>()
-  /** Bumped by every invalidation: a read that started before one does not fill the cache. */
-  private generation = 0
-  /** Null on SQLite: cached entries never expire (see LIVE_CHECK_MS). */
-  private readonly checkEveryMs: number | null
   private apiKeys: ApiKeyResolver | null = null
 
   constructor(
     private readonly store: AuthStore,
     private readonly signer: TokenSigner,
   ) {
-    this.checkEveryMs = store.asynchronous ? LIVE_CHECK_MS : null
+    this.cache = new LiveCache(store.asynchronous ? LIVE_CHECK_MS : null)
   }
 
   /** Lets bearer tokens that start with `uak_` authenticate as personal API keys. */
@@ -181,23 +161,14 @@ export class AuthService {
     if ((await this.store.otherEnabledAdmins(row.id)) === 0) throw new AppError('CONFLICT', `Cannot ${action} the last admin: make another user an admin first`)
   }
 
-  /** Forgets what is cached of a user (their principals too), or of one session. */
-  private forget(target: { userId?: string; sessionId?: string }): void {
-    this.generation++
-    if (target.sessionId !== undefined) this.principals.delete(target.sessionId)
-    if (target.userId === undefined) return
-    this.users.delete(target.userId)
-    for (const [sessionId, cached] of this.principals) if (cached.principal.user.id === target.userId) this.principals.delete(sessionId)
-  }
-
   /**
    * Runs a write, forgetting what it changes both before (a request meanwhile reads it again)
    * and once it is done (a read that raced the write is not trusted).
    */
   private changing<T>(target: { userId?: string; sessionId?: string }, write: () => MaybePromise<T>): MaybePromise<T> {
-    this.forget(target)
+    this.cache.forget(target)
     return andThen(write(), (value) => {
-      this.forget(target)
+      this.cache.forget(target)
       return value
     })
   }
@@ -242,7 +213,7 @@ export class AuthService {
   async deleteUser(id: string): Promise<User> {
     const row = await this.requireUser(id)
     await this.assertNotLastAdmin(row, 'delete')
-    this.forget({ userId: id })
+    this.cache.forget({ userId: id })
     for (const step of this.deletionSteps) step(id)
     await this.changing({ userId: id }, () => this.store.deleteUser(id))
     return toUser(row)
@@ -263,25 +234,19 @@ export class AuthService {
    * (API keys and chat ask on every request), otherwise read again.
    */
   getUser(id: string): MaybePromise<User | null> {
-    if (this.checkEveryMs === null) {
+    if (!this.store.asynchronous) {
       const row = this.store.userById(id) as UserRow | null
       return row ? toUser(row) : null
     }
-    const cached = this.users.get(id)
-    const now = Date.now()
-    if (cached && now - cached.at < this.checkEveryMs) return cached.user
-    const generation = this.generation
+    const cached = this.cache.user(id)
+    if (cached) return cached.user
+    const [at, epoch] = [this.cache.now(), this.cache.epoch]
     return andThen(this.store.userById(id), (row) => {
       const user = row ? toUser(row) : null
       this.seen(user)
-      if (generation === this.generation) this.rememberUser(id, user, now)
+      this.cache.rememberUser(id, user, at, epoch)
       return user
     })
-  }
-
-  private rememberUser(id: string, user: User | null, at: number): void {
-    if (this.users.size >= 10_000) this.users.clear()
-    this.users.set(id, { user, at })
   }
 
   /** The emails of those of `ids` that are accounts (deleted ones are left out). */
@@ -380,10 +345,7 @@ export class AuthService {
   /** Whether a session (or the API key behind an `apikey:` one) still works; WebSocket messages check this. */
   isSessionLive(sessionId: string): MaybePromise<boolean> {
     if (this.apiKeys && sessionId.startsWith('apikey:')) return this.apiKeys.isLive(sessionId)
-    if (this.checkEveryMs !== null) {
-      const cached = this.principals.get(sessionId)
-      if (cached && Date.now() - cached.at < this.checkEveryMs) return true
-    }
+    if (this.cache.sessionSeenLive(sessionId)) return true
     return andThen(this.store.liveSessionUser(sessionId), (userId) => userId !== null)
   }
 
@@ -399,21 +361,19 @@ export class AuthService {
   authenticate(token: string): MaybePromise<Principal> {
     if (this.apiKeys && token.startsWith('uak_')) return this.apiKeys.authenticate(token)
     const claims = this.signer.verify(token)
-    const cached = this.principals.get(claims.sid)
-    if (cached && cached.principal.user.id === claims.sub && (this.checkEveryMs === null || Date.now() - cached.at < this.checkEveryMs)) return cached.principal
+    const cached = this.cache.principal(claims.sid, claims.sub)
+    if (cached) return cached
     // The session must still be live, so that logout and reuse detection bite at once.
-    const generation = this.generation
-    const at = this.checkEveryMs === null ? 0 : Date.now()
+    const [at, epoch] = [this.cache.now(), this.cache.epoch]
     return andThen(this.sessionOwner(claims.sid), (row) => {
       if (!row || row.id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
       const user = toUser(row)
       if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
       const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
-      if (this.checkEveryMs !== null) this.seen(user)
-      if (generation === this.generation) {
-        if (this.principals.size >= 10_000) this.principals.clear()
-        this.principals.set(claims.sid, { principal, at })
-        if (this.checkEveryMs !== null) this.rememberUser(user.id, user, at)
+      this.cache.rememberPrincipal(claims.sid, principal, at, epoch)
+      if (this.store.asynchronous) {
+        this.seen(user)
+        this.cache.rememberUser(user.id, user, at, epoch)
       }
       return principal
     })
@@ -421,7 +381,7 @@ export class AuthService {
 
   /** A live session's owner; on PostgreSQL, one read shared by the requests that ask at once. */
   private sessionOwner(sessionId: string): MaybePromise<UserRow | null> {
-    if (this.checkEveryMs === null) return this.store.liveSessionOwner(sessionId)
+    if (!this.store.asynchronous) return this.store.liveSessionOwner(sessionId)
     const pending = this.pending.get(sessionId)
     if (pending) return pending
     const read = Promise.resolve(this.store.liveSessionOwner(sessionId)).finally(() => this.pending.delete(sessionId))
