@@ -3,7 +3,7 @@ import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe } from 'bun:test'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { openDatabase } from '../src/db'
-import { openPostgres, type Postgres } from '../src/db/postgres'
+import { migratePostgres, type Postgres } from '../src/db/postgres'
 
 /**
  * The PostgreSQL server tests may use: a URL whose role may CREATE DATABASE
@@ -40,11 +40,16 @@ export async function emptyPostgresDatabase(): Promise<{ name: string; url: stri
   return { name, url: databaseUrl(name), track: (pool) => void entry.pools.push(pool) }
 }
 
-/** A fresh PostgreSQL database with every PostgreSQL migration applied, connected. */
+/**
+ * A fresh PostgreSQL database with every PostgreSQL migration applied, connected. Its pool lets
+ * idle connections go after 2 s (the server's own keeps them a minute): the test server is shared
+ * by every file of a run, and by other runs, and has 100 connections in all.
+ */
 export async function freshPostgres(): Promise<Postgres> {
   const database = await emptyPostgresDatabase()
-  const sql = await openPostgres(database.url)
+  const sql = new SQL(database.url, { max: 10, connectionTimeout: 10, idleTimeout: 2 })
   database.track(sql)
+  await migratePostgres(sql)
   return sql
 }
 
