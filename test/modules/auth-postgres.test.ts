@@ -103,6 +103,11 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATA
     expect((await call('GET', '/auth/me', { token: session.accessToken })).status).toBe(401)
     expect((await call('POST', '/auth/login', { body: { email: 'pat@example.com', password: 'pat-password-1', mfaCode: totpNow(secret, 1) } })).json.code).toBe('FORBIDDEN')
     expect((await call('GET', '/auth/users', { token: admin.accessToken })).json).toMatchObject({ total: 2, users: [{ email: ADMIN.email }, { email: 'pat@example.com', disabled: true }] })
+    expect((await call('POST', `/auth/users/${created.json.user.id}/enable`, { token: admin.accessToken })).json.user.disabled).toBe(false)
+    const reset = await call('POST', `/auth/users/${created.json.user.id}/password`, { token: admin.accessToken, body: { newPassword: 'pat-password-2' } })
+    expect(reset.json).toMatchObject({ success: true, user: { email: 'pat@example.com', mfaEnabled: true } })
+    expect((await call('POST', '/auth/login', { body: { email: 'pat@example.com', password: 'pat-password-1', mfaCode: totpNow(secret, 1) } })).json.code).toBe('INVALID_CREDENTIALS')
+    expect((await call('POST', '/auth/login', { body: { email: 'pat@example.com', password: 'pat-password-2', mfaCode: totpNow(secret, 1) } })).status).toBe(200)
   })
 
   test('deleting a user deletes what they own in PostgreSQL by cascade', async () => {
