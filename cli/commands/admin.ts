@@ -122,9 +122,10 @@ export function registerAdmin(program: Command): void {
       .option('--disable-mfa', 'also turn MFA off (the authenticator was lost)')
       .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
         const dataDir = dataDirOf(options.dataDir)
-        const db = openExistingDatabase(dataDir)
-        // Accounts and API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are changed there.
+        // Accounts and API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are changed there: the
+        // data dir (a replica's may be empty) is not needed then.
         const databaseUrl = process.env.UAGENT_DATABASE_URL?.trim()
+        const db = databaseUrl ? null : openExistingDatabase(dataDir)
         let postgres: Postgres | null = null
         try {
           if (databaseUrl) {
@@ -134,9 +135,9 @@ export function registerAdmin(program: Command): void {
               throw new CliError('DATABASE', (error as Error).message, EXIT.apiError)
             }
           }
-          const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), new TokenSigner(randomBytes(48).toString('base64url')))
+          const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db!), new TokenSigner(randomBytes(48).toString('base64url')))
           // So that the new password also ends the account's API keys, as every password change does.
-          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth))
+          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db!), auth))
           const user = await auth.findUserByEmail(email)
           if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${postgres ? 'the PostgreSQL database (UAGENT_DATABASE_URL)' : dataDir}`, EXIT.apiError)
           const { password, generated } = await newPassword(options.password)
@@ -157,7 +158,7 @@ export function registerAdmin(program: Command): void {
             )
           })
         } finally {
-          db.close()
+          db?.close()
           await postgres?.close()
         }
       }),

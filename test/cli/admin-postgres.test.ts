@@ -32,7 +32,8 @@ describe.skipIf(!TEST_DATABASE_URL)(`admin reset-password with the accounts in P
     expect((await login(ADMIN.password)).code).toBe('INVALID_CREDENTIALS')
     expect((await login('recovered-password-1')).user.email).toBe(ADMIN.email)
 
-    const missing = await run(['admin', 'reset-password', 'nobody@example.com', '--data-dir', dataDir, '--password', 'whatever-123'], database.url)
+    // A replica's data dir may be empty: the accounts are in PostgreSQL.
+    const missing = await run(['admin', 'reset-password', 'nobody@example.com', '--data-dir', tempDir('cli-admin-pg-empty'), '--password', 'whatever-123'], database.url)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no account with email nobody@example.com in the PostgreSQL database (UAGENT_DATABASE_URL)')
     live.stop()
