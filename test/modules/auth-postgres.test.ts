@@ -143,6 +143,32 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts over HTTP on PostgreSQL${TEST_DATA
     }
   })
 
+  test('the web app’s cookie session: sign in, refresh from the cookie, sign out', async () => {
+    const { services } = await pgServer({ postgres, adminEmail: ADMIN.email, adminPassword: ADMIN.password })
+    const app = buildApp(services)
+    const web = async (path: string, init: { body?: unknown; cookie?: string; token?: string } = {}) => {
+      const headers: Record<string, string> = { 'x-requested-with': 'uagent-web', origin: 'http://localhost', host: 'localhost' }
+      if (init.body !== undefined) headers['content-type'] = 'application/json'
+      if (init.cookie) headers.cookie = init.cookie
+      if (init.token) headers.authorization = `Bearer ${init.token}`
+      const response = await app.handle(new Request(`http://localhost/auth/web${path}`, { method: 'POST', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) }))
+      const cookie = response.headers.getSetCookie().find((line) => !line.includes('Max-Age=0') && /HttpOnly/i.test(line))?.split(';')[0]
+      return { status: response.status, json: (await response.json()) as any, cookie }
+    }
+    const signedIn = await web('/login', { body: ADMIN })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.json.refreshToken).toBeUndefined()
+    const refreshed = await web('/refresh', { cookie: signedIn.cookie })
+    expect(refreshed.status).toBe(200)
+    expect(refreshed.json.sessionId).toBe(signedIn.json.sessionId)
+    // The cookie's refresh token was rotated: the old one, presented again, ends the session.
+    expect((await web('/refresh', { cookie: signedIn.cookie })).status).toBe(401)
+    expect((await web('/refresh', { cookie: refreshed.cookie })).status).toBe(401)
+    const again = await web('/login', { body: ADMIN })
+    expect((await web('/logout', { token: again.json.accessToken })).status).toBe(200)
+    expect((await web('/refresh', { cookie: again.cookie })).status).toBe(401)
+  })
+
   test('users whose accounts are in PostgreSQL keep collections, by access token or API key', async () => {
     const { call } = await pgServer({ postgres, adminEmail: ADMIN.email, adminPassword: ADMIN.password })
     const admin = (await call('POST', '/auth/login', { body: ADMIN })).json
