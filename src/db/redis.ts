@@ -1,6 +1,16 @@
 import { RedisClient } from 'bun'
 import { redactUrl } from './postgres'
 
+const CONNECT_TIMEOUT_MS = 2000
+
+/** `promise`, or a rejection after `ms` (the promise itself is left to settle alone). */
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))
+  promise.catch(() => {})
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
 /**
  * The server's link to Redis (UAGENT_REDIS_URL), shared by every replica: rate-limit windows and
  * events. Redis is never needed to answer a request: when it cannot be reached the server says so
@@ -29,7 +39,7 @@ export class RedisLink {
   }
 
   private open(): RedisClient {
-    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: true, connectionTimeout: 2000, maxRetries: 1_000_000 })
+    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: true, connectionTimeout: CONNECT_TIMEOUT_MS, maxRetries: 1_000_000 })
   }
 
   /** Null while Redis answers; otherwise why it does not. */
@@ -58,8 +68,9 @@ export class RedisLink {
     if (this.checking || this.closed) return this.lost === null
     this.checking = true
     try {
-      if (!this.client.connected) await this.client.connect()
-      await this.client.send('PING', [])
+      // connect() keeps retrying while Redis is away (autoReconnect): the check gives up after the connection timeout.
+      if (!this.client.connected) await withinMs(this.client.connect(), CONNECT_TIMEOUT_MS)
+      await withinMs(this.client.send('PING', []), CONNECT_TIMEOUT_MS)
       if (this.subscriptions.size && !this.subscriberClient?.connected) await this.resubscribe()
       if (this.lost !== null) this.log(`Redis at UAGENT_REDIS_URL answers again`)
       this.lost = null
@@ -115,7 +126,7 @@ export class RedisLink {
     this.subscriberClient?.close()
     const client = this.open()
     client.onclose = (error) => this.lostWith(error)
-    await client.connect()
+    await withinMs(client.connect(), CONNECT_TIMEOUT_MS)
     this.subscriberClient = client
     return client
   }

@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'bun:test'
+import { LocalBus, RedisBus } from '../../src/core/bus'
+import { RedisLink } from '../../src/db/redis'
+import { closedRedisUrl, REDIS_SKIPPED, TEST_REDIS_URL } from '../redis'
+
+const until = async (check: () => boolean, ms = 3000) => {
+  const deadline = Date.now() + ms
+  while (!check() && Date.now() < deadline) await Bun.sleep(10)
+  return check()
+}
+
+describe('LocalBus', () => {
+  test('delivers to the subscribers of the topic only, at once; a throwing handler is logged and the others still run; unsubscribe stops it', () => {
+    const lines: string[] = []
+    const bus = new LocalBus((line) => lines.push(line))
+    const seen: unknown[] = []
+    bus.subscribe('a', () => {
+      throw new Error('handler broke')
+    })
+    const stop = bus.subscribe('a', (event) => seen.push(event))
+    bus.subscribe('b', (event) => seen.push(['b', event]))
+    bus.publish('a', { n: 1 })
+    expect(seen).toEqual([{ n: 1 }])
+    expect(lines.join('\n')).toContain('handler broke')
+    stop()
+    bus.publish('a', { n: 2 })
+    bus.publish('nobody', { n: 3 })
+    expect(seen).toEqual([{ n: 1 }])
+    expect(bus.shared).toBe(false)
+  })
+})
+
+describe.skipIf(!TEST_REDIS_URL)(`RedisBus${TEST_REDIS_URL ? '' : ` (${REDIS_SKIPPED})`}`, () => {
+  test('an event published on one bus reaches the other bus once, and its own subscribers once (not again through Redis)', async () => {
+    const links = [new RedisLink(TEST_REDIS_URL!, () => {}), new RedisLink(TEST_REDIS_URL!, () => {})]
+    await Promise.all(links.map((link) => link.start()))
+    const [one, two] = links.map((link) => new RedisBus(link, () => {}))
+    const topic = `test-${crypto.randomUUID()}`
+    const atOne: unknown[] = []
+    const atTwo: unknown[] = []
+    one!.subscribe(topic, (event) => atOne.push(event))
+    two!.subscribe(topic, (event) => atTwo.push(event))
+    await Bun.sleep(200)
+    expect(one!.shared).toBe(true)
+    one!.publish(topic, { task: 'x', progress: 50 })
+    expect(atOne).toEqual([{ task: 'x', progress: 50 }])
+    expect(await until(() => atTwo.length > 0)).toBe(true)
+    await Bun.sleep(200)
+    expect(atTwo).toEqual([{ task: 'x', progress: 50 }])
+    expect(atOne).toHaveLength(1)
+    for (const bus of [one, two]) bus!.close()
+    for (const link of links) link.close()
+  })
+})
+
+describe('RedisBus with Redis down', () => {
+  test('publishing still reaches this process, never throws, and the bus says it is not shared', async () => {
+    const lines: string[] = []
+    const link = new RedisLink(await closedRedisUrl(), (line) => lines.push(line))
+    expect(await link.start()).toBe(false)
+    const bus = new RedisBus(link, (line) => lines.push(line))
+    const seen: unknown[] = []
+    bus.subscribe('agents', (event) => seen.push(event))
+    expect(() => bus.publish('agents', { kind: 'queued' })).not.toThrow()
+    expect(seen).toEqual([{ kind: 'queued' }])
+    expect(bus.shared).toBe(false)
+    await Bun.sleep(100)
+    bus.close()
+    link.close()
+  })
+})
