@@ -631,19 +631,39 @@ export class AgentService {
     return this.store.counts()
   }
 
-  /** Stops the prune timer and cancels what is running (the tasks end as cancelled). */
+  /** Whether the queue is the database's, shared by every replica (PostgreSQL). */
+  get sharesQueue(): boolean {
+    return this.shared !== null
+  }
+
+  /**
+   * Shared queue: a replica that stops takes no more tasks and hands its running ones back to the
+   * queue, where another replica takes them (from their start). Nothing to do on SQLite.
+   */
+  async handBack(): Promise<void> {
+    const shared = this.shared
+    if (!shared) return
+    this.closed = true
+    const running = [...this.running]
+    for (const [, controller] of running) controller.abort(new AppError('CONFLICT', 'The replica running the task stopped'))
+    await Promise.all(
+      running.map(([id]) =>
+        shared.release(id, this.instanceId).then(
+          () => this.bus.publish(AGENTS_TOPIC, { kind: 'queued', taskId: id }),
+          (error) => this.log(`agents: task ${id} could not be handed back to the queue: ${(error as Error)?.message ?? String(error)}`),
+        ),
+      ),
+    )
+  }
+
+  /** Stops the prune timer and cancels what is running (the tasks end as cancelled; on a shared queue they go back to the queue). */
   close(): void {
     clearInterval(this.timer)
     this.closed = true
     this.stopListening()
     for (const timer of this.sharedTimers) clearInterval(timer)
     if (this.shared) {
-      // A replica that stops hands its running tasks back to the shared queue: another runs them.
-      const shared = this.shared
-      for (const [id, controller] of this.running) {
-        controller.abort(new AppError('CONFLICT', 'The replica running the task stopped'))
-        whenDone(shared.release(id, this.instanceId), (error) => this.log(`agents: task ${id} could not be handed back to the queue: ${(error as Error)?.message ?? String(error)}`))
-      }
+      void this.handBack()
       return
     }
     const lost = (error: unknown) => this.log(`agents: cancelling at close failed: ${(error as Error)?.message ?? String(error)}`)
