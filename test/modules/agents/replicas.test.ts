@@ -157,6 +157,25 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     await until(() => get(a, taskId), (task) => ENDED.includes(task.status))
   }, 30_000)
 
+  test('a voice autopilot session started on one replica continues on the other: same session, its preferences, commands executed there; stopped there, stopped on both', async () => {
+    const autopilot = (replica: Replica, body: Record<string, unknown>) => replica.call('POST', '/voice/autopilot', { token: token(replica), body }).then((res) => res.json)
+    const started = await autopilot(a, { mode: 'start', context: 'kitchen', preferences: { autoExecute: true, verbosity: 'low', timezone: 'Asia/Tokyo' } })
+    expect(started).toMatchObject({ status: 'active' })
+    expect(await autopilot(b, { mode: 'status' })).toMatchObject({ status: 'active', sessionId: started.sessionId, preferences: { autoExecute: true, verbosity: 'low', timezone: 'Asia/Tokyo' } })
+    // A command on B is carried out by the session started on A, in its time zone.
+    const time = await b.call('POST', '/voice/command', { token: token(b), body: { command: 'what time is it' } })
+    expect(time.status).toBe(200)
+    expect(time.json).toMatchObject({ intent: 'time', executed: true })
+    const tokyo = new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Tokyo', hour: 'numeric' }).format(new Date())
+    expect(time.json.response).toContain(`${tokyo.split(' ')[0]!}:`)
+    // Started again on B: the same session, its preferences kept.
+    expect(await autopilot(b, { mode: 'start' })).toMatchObject({ status: 'active', sessionId: started.sessionId, preferences: { autoExecute: true, verbosity: 'low' } })
+    expect(await autopilot(b, { mode: 'stop' })).toMatchObject({ status: 'stopped', sessionId: started.sessionId })
+    expect(await autopilot(a, { mode: 'status' })).toMatchObject({ status: 'stopped', sessionId: started.sessionId })
+    const proposed = await a.call('POST', '/voice/command', { token: token(a), body: { command: 'what time is it' } })
+    expect(proposed.json).toMatchObject({ intent: 'time', executed: false })
+  }, 60_000)
+
   test('a replica killed with SIGKILL mid-task: its task ends failed within the stale limit, read on another; a replica starting fails no live task', async () => {
     // A and B busy with long tasks, so that the task submitted on C runs on C.
     const long = ['researcher', 'analyst', 'writer', 'critic', 'planner', 'summarizer', 'researcher', 'analyst', 'writer', 'critic']
