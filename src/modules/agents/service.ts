@@ -223,7 +223,7 @@ export class AgentService {
   async execute(caller: ToolCaller, request: AgentRequest, signal?: AbortSignal): Promise<ExecuteResponse> {
     const submitted = this.submit(caller, request)
     const { taskId } = submitted instanceof Promise ? await submitted : submitted
-    const cancel = () => this.cancelTask(taskId)
+    const cancel = () => this.cancelTask(taskId, caller.userId)
     signal?.addEventListener('abort', cancel, { once: true })
     if (signal?.aborted) cancel()
     try {
@@ -235,6 +235,8 @@ export class AgentService {
     const row = found instanceof Promise ? await found : found
     if (!row) throw notFound(`Task ${taskId}`)
     if (row.status === 'cancelled') throw new AppError('CONFLICT', `Task ${taskId} was cancelled before it finished`)
+    // Shared queue: this server stopped and handed the task back to the queue, where another runs it.
+    if (row.status === 'queued' || row.status === 'running') throw new AppError('CONFLICT', `Task ${taskId} went back to the queue when this server stopped; follow it at /agents/task/${taskId}`)
     const failure = this.failure.get(taskId)
     this.failure.delete(taskId)
     if (row.status === 'failed') throw failure ?? new Error(row.error ?? 'The task failed')
