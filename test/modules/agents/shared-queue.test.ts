@@ -59,6 +59,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`the agent queue shared in PostgreSQL${TEST_
     await store.release(back, 'r3')
     expect(await store.get(back)).toMatchObject({ status: 'queued', progress: 0, current_agent: null, started_at: null })
     expect((await store.claim('r4'))!.id).toBe(back)
+    await sql.close()
   })
 
   test('two services on one database, no event between them: the queue limit counts the shared queue; the other service polls and takes the tasks; a waiting execute() is answered when the other ran its task', async () => {
@@ -94,5 +95,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`the agent queue shared in PostgreSQL${TEST_
     expect(owner).toBe('worker')
     front.close()
     worker.close()
+    await Bun.sleep(50)
+    await sql.close({ timeout: 2 })
   }, 30_000)
 })
