@@ -416,15 +416,16 @@ export class AgentService {
    * restart), then the timers: heartbeat, stale sweep, and the poll that stands in for events.
    */
   private startSharedQueue(shared: SharedTaskQueue): void {
-    const sweep = (owner?: string) =>
-      shared.failStale(this.staleMs, owner).then(
+    const sweep = (own?: { owner: string; ms: number }) =>
+      shared.failStale(this.staleMs, own).then(
         (rows) => {
           for (const row of rows) this.announce(row.id, row.user_id, { status: 'failed', progress: 0, currentAgent: null, results: [], error: STALE })
           if (rows.length) this.log(`agents: ${rows.length} running task(s) whose replica stopped marked failed`)
         },
         (error) => this.problem('the sweep of stopped replicas\' tasks failed', error),
       )
-    void sweep(this.instanceId).then(() => this.pumpShared(shared))
+    // This replica's own tasks from before a restart are failed as soon as they miss a heartbeat.
+    void sweep({ owner: this.instanceId, ms: this.heartbeatMs + 1000 }).then(() => this.pumpShared(shared))
     const every = (ms: number, work: () => void) => {
       const timer = setInterval(work, ms)
       ;(timer as { unref?: () => void }).unref?.()

@@ -35,10 +35,11 @@ export class PostgresTaskStore implements TaskStore, SharedTaskQueue {
     return rows.map((row) => row.id)
   }
 
-  async failStale(staleMs: number, owner?: string): Promise<{ id: string; user_id: string }[]> {
+  async failStale(staleMs: number, own?: { owner: string; ms: number }): Promise<{ id: string; user_id: string }[]> {
     const rows: { id: string; user_id: string }[] = await this.sql`
       UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ${now()}, error = ${STALE}
-      WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) OR owner = ${owner ?? null})
+      WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})
+        OR (owner = ${own?.owner ?? null} AND heartbeat_at < now() - make_interval(secs => ${(own?.ms ?? staleMs) / 1000})))
       RETURNING id, user_id`
     return [...rows]
   }

@@ -80,10 +80,11 @@ export interface SharedTaskQueue {
   /** Refreshes the heartbeat of `owner`'s running tasks among `ids`; returns the ids still running (the others ended elsewhere). */
   heartbeat(owner: string, ids: string[]): Promise<string[]>
   /**
-   * Fails the running tasks whose heartbeat is older than `staleMs` (and, given `owner`, that
-   * owner's running tasks: a replica starting again cannot be running them); returns them.
+   * Fails the running tasks whose heartbeat is older than `staleMs` (and, given `own`, the running
+   * tasks of `own.owner` whose heartbeat is older than `own.ms`: a replica starting again is not
+   * running them; the short limit spares a live replica misconfigured with the same id); returns them.
    */
-  failStale(staleMs: number, owner?: string): Promise<{ id: string; user_id: string }[]>
+  failStale(staleMs: number, own?: { owner: string; ms: number }): Promise<{ id: string; user_id: string }[]>
   /** Hands `owner`'s running task back to the queue (a replica that stops), as if never started. */
   release(id: string, owner: string): Promise<void>
   /** Tasks waiting in the queue, on every replica. */

@@ -47,8 +47,11 @@ describe.skipIf(!TEST_DATABASE_URL)(`the agent queue shared in PostgreSQL${TEST_
     await sql`UPDATE agent_tasks SET heartbeat_at = now() - interval '16 seconds' WHERE id = ${r2Task}`
     expect(await store.failStale(15_000)).toEqual([{ id: r2Task, user_id: user }])
     expect(await store.get(r2Task)).toMatchObject({ status: 'failed', error: STALE })
-    // r1 starting again: its own running task (a previous run's) is failed at once.
-    expect(await store.failStale(15_000, 'r1')).toEqual([{ id: ownedByR1[1]!, user_id: user }])
+    // r1 starting again: its own running task (a previous run's) is failed once it missed a heartbeat.
+    expect(await store.failStale(15_000, { owner: 'r1', ms: 4000 })).toEqual([])
+    await sql`UPDATE agent_tasks SET heartbeat_at = now() - interval '5 seconds' WHERE id = ${ownedByR1[1]!}`
+    expect(await store.failStale(15_000, { owner: 'r3', ms: 4000 })).toEqual([])
+    expect(await store.failStale(15_000, { owner: 'r1', ms: 4000 })).toEqual([{ id: ownedByR1[1]!, user_id: user }])
 
     const back = randomUUID()
     await store.create(back, user, spec('handed back'))
