@@ -185,7 +185,7 @@ export function createServices(options: AppOptions = {}): Services {
   const auth = new AuthService(db, signer)
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
-  const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
+  const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
   const models = createModels(config)
   const startedAt = Date.now()
   const system = new SystemService({
@@ -206,6 +206,8 @@ export function createServices(options: AppOptions = {}): Services {
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
+  if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
   const recorder = new RequestRecorder(analyticsDb, {
     retentionDays: config.analyticsRetentionDays,
     log,
@@ -367,6 +369,7 @@ export function buildApp(services: Services) {
         limiter,
         log,
         corsOrigins: config.corsOrigins,
+        trustedProxies: config.trustedProxies,
         onStorageFull: () => system.storageFull(),
         onDatabaseLost: (error) => services.postgresMonitor?.lostWith(error),
         server: (): AddressSource | null => app.server,

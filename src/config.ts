@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 
@@ -61,6 +62,8 @@ export interface Config {
   environment: string
   /** Origins browsers may call the API from (CORS); none by default. */
   corsOrigins: string[]
+  /** Proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` names the client, for per-IP rate limits behind nginx; none by default (the header is ignored). */
+  trustedProxies: string[]
   /** Free space (MB) the data dir keeps: a write that would leave less is refused with 507 before the disk runs out. */
   minFreeMb: number
   /** Interval of scheduled backups into `<data>/backups/`, in seconds here. */
@@ -168,6 +171,23 @@ function redisUrl(env: Env, name: string): string | undefined {
   return raw
 }
 
+function proxies(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const [address, bits, extra] = item.split('/')
+      const family = isIP(address ?? '')
+      const max = family === 6 ? 128 : 32
+      const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max)
+      if (!family || !validBits || extra !== undefined) throw new ConfigError(name, `expected addresses or CIDR ranges such as 10.0.0.0/8, got "${item}"`)
+      return item
+    })
+}
+
 function origins(env: Env, name: string): string[] {
   const raw = text(env, name)
   if (raw === undefined) return []
@@ -247,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     mcpIdleMs: integer(env, 'UAGENT_MCP_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
+    trustedProxies: proxies(env, 'UAGENT_TRUSTED_PROXIES'),
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
     backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),

@@ -1,15 +1,6 @@
 import { RedisClient } from 'bun'
+import type { SharedCounter } from '../core/rate-limit'
 import { redactUrl } from './postgres'
-
-const CONNECT_TIMEOUT_MS = 2000
-
-/** `promise`, or a rejection after `ms` (the promise itself is left to settle alone). */
-function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))
-  promise.catch(() => {})
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
-}
 
 /**
  * The server's link to Redis (UAGENT_REDIS_URL), shared by every replica: rate-limit windows and
@@ -17,7 +8,19 @@ function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
  * on /health (`degraded`, naming UAGENT_REDIS_URL), logs it once, and each user of the link falls
  * back to what one replica can do alone until a ping finds Redis again.
  */
-export class RedisLink {
+/** How long a ping (with its reconnection) may take before Redis counts as lost. */
+const PING_TIMEOUT_MS = 1000
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  work.catch(() => {})
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+export class RedisLink implements SharedCounter {
   /** Commands (and PUBLISH). Never queues while disconnected: a command fails at once instead. */
   readonly client: RedisClient
   private subscriberClient: RedisClient | null = null
@@ -39,7 +42,7 @@ export class RedisLink {
   }
 
   private open(): RedisClient {
-    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: true, connectionTimeout: CONNECT_TIMEOUT_MS, maxRetries: 1_000_000 })
+    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: true, connectionTimeout: 2000, maxRetries: 1_000_000 })
   }
 
   /** Null while Redis answers; otherwise why it does not. */
@@ -68,14 +71,21 @@ export class RedisLink {
     if (this.checking || this.closed) return this.lost === null
     this.checking = true
     try {
-      // connect() keeps retrying while Redis is away (autoReconnect): the check gives up after the connection timeout.
-      if (!this.client.connected) await withinMs(this.client.connect(), CONNECT_TIMEOUT_MS)
-      await withinMs(this.client.send('PING', []), CONNECT_TIMEOUT_MS)
-      if (this.subscriptions.size && !this.subscriberClient?.connected) await this.resubscribe()
+      await withTimeout(
+        (async () => {
+          if (!this.client.connected) await this.client.connect()
+          await this.client.send('PING', [])
+          if (this.subscriptions.size && !this.subscriberClient?.connected) await this.resubscribe()
+        })(),
+        PING_TIMEOUT_MS,
+      )
       if (this.lost !== null) this.log(`Redis at UAGENT_REDIS_URL answers again`)
       this.lost = null
     } catch (error) {
       this.lostWith(error)
+      // A Redis that stopped answering without closing the connection (a network partition) would
+      // hold commands sent on it: closing the connection fails them, and the next ping reconnects.
+      if ((error as Error).message.startsWith('no answer within')) this.client.close()
     } finally {
       this.checking = false
     }
@@ -97,6 +107,17 @@ export class RedisLink {
       // Subscribed again by the next successful ping.
       this.lostWith(error)
     }
+  }
+
+  /**
+   * Adds one to a rate-limit window's counter (`uagent:rl:<key>`), which expires `ttlMs` after
+   * its first count; the window's total so far. Throws when Redis cannot be reached.
+   */
+  async incr(key: string, ttlMs: number): Promise<number> {
+    const name = `uagent:rl:${key}`
+    const count = Number(await this.client.send('INCR', [name]))
+    if (count === 1) await this.client.send('PEXPIRE', [name, String(ttlMs)])
+    return count
   }
 
   /** Publishes to a channel; false (never a throw) when Redis cannot be reached. */
@@ -126,7 +147,7 @@ export class RedisLink {
     this.subscriberClient?.close()
     const client = this.open()
     client.onclose = (error) => this.lostWith(error)
-    await withinMs(client.connect(), CONNECT_TIMEOUT_MS)
+    await client.connect()
     this.subscriberClient = client
     return client
   }

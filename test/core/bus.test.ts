@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { LocalBus, RedisBus } from '../../src/core/bus'
 import { RedisLink } from '../../src/db/redis'
-import { closedRedisUrl, REDIS_SKIPPED, TEST_REDIS_URL } from '../redis'
+import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../redis'
 
 const until = async (check: () => boolean, ms = 3000) => {
   const deadline = Date.now() + ms
@@ -30,9 +30,10 @@ describe('LocalBus', () => {
   })
 })
 
-describe.skipIf(!TEST_REDIS_URL)(`RedisBus${TEST_REDIS_URL ? '' : ` (${REDIS_SKIPPED})`}`, () => {
+describe.skipIf(!REDIS_SERVER)(`RedisBus${REDIS_SERVER ? '' : ` (${REDIS_SKIPPED})`}`, () => {
   test('an event published on one bus reaches the other bus once, and its own subscribers once (not again through Redis)', async () => {
-    const links = [new RedisLink(TEST_REDIS_URL!, () => {}), new RedisLink(TEST_REDIS_URL!, () => {})]
+    const redis = await startRedis()
+    const links = [new RedisLink(redis.url, () => {}), new RedisLink(redis.url, () => {})]
     await Promise.all(links.map((link) => link.start()))
     const [one, two] = links.map((link) => new RedisBus(link, () => {}))
     const topic = `test-${crypto.randomUUID()}`
@@ -56,7 +57,7 @@ describe.skipIf(!TEST_REDIS_URL)(`RedisBus${TEST_REDIS_URL ? '' : ` (${REDIS_SKI
 describe('RedisBus with Redis down', () => {
   test('publishing still reaches this process, never throws, and the bus says it is not shared', async () => {
     const lines: string[] = []
-    const link = new RedisLink(await closedRedisUrl(), (line) => lines.push(line))
+    const link = new RedisLink(`redis://127.0.0.1:${freePort()}`, (line) => lines.push(line))
     expect(await link.start()).toBe(false)
     const bus = new RedisBus(link, (line) => lines.push(line))
     const seen: unknown[] = []

@@ -4,11 +4,11 @@ import { STALE } from '../../../src/modules/agents/store'
 import { client, shareAccount, startReplica } from '../../agent-replicas'
 import { ADMIN, tempDir } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { closedRedisUrl, REDIS_SKIPPED, TEST_REDIS_URL } from '../../redis'
+import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../../redis'
 
 type Replica = Awaited<ReturnType<typeof startReplica>>
 
-const skipped = !TEST_DATABASE_URL ? POSTGRES_SKIPPED : !TEST_REDIS_URL ? REDIS_SKIPPED : null
+const skipped = !TEST_DATABASE_URL ? POSTGRES_SKIPPED : !REDIS_SERVER ? REDIS_SKIPPED : null
 const USER = { email: 'tasks@example.com', password: 'tasks-password-1' }
 const HEARTBEAT_MS = 500
 const STALE_MS = 3000
@@ -63,9 +63,11 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
   let token: (replica: Replica) => string
   let userId: string
   let databaseUrl: string
+  let redisUrl: string
 
   beforeAll(async () => {
-    const made = await pair(TEST_REDIS_URL!)
+    redisUrl = (await startRedis()).url
+    const made = await pair(redisUrl)
     ;({ a, b, token, userId } = made)
     databaseUrl = made.database.url
   }, 60_000)
@@ -183,7 +185,7 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     await until(() => Promise.all(busy.map((id) => ownerOf(a, id))), (rows) => rows.every((row) => row.status === 'running'))
     const dataDir = tempDir('replica-c')
     const child = Bun.spawn(
-      ['bun', join(import.meta.dir, '../../fixtures/agent-replica.ts'), JSON.stringify({ name: 'c', databaseUrl, redisUrl: TEST_REDIS_URL, delayMs: 250, heartbeatMs: HEARTBEAT_MS, staleMs: STALE_MS, dataDir })],
+      ['bun', join(import.meta.dir, '../../fixtures/agent-replica.ts'), JSON.stringify({ name: 'c', databaseUrl, redisUrl, delayMs: 250, heartbeatMs: HEARTBEAT_MS, staleMs: STALE_MS, dataDir })],
       { stdout: 'pipe', stderr: 'inherit' },
     )
     try {
@@ -227,7 +229,7 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
 describe.skipIf(!TEST_DATABASE_URL)(`agent tasks across two replicas with Redis down${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   test('tasks still run (the queue is polled), are read and cancelled from the other replica, a socket follows them; nothing throws', async () => {
     const lines: string[] = []
-    const { a, b, token } = await pair(await closedRedisUrl(), (line) => lines.push(line))
+    const { a, b, token } = await pair(`redis://127.0.0.1:${freePort()}`, (line) => lines.push(line))
     try {
       expect(a.services.bus.shared).toBe(false)
       const health = await b.call('GET', '/health')
