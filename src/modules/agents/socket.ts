@@ -49,7 +49,13 @@ export function registerAgentSocket(handlers: SocketHandlers, agents: AgentServi
     } else throw invalid('agent_task needs taskId (follow a task) or task and agents (start one)')
     const result = await agents.follow(caller.userId, id, (progress) => send({ type: 'task_progress', ...progress }), signal)
     // The socket closed before the task it started ended: the task is cancelled, like a stream_chat.
-    if (result === null && started) await Promise.resolve(agents.cancel(caller.userId, id)).catch(() => {})
+    if (result === null && started) {
+      try {
+        await agents.cancel(caller.userId, id)
+      } catch {
+        // It had ended meanwhile (409): nothing to cancel.
+      }
+    }
     return result
   })
 }
