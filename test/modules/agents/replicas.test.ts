@@ -178,6 +178,27 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     expect(proposed.json).toMatchObject({ intent: 'time', executed: false })
   }, 60_000)
 
+  test('a replica stopped with SIGTERM (shutdown) hands its running task back to the queue; the other runs it to the end', async () => {
+    const pairOf = await pair(redisUrl)
+    const { a: one, b: two } = pairOf
+    let stopped: Replica | null = null
+    try {
+      const taskId = await submit(one, pairOf.token(one), ['researcher', 'analyst', 'writer', 'summarizer'], 'Task of a replica that stops')
+      const running = await until(() => ownerOf(one, taskId), (row) => row.status === 'running')
+      const owner = running.owner === 'a' ? one : two
+      const survivor = owner === one ? two : one
+      await until(() => survivor.call('GET', `/agents/task/${taskId}`, { token: pairOf.token(survivor) }).then((res) => res.json), (task) => task.progress > 0)
+      stopped = owner
+      await owner.stop()
+      const task = await until(() => survivor.call('GET', `/agents/task/${taskId}`, { token: pairOf.token(survivor) }).then((res) => res.json), (task) => ENDED.includes(task.status), 15_000)
+      expect(task).toMatchObject({ status: 'completed', progress: 100 })
+      expect(task.results.map((r: { agent: string }) => r.agent)).toEqual(['researcher', 'analyst', 'writer', 'summarizer'])
+      expect((await ownerOf(survivor, taskId)).owner).toBe(survivor.name)
+    } finally {
+      await Promise.all([one, two].filter((replica) => replica !== stopped).map((replica) => replica.stop()))
+    }
+  }, 60_000)
+
   test('a replica killed with SIGKILL mid-task: its task ends failed within the stale limit, read on another; a replica starting fails no live task', async () => {
     // A and B busy with long tasks, so that the task submitted on C runs on C.
     const long = ['researcher', 'analyst', 'writer', 'critic', 'planner', 'summarizer', 'researcher', 'analyst', 'writer', 'critic']
