@@ -18,7 +18,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms 
   const deadline = Date.now() + ms
   let value = await read()
   while (!done(value) && Date.now() < deadline) {
-    await Bun.sleep(25)
+    await Bun.sleep(50)
     value = await read()
   }
   return value
