@@ -54,6 +54,37 @@ describe.skipIf(!REDIS_SERVER)(`RedisBus${REDIS_SERVER ? '' : ` (${REDIS_SKIPPED
   })
 })
 
+describe.skipIf(!REDIS_SERVER)(`RedisBus when Redis is lost and comes back${REDIS_SERVER ? '' : ` (${REDIS_SKIPPED})`}`, () => {
+  test('while Redis is down events stay on their replica and nothing throws; once it answers again they cross again', async () => {
+    const redis = await startRedis()
+    const links = [new RedisLink(redis.url, () => {}, 200), new RedisLink(redis.url, () => {}, 200)]
+    await Promise.all(links.map((link) => link.start()))
+    const [one, two] = links.map((link) => new RedisBus(link, () => {}))
+    const topic = `test-${crypto.randomUUID()}`
+    const atTwo: unknown[] = []
+    const atOne: unknown[] = []
+    one!.subscribe(topic, (event) => atOne.push(event))
+    two!.subscribe(topic, (event) => atTwo.push(event))
+    await Bun.sleep(200)
+    await redis.kill()
+    expect(await until(() => !one!.shared, 5000)).toBe(true)
+    expect(() => one!.publish(topic, { n: 1 })).not.toThrow()
+    expect(atOne).toEqual([{ n: 1 }])
+    await redis.restart()
+    expect(await until(() => one!.shared && two!.shared, 10_000)).toBe(true)
+    // Resubscribed by the link's next ping.
+    let n = 2
+    const crossed = await until(() => {
+      one!.publish(topic, { n: n++ })
+      return atTwo.length > 0
+    }, 10_000)
+    expect(crossed).toBe(true)
+    expect(atTwo.every((event) => (event as { n: number }).n >= 2)).toBe(true)
+    for (const bus of [one, two]) bus!.close()
+    for (const link of links) link.close()
+  }, 30_000)
+})
+
 describe('RedisBus with Redis down', () => {
   test('publishing still reaches this process, never throws, and the bus says it is not shared', async () => {
     const lines: string[] = []
