@@ -31,6 +31,7 @@ import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { RedisLink } from './db/redis'
+import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { LocalAccountRows } from './modules/auth/local-rows'
@@ -57,6 +58,7 @@ import { voiceModule } from './modules/voice'
 import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
 import { registerVoiceSocket } from './modules/voice/socket'
+import { registerAgentSocket } from './modules/agents/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
@@ -120,6 +122,8 @@ export interface Services {
   postgresMonitor: PostgresMonitor | null
   /** Redis (UAGENT_REDIS_URL), shared by replicas: rate limits and events; null without it. */
   redis: RedisLink | null
+  /** Events a client waits for (agent task progress), to every replica through Redis when there is one. */
+  bus: EventBus
   /** The request records' own database (analytics.db beside uagent.db). */
   analyticsDb: Database
   auth: AuthService
@@ -179,6 +183,7 @@ export function createServices(options: AppOptions = {}): Services {
   const postgres = postgresOption ?? null
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
+  const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -252,6 +257,8 @@ export function createServices(options: AppOptions = {}): Services {
     queueLimit: config.agentQueueLimit,
     retentionMs: config.agentRetentionHours * 3600_000,
     log,
+    bus,
+    instanceId: config.instanceId,
   })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
@@ -294,7 +301,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -355,6 +362,7 @@ export function buildApp(services: Services) {
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   registerVoiceSocket(sockets, voice)
+  registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,

@@ -6,6 +6,7 @@ import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
 import { serverSecrets } from './016_server_secrets'
 import { userForeignKeys } from './017_user_foreign_keys'
+import { agentQueue } from './030_agent_queue'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -21,4 +22,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, serverSecrets, userForeignKeys]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, serverSecrets, userForeignKeys, agentQueue]
