@@ -61,7 +61,8 @@ import { analyticsModule } from './modules/analytics'
 import { mcpModule } from './modules/mcp'
 import { McpEndpoint } from './modules/mcp/server'
 import { combineToolboxes, McpClientService } from './modules/mcp/service'
-import { SqliteMcpServerStore } from './modules/mcp/store'
+import { SqliteMcpServerStore } from './modules/mcp/store.sqlite'
+import { PostgresMcpServerStore } from './modules/mcp/store.postgres'
 import { servedTools } from './modules/mcp/tools'
 import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
@@ -218,7 +219,7 @@ export function createServices(options: AppOptions = {}): Services {
     log,
   })
   const mcp = new McpClientService({
-    store: new SqliteMcpServerStore(db),
+    store: postgres ? new PostgresMcpServerStore(postgres) : new SqliteMcpServerStore(db),
     reservedNames: () => plugins.list().plugins.map((plugin) => plugin.name),
     timeoutMs: config.mcpTimeoutMs,
     idleMs: config.mcpIdleMs,
@@ -302,6 +303,8 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   const postgres = await openPostgres(url)
   try {
     const services = createServices({ ...options, postgres })
+    // The shared registries (MCP servers) are read once before the first request.
+    await services.mcp.current()
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length

@@ -17,6 +17,11 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
     ...options,
   })
   customize?.(services)
+  return serverOf(services)
+}
+
+/** The app built from `services` (made by createServices or startServices), with makeServer's request helpers. */
+export function serverOf(services: Services) {
   const app = buildApp(services)
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
