@@ -1,4 +1,4 @@
-import { startServices, type AppOptions } from '../src/app'
+import { startServices, type AppOptions, type Services } from '../src/app'
 import { ADMIN, serverOf, tempDir } from './helpers'
 import { emptyPostgresDatabase } from './postgres'
 
@@ -26,4 +26,17 @@ export async function twoServers(options: AppOptions = {}) {
   const a = await start('a')
   const b = await start('b')
   return { a, b, url: database.url }
+}
+
+/**
+ * Makes the account `userId` of server `from` known to server `to` too (same id, email and
+ * password), while accounts still live in each server's SQLite database. An account `to` already
+ * knows is left as it is.
+ */
+export function shareAccount(from: Services, to: Services, userId: string): void {
+  if (to.auth.getUser(userId)) return
+  const row = from.db.query<Record<string, string | number | null>, [string]>('SELECT * FROM users WHERE id = ?').get(userId)
+  if (!row) throw new Error(`no user ${userId} on the first server`)
+  const columns = Object.keys(row)
+  to.db.run(`INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row))
 }

@@ -5,6 +5,8 @@ import { type AudioRow, type AutopilotRow, type AutopilotSession, toSession, typ
 /** Voice records in the server's SQLite database: every call answers at once. */
 export class SqliteVoiceStore implements VoiceStore {
   readonly asynchronous = false
+  /** The bytes are files in the audio folder only. */
+  readonly keepsAudioBytes = false
 
   constructor(private readonly db: Database) {}
 
@@ -17,6 +19,10 @@ export class SqliteVoiceStore implements VoiceStore {
       row.duration,
       row.created_at,
     ])
+  }
+
+  audioBytes(): null {
+    return null
   }
 
   findAudio(userId: string, id: string, format: AudioFormat): AudioRow | null {

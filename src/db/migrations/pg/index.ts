@@ -3,6 +3,7 @@ import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
 import { mcpServers } from './015_mcp_servers'
+import { voiceAudioBytes } from './025_voice_audio_bytes'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -18,4 +19,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice, mcpServers]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice, mcpServers, voiceAudioBytes]
