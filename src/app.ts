@@ -55,6 +55,7 @@ import { registerVoiceSocket } from './modules/voice/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
+import { PostgresPluginStore } from './modules/plugins/store.postgres'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 import { analyticsModule } from './modules/analytics'
@@ -96,9 +97,9 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -207,6 +208,7 @@ export function createServices(options: AppOptions = {}): Services {
   const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
+    ...(postgres ? { store: new PostgresPluginStore(postgres) } : {}),
     storage,
     rag,
     // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
@@ -303,7 +305,8 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   const postgres = await openPostgres(url)
   try {
     const services = createServices({ ...options, postgres })
-    // The shared registries (MCP servers) are read once before the first request.
+    // The shared registries (plugins, MCP servers) are read once before the first request.
+    await services.plugins.current()
     await services.mcp.current()
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(

@@ -2,7 +2,9 @@ import { conversations } from './002_conversations'
 import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
+import { plugins } from './011_plugins'
 import { mcpServers } from './015_mcp_servers'
+import { pluginPackages } from './024_plugin_packages'
 import { voiceAudioBytes } from './025_voice_audio_bytes'
 
 /**
@@ -19,4 +21,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice, mcpServers, voiceAudioBytes]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice, plugins, mcpServers, pluginPackages, voiceAudioBytes]
