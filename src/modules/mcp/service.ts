@@ -7,6 +7,7 @@ import { isMcpError, MCP_INVALID_PARAMS } from './sdk'
 import type { McpServerRecord, McpServerStore, RemoteTool } from './store'
 import { toolValue } from './results'
 import type { MaybePromise } from '../../db/maybe-promise'
+import { SharedRead } from '../../db/shared-read'
 
 /** Server names: as plugin names (no "_", so `<server>__<tool>` splits at its first "__"), at most 32 characters. */
 export const SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/
@@ -63,6 +64,8 @@ export class McpClientService {
   private readApplied = 0
   private changes = 0
   private readonly syncTimer: ReturnType<typeof setInterval> | null = null
+  /** Concurrent requests share one read of the registry (each gets a read started after it asked). */
+  private readonly registryRead = new SharedRead(() => this.readRegistry())
 
   constructor(private readonly options: McpServiceOptions) {
     if (options.store.asynchronous) {
@@ -81,7 +84,11 @@ export class McpClientService {
   }
 
   /** Reads the shared registry and brings this server's connections in line with it. */
-  async sync(): Promise<void> {
+  sync(): Promise<void> {
+    return this.registryRead.run()
+  }
+
+  private async readRegistry(): Promise<void> {
     const read = ++this.readsStarted
     const changes = this.changes
     const records = await this.options.store.all()

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameS
 import { join, relative, resolve, sep } from 'node:path'
 import { AppError } from '../../core/errors'
 import type { MaybePromise } from '../../db/maybe-promise'
+import { SharedRead } from '../../db/shared-read'
 import type { RagService } from '../rag/service'
 import { type BuiltinPlugin, builtinPlugins } from './builtin'
 import { cleanStaging, type InstallRequest, installPlugin, redactCredentials, STAGING_PREFIX } from './install'
@@ -65,6 +66,8 @@ export class PluginService implements ActionCatalog {
   /** Shared store: the unpacking under way per plugin, so that two calls unpack once. */
   private readonly unpacking = new Map<string, Promise<void>>()
   private readonly syncTimer: ReturnType<typeof setInterval> | null = null
+  /** Concurrent requests share one read of the registry (each gets a read started after it asked). */
+  private readonly registryRead = new SharedRead(() => this.readRegistry())
 
   constructor(private readonly options: PluginServiceOptions) {
     this.store = options.store ?? new SqlitePluginStore(options.db)
@@ -89,7 +92,11 @@ export class PluginService implements ActionCatalog {
    * appear (their files are unpacked when first run), reinstalled ones are replaced, disabled ones
    * stop their worker, removed ones go with their folder.
    */
-  async sync(): Promise<void> {
+  sync(): Promise<void> {
+    return this.registryRead.run()
+  }
+
+  private async readRegistry(): Promise<void> {
     const read = ++this.readsStarted
     const changes = this.changes
     const rows = await this.store.all()
