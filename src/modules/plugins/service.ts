@@ -1,19 +1,18 @@
 import type { Database } from 'bun:sqlite'
-import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { AppError } from '../../core/errors'
 import type { MaybePromise } from '../../db/maybe-promise'
 import { SharedRead } from '../../db/shared-read'
 import type { RagService } from '../rag/service'
 import { type BuiltinPlugin, builtinPlugins } from './builtin'
-import { cleanStaging, type InstallRequest, installPlugin, redactCredentials, STAGING_PREFIX } from './install'
+import { cleanStaging, type InstallRequest, installPlugin, redactCredentials } from './install'
 import { validate, type JsonSchema } from './json-schema'
 import { type ActionSpec, type Manifest, ManifestError, parseManifest } from './manifest'
 import { findNode, type NodeRuntime, PluginWorker } from './sandbox'
 import type { PluginRow, PluginStore } from './store'
 import { SqlitePluginStore } from './store.sqlite'
-import { extractTgz, packTgz } from './tar'
+import { PluginPackages } from './packages'
 import type { ActionCatalog, ToolCaller } from './tools'
 
 export type PluginStatus = 'enabled' | 'disabled' | 'error'
@@ -63,14 +62,19 @@ export class PluginService implements ActionCatalog {
   private readsStarted = 0
   private readApplied = 0
   private changes = 0
-  /** Shared store: the unpacking under way per plugin, so that two calls unpack once. */
-  private readonly unpacking = new Map<string, Promise<void>>()
+  /** Shared store: installed plugins' packages, packed at install and unpacked here on demand. */
+  private readonly packages: PluginPackages | null
   private readonly syncTimer: ReturnType<typeof setInterval> | null = null
   /** Concurrent requests share one read of the registry (each gets a read started after it asked). */
   private readonly registryRead = new SharedRead(() => this.readRegistry())
 
   constructor(private readonly options: PluginServiceOptions) {
     this.store = options.store ?? new SqlitePluginStore(options.db)
+    this.packages = this.store.keepsPackages
+      ? new PluginPackages(this.store, options.pluginsDir, () => {
+          if (options.ephemeral) removeAtExit(options.pluginsDir)
+        })
+      : null
     this.builtins = builtinPlugins(options.rag)
     cleanStaging(options.pluginsDir)
     if (this.store.asynchronous) {
@@ -137,7 +141,7 @@ export class PluginService implements ActionCatalog {
 
   private load(row: PluginRow): Installed {
     const dir = join(this.options.pluginsDir, row.name)
-    if (this.store.keepsPackages) return this.loadShared(row, dir)
+    if (this.packages) return this.loadShared(row, dir)
     try {
       const manifest = parseManifest(JSON.parse(readFileSync(join(dir, 'plugin.json'), 'utf8')))
       if (manifest.name !== row.name) throw new ManifestError(`plugin.json names "${manifest.name}", not "${row.name}"`)
@@ -163,62 +167,9 @@ export class PluginService implements ActionCatalog {
     }
   }
 
-  /** Where this server notes which package its folder of `name` holds (beside the folders: plugin names never start with "."). */
-  private markerOf(name: string): string {
-    return join(this.options.pluginsDir, `.${name}.sha256`)
-  }
-
-  /**
-   * Shared store: makes this server's folder of the plugin hold its current package, fetching and
-   * unpacking it (checked against its SHA-256) when it is missing or another server reinstalled it.
-   */
-  private async unpack(plugin: Installed): Promise<void> {
-    const sha256 = plugin.row.package_sha256
-    if (!sha256) throw new AppError('PLUGIN_ERROR', `Plugin ${plugin.row.name} has no package in the database; reinstall it`)
-    if (plugin.unpacked === sha256) return
-    const name = plugin.row.name
-    const before = this.unpacking.get(name) ?? Promise.resolve()
-    const next = before.catch(() => {}).then(() => this.unpackNow(plugin, sha256))
-    this.unpacking.set(name, next)
-    try {
-      await next
-    } finally {
-      if (this.unpacking.get(name) === next) this.unpacking.delete(name)
-    }
-  }
-
-  private async unpackNow(plugin: Installed, sha256: string): Promise<void> {
-    const { name } = plugin.row
-    const marker = this.markerOf(name)
-    const noted = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : null
-    if (noted === sha256 && existsSync(join(plugin.dir, 'plugin.json'))) {
-      plugin.unpacked = sha256
-      return
-    }
-    const pkg = await this.store.packageOf(name)
-    if (!pkg || pkg.sha256 !== sha256) throw new AppError('PLUGIN_ERROR', `Plugin ${name} was reinstalled or removed by another server while it was being fetched; try again`)
-    if (createHash('sha256').update(pkg.bytes).digest('hex') !== sha256) {
-      throw new AppError('PLUGIN_ERROR', `Plugin ${name}: its package in the database does not match its SHA-256; reinstall it`)
-    }
-    mkdirSync(this.options.pluginsDir, { recursive: true })
-    const staging = mkdtempSync(join(this.options.pluginsDir, STAGING_PREFIX))
-    try {
-      const unpacked = join(staging, 'src')
-      mkdirSync(unpacked)
-      extractTgz(pkg.bytes, unpacked)
-      rmSync(marker, { force: true })
-      rmSync(plugin.dir, { recursive: true, force: true })
-      renameSync(unpacked, plugin.dir)
-      writeFileSync(marker, sha256)
-    } finally {
-      rmSync(staging, { recursive: true, force: true })
-    }
-    plugin.unpacked = sha256
-  }
-
   /** Removes an installed plugin's folder (and, for a shared store, its marker). */
   private removeFolder(plugin: Installed): void {
-    rmSync(this.markerOf(plugin.row.name), { force: true })
+    this.packages?.forget(plugin.row.name)
     const root = realpathOrSelf(this.options.pluginsDir)
     const dir = realpathOrSelf(plugin.dir)
     if (dir.startsWith(root + sep) && !relative(root, dir).includes(sep)) rmSync(dir, { recursive: true, force: true })
@@ -331,7 +282,7 @@ export class PluginService implements ActionCatalog {
     const checked = validate(actions[action]!.parameters, args ?? {}, 'parameters')
     if (!checked.ok) throw new AppError('VALIDATION_ERROR', checked.message)
     if (builtin) return builtin.actions[action]!.run(checked.value, { userId: caller.userId, signal })
-    if (this.store.keepsPackages) await this.unpack(plugin!)
+    if (this.packages) await this.packages.unpack(plugin!)
     return this.worker(plugin!).call(action, checked.value, signal)
   }
 
@@ -371,13 +322,12 @@ export class PluginService implements ActionCatalog {
       release: (name) => this.installing.delete(name),
       record: (name, version) => {
         const row = { name, source: request.source, package: request.package, requested_version: request.version, version, enabled: 1 }
-        if (!this.store.keepsPackages) return this.store.insert(row)
-        return this.recordShared(row)
+        return this.packages ? this.packages.record(row) : this.store.insert(row)
       },
     })
     const plugin = this.load(row)
     // The folder installPlugin put in place is this package.
-    if (this.store.keepsPackages) plugin.unpacked = row.package_sha256 ?? null
+    if (this.packages) plugin.unpacked = row.package_sha256 ?? null
     this.installed.set(row.name, plugin)
     this.changes++
     const status = this.describeInstalled(plugin).status
@@ -391,17 +341,6 @@ export class PluginService implements ActionCatalog {
           ? `Installed ${manifest.name} ${manifest.version} from ${request.source} with ${Object.keys(manifest.actions).length} action(s)`
           : `Installed ${manifest.name} ${manifest.version}, but it cannot run: ${this.installedProblem(plugin)}`,
     }
-  }
-
-  /** Packs the folder installPlugin put in place and records it with the plugin (shared store). */
-  private async recordShared(row: { name: string; source: InstallRequest['source']; package: string; requested_version: string; version: string; enabled: number }): Promise<PluginRow> {
-    const dir = join(this.options.pluginsDir, row.name)
-    rmSync(this.markerOf(row.name), { force: true })
-    const bytes = packTgz(dir)
-    const sha256 = createHash('sha256').update(bytes).digest('hex')
-    const stored = await this.store.insert(row, { sha256, bytes, manifest: readFileSync(join(dir, 'plugin.json'), 'utf8') })
-    writeFileSync(this.markerOf(row.name), sha256)
-    return stored
   }
 
   setEnabled(name: string, enabled: boolean) {
@@ -446,9 +385,7 @@ export class PluginService implements ActionCatalog {
     plugin.worker?.stop(`plugin ${name} was removed`)
     this.installed.delete(name)
     this.store.delete(name)
-    const root = realpathOrSelf(this.options.pluginsDir)
-    const dir = realpathOrSelf(plugin.dir)
-    if (dir.startsWith(root + sep) && !relative(root, dir).includes(sep)) rmSync(dir, { recursive: true, force: true })
+    this.removeFolder(plugin)
     return { success: true, plugin: name, message: `Plugin ${name} was removed` }
   }
 
