@@ -308,13 +308,11 @@ export function createServices(options: AppOptions = {}): Services {
 export async function startServices(options: AppOptions = {}): Promise<Services> {
   const config = loadConfig(options.env ?? process.env)
   const url = options.databaseUrl ?? config.databaseUrl
-  if (!url || options.postgres) return withRedis(createServices(options))
+  if (options.postgres) return withRedis(await withSharedRegistries(createServices(options)))
+  if (!url) return withRedis(createServices(options))
   const postgres = await openPostgres(url)
   try {
-    const services = createServices({ ...options, postgres })
-    // The shared registries (plugins, MCP servers) are read once before the first request.
-    await services.plugins.current()
-    await services.mcp.current()
+    const services = await withSharedRegistries(createServices({ ...options, postgres }))
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length
@@ -326,6 +324,13 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     await postgres.close().catch(() => {})
     throw error
   }
+}
+
+/** The shared registries (plugins, MCP servers) are read once before the first request. */
+async function withSharedRegistries(services: Services): Promise<Services> {
+  await services.plugins.current()
+  await services.mcp.current()
+  return services
 }
 
 /** Waits for Redis's first answer (an unreachable Redis leaves the server degraded, never stopped). */

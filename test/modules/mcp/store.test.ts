@@ -53,8 +53,8 @@ describe.skipIf(!TEST_DATABASE_URL)(`MCP servers on two servers sharing PostgreS
   })
 
   test('a server registered on A is listed and its tools called on B; disable and removal on B are seen by A', async () => {
-    const { a, b } = await twoServers()
-    closers.push(() => a.services.mcp.close(), () => b.services.mcp.close())
+    const { a, b, close } = await twoServers()
+    closers.push(close)
     const tokenA = (await a.login()).accessToken
     const tokenB = (await b.login()).accessToken
     const registered = await a.call('POST', '/mcp/servers', { token: tokenA, body: { name: 'inventory', command: process.execPath, args: [FIXTURE] } })

@@ -61,15 +61,15 @@ describeBackends('plugin store', (backend) => {
 const missing = TEST_DATABASE_URL ? pluginToolsMissing() : POSTGRES_SKIPPED
 describe.skipIf(missing !== null)(`plugins on two servers sharing PostgreSQL${missing ? ` (skipped: ${missing})` : ''}`, () => {
   const repos = mkdtempSync(join(tmpdir(), 'uagent-replica-plugins-'))
-  const closers: (() => void)[] = []
-  afterAll(() => {
-    for (const close of closers) close()
+  const closers: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const close of closers) await close()
     rmSync(repos, { recursive: true, force: true })
   })
 
   test('installed on A, listed and run on B (empty data dir); disable, enable, removal and a reinstall on one are seen by the other', async () => {
-    const { a, b } = await twoServers()
-    closers.push(() => a.services.plugins.close(), () => b.services.plugins.close())
+    const { a, b, close } = await twoServers()
+    closers.push(close)
     const tokenA = (await a.login()).accessToken
     const tokenB = (await b.login()).accessToken
     const user = (await b.userSession('runner@example.com')).accessToken

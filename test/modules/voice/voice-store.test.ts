@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { AudioStore } from '../../../src/modules/voice/audio-store'
 import { AutopilotStore } from '../../../src/modules/voice/autopilot'
@@ -113,8 +113,13 @@ describe.skipIf(!TEST_DATABASE_URL)(`voice over HTTP on PostgreSQL${TEST_DATABAS
 })
 
 describe.skipIf(!TEST_DATABASE_URL)(`voice audio on two servers sharing PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  const closers: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const close of closers) await close()
+  })
   test('audio synthesized on A is fetched from B (empty data dir) by its owner alone, with ranges; once past retention neither serves it', async () => {
-    const { a, b } = await twoServers({ audioRetentionMs: 3600_000 })
+    const { a, b, close } = await twoServers({ audioRetentionMs: 3600_000 })
+    closers.push(close)
     const userA = await a.userSession('speaker@example.com')
     shareAccount(a.services, b.services, userA.user.id)
     const userB = await b.login('speaker@example.com', 'user-password-1')
