@@ -326,10 +326,17 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   }
 }
 
-/** The shared registries (plugins, MCP servers) are read once before the first request. */
+/**
+ * The shared registries (plugins, MCP servers) are read once before the first request, and the
+ * files of this data dir that PostgreSQL lacks (a server moved from SQLite: its plugins and audio)
+ * are stored there, so that every server on it serves them.
+ */
 async function withSharedRegistries(services: Services): Promise<Services> {
   await services.plugins.current()
   await services.mcp.current()
+  await services.plugins.storeLocalPackages()
+  const audio = await services.speech.audio.storeLocalFiles()
+  if (audio) services.log(`${audio} audio file(s) of this data dir are now stored in PostgreSQL, for every server on it`)
   return services
 }
 

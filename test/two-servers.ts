@@ -10,7 +10,7 @@ import { emptyPostgresDatabase } from './postgres'
  * startServices() with a connection pool of its own, each with its own empty data dir, the same
  * JWT secret and the same first admin. Needs UAGENT_TEST_DATABASE_URL.
  */
-export async function twoServers(options: AppOptions = {}) {
+export async function twoServers(options: AppOptions = {}, seed?: (postgres: SQL, dataDirA: string) => Promise<void>) {
   const database = await emptyPostgresDatabase()
   const start = async (name: string) => {
     const dataDir = tempDir(`replica-${name}`)
@@ -18,6 +18,8 @@ export async function twoServers(options: AppOptions = {}) {
     const postgres = new SQL(database.url, { max: 3 })
     database.track(postgres)
     await migratePostgres(postgres)
+    // What a server moved from SQLite starts with: rows in PostgreSQL, files in its data dir.
+    if (name === 'a') await seed?.(postgres, dataDir)
     const services = await startServices({
       env: { UAGENT_DATABASE_URL: database.url },
       postgres,

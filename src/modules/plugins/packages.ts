@@ -49,6 +49,20 @@ export class PluginPackages {
     return stored
   }
 
+  /**
+   * A plugin recorded without a package (copied from a SQLite server's database) whose folder this
+   * server has: packs the folder and stores it, so that every server can run it. False when there is
+   * no such folder.
+   */
+  async attach(plugin: UnpackedPlugin): Promise<boolean> {
+    if (plugin.row.package_sha256 || !existsSync(join(plugin.dir, 'plugin.json'))) return false
+    const bytes = packTgz(plugin.dir)
+    const sha256 = sha256Of(bytes)
+    await this.store.attachPackage(plugin.row.name, { sha256, bytes, manifest: readFileSync(join(plugin.dir, 'plugin.json'), 'utf8') })
+    writeFileSync(this.markerOf(plugin.row.name), sha256)
+    return true
+  }
+
   /** The folder of `name` no longer holds a known package (removed, or being replaced). */
   forget(name: string): void {
     rmSync(this.markerOf(name), { force: true })

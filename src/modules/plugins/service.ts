@@ -129,6 +129,25 @@ export class PluginService implements ActionCatalog {
     }
   }
 
+  /**
+   * Shared store: stores the folders of plugins recorded without a package (a server moved from
+   * SQLite with `uagent admin migrate-to-postgres` keeps its plugins folder) so that every server
+   * can run them. Returns the names stored.
+   */
+  async storeLocalPackages(): Promise<string[]> {
+    if (!this.packages) return []
+    await this.sync()
+    const stored: string[] = []
+    for (const plugin of this.installed.values()) {
+      if (await this.packages.attach(plugin)) stored.push(plugin.row.name)
+    }
+    if (stored.length) {
+      this.options.log(`Plugins ${stored.join(', ')}: their folders in this data dir are now stored in PostgreSQL, for every server on it`)
+      await this.sync()
+    }
+    return stored
+  }
+
   get pluginsDir(): string {
     return this.options.pluginsDir
   }

@@ -53,6 +53,15 @@ export class PostgresPluginStore implements PluginStore {
     await this.sql`DELETE FROM plugins WHERE name = ${name}`
   }
 
+  async attachPackage(name: string, pkg: PluginPackage & { manifest: string }): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      const updated = await tx`
+        UPDATE plugins SET manifest = ${pkg.manifest}, package_sha256 = ${pkg.sha256}, updated_at = ${new Date().toISOString()}
+        WHERE name = ${name} AND source <> 'builtin' AND package_sha256 IS NULL RETURNING name`
+      if (updated.length) await tx`INSERT INTO plugin_packages (name, sha256, bytes) VALUES (${name}, ${pkg.sha256}, ${pkg.bytes})`
+    })
+  }
+
   async packageOf(name: string): Promise<PluginPackage | null> {
     const rows: PluginPackage[] = await this.sql`SELECT sha256, bytes FROM plugin_packages WHERE name = ${name}`
     return rows[0] ?? null

@@ -46,4 +46,7 @@ export class SqlitePluginStore implements PluginStore {
   packageOf(): null {
     return null
   }
+
+  /** The folder is the package. */
+  attachPackage(): void {}
 }

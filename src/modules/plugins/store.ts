@@ -44,4 +44,9 @@ export interface PluginStore {
   delete(name: string): MaybePromise<void>
   /** The package of an installed plugin (null: not kept, or removed). */
   packageOf(name: string): MaybePromise<PluginPackage | null>
+  /**
+   * Gives an installed plugin recorded without a package (copied from a SQLite server) the package
+   * of its folder; a plugin that has one keeps it. Nothing to do for a store that keeps no packages.
+   */
+  attachPackage(name: string, pkg: PluginPackage & { manifest: string }): MaybePromise<void>
 }

@@ -61,6 +61,23 @@ export class AudioStore {
     })
   }
 
+  /**
+   * A store that keeps the bytes: stores those of audio recorded without them (a server moved from
+   * SQLite keeps its audio folder) whose file this server has, so that every server can serve
+   * them. Returns how many were stored.
+   */
+  async storeLocalFiles(): Promise<number> {
+    if (!this.store.keepsAudioBytes) return 0
+    let stored = 0
+    for (const row of await this.store.audioWithoutBytes(new Date(Date.now() - this.retentionMs).toISOString())) {
+      const file = Bun.file(this.pathOf(row.id, row.format))
+      if (!(await file.exists())) continue
+      await this.store.attachAudioBytes(row.id, await file.bytes())
+      stored++
+    }
+    return stored
+  }
+
   /** Audio another server made: its bytes from the store, written (whole, then renamed) into this server's folder. */
   private async copyFromStore(row: AudioRow, path: string): Promise<(AudioRow & { path: string }) | null> {
     const bytes = await this.store.audioBytes(row.id)

@@ -17,6 +17,14 @@ export class PostgresVoiceStore implements VoiceStore {
       VALUES (${row.id}, ${row.user_id}, ${row.format}, ${row.size}, ${row.duration}, ${row.created_at}, ${bytes ?? null})`
   }
 
+  async audioWithoutBytes(since: string): Promise<AudioRow[]> {
+    return [...(await this.sql`SELECT id, user_id, format, size, duration, created_at FROM voice_audio WHERE bytes IS NULL AND created_at >= ${since} ORDER BY created_at`)]
+  }
+
+  async attachAudioBytes(id: string, bytes: Uint8Array): Promise<void> {
+    await this.sql`UPDATE voice_audio SET bytes = ${bytes} WHERE id = ${id} AND bytes IS NULL`
+  }
+
   async audioBytes(id: string): Promise<Uint8Array | null> {
     const rows: { bytes: Uint8Array | null }[] = await this.sql`SELECT bytes FROM voice_audio WHERE id = ${id}`
     return rows[0]?.bytes ?? null

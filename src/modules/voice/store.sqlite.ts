@@ -25,6 +25,13 @@ export class SqliteVoiceStore implements VoiceStore {
     return null
   }
 
+  audioWithoutBytes(): AudioRow[] {
+    return []
+  }
+
+  /** The file is the bytes. */
+  attachAudioBytes(): void {}
+
   findAudio(userId: string, id: string, format: AudioFormat): AudioRow | null {
     return this.db.query<AudioRow, [string, string, string]>('SELECT * FROM voice_audio WHERE id = ? AND user_id = ? AND format = ?').get(id, userId, format)
   }

@@ -43,6 +43,10 @@ export interface VoiceStore {
   recordAudio(row: AudioRow, bytes?: Uint8Array): MaybePromise<void>
   /** The bytes recorded with an audio file (null: not kept, or gone). */
   audioBytes(id: string): MaybePromise<Uint8Array | null>
+  /** Audio recorded without its bytes (copied from a SQLite server) made at or after `since`; none for a store that keeps no bytes. */
+  audioWithoutBytes(since: string): MaybePromise<AudioRow[]>
+  /** Keeps the bytes of audio recorded without them (an audio file that has them keeps them). */
+  attachAudioBytes(id: string, bytes: Uint8Array): MaybePromise<void>
   /** The user's audio record of that id and format, or null. */
   findAudio(userId: string, id: string, format: AudioFormat): MaybePromise<AudioRow | null>
   /** Deletes the records made before `cutoff` and returns them (their files go next). */

@@ -8,7 +8,7 @@ import { PostgresPluginStore } from '../../../src/modules/plugins/store.postgres
 import { SqlitePluginStore } from '../../../src/modules/plugins/store.sqlite'
 import { describeBackends, POSTGRES_SKIPPED, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
 import { twoServers } from '../../two-servers'
-import { gitRepo, pluginFiles, pluginToolsMissing } from './fixtures'
+import { gitRepo, pluginFiles, pluginToolsMissing, writePlugin } from './fixtures'
 
 // Node workers, git and argon2 logins on a busy machine.
 setDefaultTimeout(60_000)
@@ -124,5 +124,28 @@ describe.skipIf(missing !== null)(`plugins on two servers sharing PostgreSQL${mi
     expect(upgraded.json.result).toEqual({ greeting: 'Hi, Di' })
     expect(readFileSync(join(pluginsB, 'greeter', 'lib', 'words.js'), 'utf8')).toBe(`exports.hello = 'Hi'`)
     expect((await b.call('GET', '/plugins/greeter', { token: user })).json.version).toBe('2.0.0')
+  })
+})
+
+describe.skipIf(missing !== null)(`a server moved from SQLite${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  const closers: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const close of closers) await close()
+  })
+
+  test('its plugins, recorded without a package, are stored from its plugins folder at start and run on another server', async () => {
+    const { a, b, close } = await twoServers({}, async (postgres, dataDir) => {
+      // As `uagent admin migrate-to-postgres` leaves it: the row copied, the folder in the old data dir.
+      writePlugin(join(dataDir, 'plugins', 'moved'), pluginFiles('moved', { where: `async () => ({ from: require('./lib/origin').origin })` }, { extra: { 'lib/origin.js': `exports.origin = 'sqlite'` } }))
+      await new PostgresPluginStore(postgres).insert(row('moved'))
+    })
+    closers.push(close)
+    const token = (await b.login()).accessToken
+    const listed = await b.call('GET', '/plugins/moved', { token })
+    expect(listed.json).toMatchObject({ status: 'enabled', version: '1.0.0' })
+    const run = await b.call('POST', '/plugins/moved/execute', { token, body: { action: 'where', parameters: {} } })
+    expect(run.json.result).toEqual({ from: 'sqlite' })
+    expect(readFileSync(join(b.dataDir, 'plugins', 'moved', 'lib', 'origin.js'), 'utf8')).toBe(`exports.origin = 'sqlite'`)
+    expect(await a.services.plugins.storeLocalPackages()).toEqual([])
   })
 })

@@ -62,6 +62,28 @@ describeBackends('voice store', (backend) => {
     expect(await store.audioBytes(id)).toBeNull()
   })
 
+  test('audio recorded without its bytes (moved from SQLite) is stored from the folder that has its file, then served from another', async () => {
+    const { store, user } = voiceOf(backend())
+    const owner = user()
+    const here = new AudioStore(store, tempDir('voice-moved'), 3600_000)
+    const there = new AudioStore(store, tempDir('voice-elsewhere'), 3600_000)
+    const bytes = new Uint8Array([79, 103, 103, 83, 1, 2, 3])
+    const { id, path } = here.reserve('ogg')
+    await Bun.write(path, bytes)
+    // As migrate-to-postgres leaves it: the record without the bytes.
+    await store.recordAudio({ id, user_id: owner, format: 'ogg', size: bytes.length, duration: 0.1, created_at: new Date().toISOString() })
+    expect(await there.find(owner, `${id}.ogg`)).toBeNull()
+    if (backend().kind === 'postgres') {
+      expect(await here.storeLocalFiles()).toBe(1)
+      expect(await here.storeLocalFiles()).toBe(0)
+      expect(await there.storeLocalFiles()).toBe(0)
+      const found = await there.find(owner, `${id}.ogg`)
+      expect(new Uint8Array(await Bun.file(found!.path).arrayBuffer())).toEqual(bytes)
+    } else {
+      expect(await here.storeLocalFiles()).toBe(0)
+    }
+  })
+
   test('autopilot: start merges preferences and keeps a running session; stop; one session per user; deleteAllOf', async () => {
     const { store, user } = voiceOf(backend())
     const pilot = new AutopilotStore(store)
