@@ -30,6 +30,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
@@ -229,7 +230,7 @@ export function createServices(options: AppOptions = {}): Services {
   })
   const mcp = new McpClientService({
     store: postgres ? new PostgresMcpServerStore(postgres) : new SqliteMcpServerStore(db),
-    reservedNames: () => plugins.list().plugins.map((plugin) => plugin.name),
+    reservedNames: () => andThen(plugins.current(), () => plugins.list().plugins.map((plugin) => plugin.name)),
     timeoutMs: config.mcpTimeoutMs,
     idleMs: config.mcpIdleMs,
     log,

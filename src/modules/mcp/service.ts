@@ -21,8 +21,8 @@ export type RegisterRequest =
 
 export interface McpServiceOptions {
   store: McpServerStore
-  /** Names a server may not take: the plugins' (their tools share the `<name>__<action>` space). */
-  reservedNames: () => Iterable<string>
+  /** Names a server may not take: the plugins' (their tools share the `<name>__<action>` space), read afresh from a shared registry. */
+  reservedNames: () => MaybePromise<Iterable<string>>
   timeoutMs: number
   idleMs: number
   retryMs?: number
@@ -171,7 +171,8 @@ export class McpClientService {
   async register(request: RegisterRequest) {
     const name = request.name
     if (!SERVER_NAME.test(name)) throw new AppError('VALIDATION_ERROR', 'body.name: must be 1 to 32 characters: lowercase letters, digits and "-", starting with a letter or digit')
-    if ([...this.options.reservedNames()].includes(name)) throw new AppError('CONFLICT', `"${name}" is the name of a plugin: MCP tools are named <server>__<tool> like plugin actions, so choose another name`)
+    const reserved = this.options.reservedNames()
+    if ([...(reserved instanceof Promise ? await reserved : reserved)].includes(name)) throw new AppError('CONFLICT', `"${name}" is the name of a plugin: MCP tools are named <server>__<tool> like plugin actions, so choose another name`)
     if (this.options.store.asynchronous) await this.sync()
     if (this.remotes.has(name)) throw new AppError('CONFLICT', `An MCP server named ${name} is already registered`)
     let record: Omit<McpServerRecord, 'createdAt' | 'updatedAt' | 'tools' | 'enabled'>

@@ -78,6 +78,10 @@ describe.skipIf(missing !== null)(`plugins on two servers sharing PostgreSQL${mi
     const installed = await a.call('POST', '/plugins/install', { token: tokenA, body: { source: 'git', package: join(repos, 'v1'), version: 'v1.0.0' } })
     expect(installed.status).toBe(200)
     expect(installed.json).toMatchObject({ plugin: 'greeter', version: '1.0.0', status: 'enabled' })
+    // The name is taken on B at once, for MCP servers too (their tools share the plugins' names).
+    const clash = await b.call('POST', '/mcp/servers', { token: tokenB, body: { name: 'greeter', url: 'http://127.0.0.1:9/mcp' } })
+    expect(clash.status).toBe(409)
+    expect(clash.json.message).toContain('name of a plugin')
     const pluginsB = join(b.dataDir, 'plugins')
     expect(existsSync(join(pluginsB, 'greeter'))).toBe(false)
 
