@@ -6,8 +6,10 @@ import { join } from 'node:path'
 import type { PluginStore } from '../../../src/modules/plugins/store'
 import { PostgresPluginStore } from '../../../src/modules/plugins/store.postgres'
 import { SqlitePluginStore } from '../../../src/modules/plugins/store.sqlite'
-import { describeBackends, POSTGRES_SKIPPED, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
+import { describeBackends, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
 import { twoServers } from '../../two-servers'
+import { makeServer } from '../../helpers'
+import { SQL } from 'bun'
 import { gitRepo, pluginFiles, pluginToolsMissing, writePlugin } from './fixtures'
 
 // Node workers, git and argon2 logins on a busy machine.
@@ -58,7 +60,7 @@ describeBackends('plugin store', (backend) => {
   })
 })
 
-const missing = TEST_DATABASE_URL ? pluginToolsMissing() : POSTGRES_SKIPPED
+const missing = TEST_DATABASE_URL ? pluginToolsMissing() : 'UAGENT_TEST_DATABASE_URL is not set'
 describe.skipIf(missing !== null)(`plugins on two servers sharing PostgreSQL${missing ? ` (skipped: ${missing})` : ''}`, () => {
   const repos = mkdtempSync(join(tmpdir(), 'uagent-replica-plugins-'))
   const closers: (() => Promise<void>)[] = []
@@ -152,4 +154,27 @@ describe.skipIf(missing !== null)(`a server moved from SQLite${missing ? ` (skip
     expect(readFileSync(join(b.dataDir, 'plugins', 'moved', 'lib', 'origin.js'), 'utf8')).toBe(`exports.origin = 'sqlite'`)
     expect(await a.services.plugins.storeLocalPackages()).toEqual([])
   })
+})
+
+test('PostgreSQL unreachable: the plugin and MCP server routes answer 503 DATABASE_UNAVAILABLE, never a 500', async () => {
+  // Nothing listens on port 1: every query fails to connect.
+  const postgres = new SQL('postgres://uagent:uagent@127.0.0.1:1/nothing', { max: 1, connectionTimeout: 2 })
+  const server = makeServer({ postgres })
+  const { accessToken: token } = await server.login()
+  const calls: [string, string, unknown?][] = [
+    ['GET', '/plugins'],
+    ['GET', '/plugins/calculator'],
+    ['POST', '/plugins/calculator/execute', { action: 'evaluate', parameters: { expression: '1+1' } }],
+    ['POST', '/plugins/calculator/disable'],
+    ['DELETE', '/plugins/greeter'],
+    ['GET', '/mcp/servers'],
+    ['POST', '/mcp/servers', { name: 'docs', url: 'http://127.0.0.1:9/mcp' }],
+  ]
+  for (const [method, path, body] of calls) {
+    const res = await server.call(method, path, { token, body })
+    expect([method, path, res.status, res.json.code]).toEqual([method, path, 503, 'DATABASE_UNAVAILABLE'])
+  }
+  server.services.plugins.close()
+  await server.services.mcp.close()
+  server.services.postgresMonitor?.close()
 })
