@@ -58,6 +58,9 @@ import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
 import { PostgresPluginStore } from './modules/plugins/store.postgres'
+import { SqlitePluginStore } from './modules/plugins/store.sqlite'
+import { movePluginRegistry } from './modules/plugins/move'
+import { moveMcpServers } from './modules/mcp/move'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 import { analyticsModule } from './modules/analytics'
@@ -333,12 +336,26 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
  * are stored there, so that every server on it serves them.
  */
 async function withSharedRegistries(services: Services): Promise<Services> {
+  if (services.postgres) await moveRegistriesFromSqlite(services, services.postgres)
   await services.plugins.current()
   await services.mcp.current()
   await services.plugins.storeLocalPackages()
   const audio = await services.speech.audio.storeLocalFiles()
   if (audio) services.log(`${audio} audio file(s) of this data dir are now stored in PostgreSQL, for every server on it`)
   return services
+}
+
+/**
+ * A server that kept its plugins and MCP servers in SQLite before they lived in PostgreSQL: its
+ * registries move there at its first start on PostgreSQL (their files are stored next).
+ */
+async function moveRegistriesFromSqlite(services: Services, postgres: Postgres): Promise<void> {
+  const plugins = await movePluginRegistry(new SqlitePluginStore(services.db), new PostgresPluginStore(postgres))
+  const mcp = await moveMcpServers(new SqliteMcpServerStore(services.db), new PostgresMcpServerStore(postgres))
+  const said = (what: string, { moved, kept }: { moved: string[]; kept: string[] }) =>
+    [moved.length ? `${what} ${moved.join(', ')} moved from SQLite to PostgreSQL` : '', kept.length ? `${what} ${kept.join(', ')} already in PostgreSQL (kept as they are there)` : ''].filter(Boolean)
+  const lines = [...said('Plugins', plugins), ...said('MCP servers', mcp)]
+  if (lines.length) services.log(`${lines.join('; ')}`)
 }
 
 /** Waits for Redis's first answer (an unreachable Redis leaves the server degraded, never stopped). */

@@ -6,6 +6,8 @@ import { join } from 'node:path'
 import type { PluginStore } from '../../../src/modules/plugins/store'
 import { PostgresPluginStore } from '../../../src/modules/plugins/store.postgres'
 import { SqlitePluginStore } from '../../../src/modules/plugins/store.sqlite'
+import { SqliteMcpServerStore } from '../../../src/modules/mcp/store.sqlite'
+import { openDatabase } from '../../../src/db'
 import { describeBackends, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
 import { twoServers } from '../../two-servers'
 import { makeServer } from '../../helpers'
@@ -153,6 +155,33 @@ describe.skipIf(missing !== null)(`a server moved from SQLite${missing ? ` (skip
     expect(run.json.result).toEqual({ from: 'sqlite' })
     expect(readFileSync(join(b.dataDir, 'plugins', 'moved', 'lib', 'origin.js'), 'utf8')).toBe(`exports.origin = 'sqlite'`)
     expect(await a.services.plugins.storeLocalPackages()).toEqual([])
+  })
+
+  test('a server that kept its plugins and MCP servers in SQLite moves them to PostgreSQL at its first start there; every server then has them', async () => {
+    const tools = [{ name: 'stock_level', description: 'Units in stock', inputSchema: { type: 'object', properties: { item: { type: 'string' } } } }]
+    const { a, b, close } = await twoServers({}, async (_postgres, dataDir) => {
+      // What an earlier version left in the data dir: the registries in uagent.db, the plugin's folder.
+      const db = openDatabase(join(dataDir, 'uagent.db'))
+      const plugins = new SqlitePluginStore(db)
+      plugins.insert(row('oldie'))
+      plugins.setEnabled('calculator', false, { version: '1.0.0' })
+      const mcp = new SqliteMcpServerStore(db)
+      mcp.insert({ name: 'inventory', transport: 'http', url: 'http://127.0.0.1:9/mcp', headers: { authorization: 'Bearer t' }, command: null, args: [], env: {} })
+      mcp.setTools('inventory', tools)
+      mcp.setEnabled('inventory', false)
+      db.close()
+      writePlugin(join(dataDir, 'plugins', 'oldie'), pluginFiles('oldie', { age: `async () => ({ years: 3 })` }))
+    })
+    closers.push(close)
+    const token = (await b.login()).accessToken
+    expect((await b.call('POST', '/plugins/oldie/execute', { token, body: { action: 'age', parameters: {} } })).json.result).toEqual({ years: 3 })
+    expect((await b.call('GET', '/plugins/calculator', { token })).json.status).toBe('disabled')
+    const servers = (await b.call('GET', '/mcp/servers', { token })).json.servers
+    expect(servers).toEqual([expect.objectContaining({ name: 'inventory', url: 'http://127.0.0.1:9/mcp', headerNames: ['authorization'], enabled: false, status: 'disabled' })])
+    expect(servers[0].tools.map((tool: { tool: string }) => tool.tool)).toEqual(['stock_level'])
+    // Moved, not copied: SQLite holds them no more, so a removal in PostgreSQL stays removed after a restart.
+    expect(new SqlitePluginStore(a.services.db).all()).toEqual([])
+    expect(new SqliteMcpServerStore(a.services.db).all()).toEqual([])
   })
 })
 
