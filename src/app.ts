@@ -30,6 +30,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
@@ -37,7 +38,6 @@ import { AuthService } from './modules/auth/service'
 import { LocalAccountRows } from './modules/auth/local-rows'
 import { PostgresAuthStore } from './modules/auth/store.postgres'
 import { SqliteAuthStore } from './modules/auth/store.sqlite'
-import { andThen } from './db/maybe-promise'
 import { docsModule } from './modules/docs'
 import { openAiModule } from './modules/openai'
 import { OpenAiService } from './modules/openai/service'
@@ -62,13 +62,18 @@ import { registerAgentSocket } from './modules/agents/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
+import { PostgresPluginStore } from './modules/plugins/store.postgres'
+import { SqlitePluginStore } from './modules/plugins/store.sqlite'
+import { movePluginRegistry } from './modules/plugins/move'
+import { moveMcpServers } from './modules/mcp/move'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 import { analyticsModule } from './modules/analytics'
 import { mcpModule } from './modules/mcp'
 import { McpEndpoint } from './modules/mcp/server'
 import { combineToolboxes, McpClientService } from './modules/mcp/service'
-import { SqliteMcpServerStore } from './modules/mcp/store'
+import { SqliteMcpServerStore } from './modules/mcp/store.sqlite'
+import { PostgresMcpServerStore } from './modules/mcp/store.postgres'
 import { servedTools } from './modules/mcp/tools'
 import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
@@ -108,9 +113,9 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -228,6 +233,7 @@ export function createServices(options: AppOptions = {}): Services {
   const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
+    ...(postgres ? { store: new PostgresPluginStore(postgres) } : {}),
     storage,
     rag,
     // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
@@ -240,8 +246,8 @@ export function createServices(options: AppOptions = {}): Services {
     log,
   })
   const mcp = new McpClientService({
-    store: new SqliteMcpServerStore(db),
-    reservedNames: () => plugins.list().plugins.map((plugin) => plugin.name),
+    store: postgres ? new PostgresMcpServerStore(postgres) : new SqliteMcpServerStore(db),
+    reservedNames: () => andThen(plugins.current(), () => plugins.list().plugins.map((plugin) => plugin.name)),
     timeoutMs: config.mcpTimeoutMs,
     idleMs: config.mcpIdleMs,
     log,
@@ -328,7 +334,7 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   try {
     // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
-    const services = createServices({ ...options, postgres, sharedJwtSecret })
+    const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
@@ -341,6 +347,34 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     if (!options.postgres) await postgres.close().catch(() => {})
     throw error
   }
+}
+
+/**
+ * The shared registries (plugins, MCP servers) are read once before the first request, and the
+ * files of this data dir that PostgreSQL lacks (a server moved from SQLite: its plugins and audio)
+ * are stored there, so that every server on it serves them.
+ */
+async function withSharedRegistries(services: Services): Promise<Services> {
+  if (services.postgres) await moveRegistriesFromSqlite(services, services.postgres)
+  await services.plugins.current()
+  await services.mcp.current()
+  await services.plugins.storeLocalPackages()
+  const audio = await services.speech.audio.storeLocalFiles()
+  if (audio) services.log(`${audio} audio file(s) of this data dir are now stored in PostgreSQL, for every server on it`)
+  return services
+}
+
+/**
+ * A server that kept its plugins and MCP servers in SQLite before they lived in PostgreSQL: its
+ * registries move there at its first start on PostgreSQL (their files are stored next).
+ */
+async function moveRegistriesFromSqlite(services: Services, postgres: Postgres): Promise<void> {
+  const plugins = await movePluginRegistry(new SqlitePluginStore(services.db), new PostgresPluginStore(postgres))
+  const mcp = await moveMcpServers(new SqliteMcpServerStore(services.db), new PostgresMcpServerStore(postgres))
+  const said = (what: string, { moved, kept }: { moved: string[]; kept: string[] }) =>
+    [moved.length ? `${what} ${moved.join(', ')} moved from SQLite to PostgreSQL` : '', kept.length ? `${what} ${kept.join(', ')} already in PostgreSQL (kept as they are there)` : ''].filter(Boolean)
+  const lines = [...said('Plugins', plugins), ...said('MCP servers', mcp)]
+  if (lines.length) services.log(`${lines.join('; ')}`)
 }
 
 /** Waits for Redis's first answer (an unreachable Redis leaves the server degraded, never stopped). */

@@ -7,6 +7,10 @@ import { voice } from './010_voice'
 import { serverSecrets } from './016_server_secrets'
 import { userForeignKeys } from './017_user_foreign_keys'
 import { agentQueue } from './030_agent_queue'
+import { plugins } from './011_plugins'
+import { mcpServers } from './015_mcp_servers'
+import { pluginPackages } from './024_plugin_packages'
+import { voiceAudioBytes } from './025_voice_audio_bytes'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -22,4 +26,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, serverSecrets, userForeignKeys, agentQueue]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, plugins, mcpServers, serverSecrets, userForeignKeys, pluginPackages, voiceAudioBytes, agentQueue]
