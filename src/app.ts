@@ -68,6 +68,8 @@ import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
+import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
+import { PostgresRecordStore } from './modules/analytics/record-store.postgres'
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
@@ -95,7 +97,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -107,7 +109,7 @@ export interface Services {
   postgres: Postgres | null
   /** Whether PostgreSQL answers (for /health and 503 DATABASE_UNAVAILABLE); null without it. */
   postgresMonitor: PostgresMonitor | null
-  /** The request records' own database (analytics.db beside uagent.db). */
+  /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
   apiKeys: ApiKeyService
@@ -133,7 +135,8 @@ export interface Services {
   storage: StorageGuard
   /** Request records: buffered, written in batches; close() flushes (see shutdown). */
   recorder: RequestRecorder
-  analytics: AnalyticsService
+  /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
+  analytics: Analytics
   prometheus: PrometheusMetrics
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
@@ -201,9 +204,12 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
+    ...(postgres ? { postgres: new PostgresRecordStore(postgres) } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
-  const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
+  const analytics: Analytics = postgres
+    ? new PostgresAnalyticsService(postgres, startedAt, (ids) => auth.emailsOf(ids))
+    : new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
     storage,

@@ -3,6 +3,7 @@ import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
 import { type BatchSums, sumBatch } from './batch-sums'
 import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
+import type { PostgresRecordStore } from './record-store.postgres'
 import { WriterThread } from './writer-thread'
 
 export { DAY, HOUR, MINUTE, type RequestRecord } from './record'
@@ -28,6 +29,12 @@ export interface RecorderOptions {
   onDrop?: (count: number) => void
   /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
   writer?: 'thread' | 'inline'
+  /**
+   * Records go to PostgreSQL instead of the SQLite database (UAGENT_DATABASE_URL): each flush is
+   * one write of the batch, sent while the server goes on answering; a batch PostgreSQL did not
+   * take is kept and sent again with the next one (up to maxPending records).
+   */
+  postgres?: PostgresRecordStore
 }
 
 /** The route of a request that matched no route: a fixed label, never the path itself. */
@@ -64,19 +71,25 @@ export class RequestRecorder {
   epoch = Date.now() - performance.now()
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
-  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  private readonly postgres: PostgresRecordStore | null
+  /** The batch PostgreSQL is being sent (one at a time), and how many records it holds. */
+  private sending: Promise<void> | null = null
+  private sendingCount = 0
 
   constructor(
     private readonly db: Database,
     options: RecorderOptions,
   ) {
-    this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
+    const { postgres, ...rest } = options
+    this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...rest }
+    this.postgres = postgres ?? null
     this.store = new RecordStore(db)
     const file = db.filename
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
     // cannot be shared with another thread: its writes stay here.)
-    if (this.options.writer === 'thread' && file && file !== ':memory:') {
+    if (!this.postgres && this.options.writer === 'thread' && file && file !== ':memory:') {
       this.writer = new WriterThread(
         file,
         (count, reason) => this.drop(count, reason),
@@ -194,7 +207,7 @@ export class RequestRecorder {
 
   /** Records waiting to be written. */
   get pendingCount(): number {
-    return this.count + this.retry.length
+    return this.count + this.retry.length + this.sendingCount
   }
 
   /**
@@ -229,6 +242,10 @@ export class RequestRecorder {
     if (this.writer) {
       // The thread has the batch's buffer until it hands it back (this side does not write in it meanwhile).
       if (batch) this.writer.write(batch, this.strings.names)
+    } else if (this.postgres) {
+      if (batch) this.retry = this.retry.concat(recordsOf(batch, this.strings.names))
+      if (this.retry.length > this.options.maxPending) this.drop(this.retry.splice(0, this.retry.length - this.options.maxPending).length, 'PostgreSQL did not take them')
+      if (!this.sending && this.retry.length) this.send(this.postgres)
     } else {
       const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry
       this.retry = []
@@ -247,18 +264,51 @@ export class RequestRecorder {
     this.strings.restartOver()
   }
 
+  /**
+   * Sends what is pending to PostgreSQL, one batch at a time (a flush meanwhile keeps its records
+   * for the next). A batch PostgreSQL did not take goes back to the front of the pending records.
+   */
+  private send(postgres: PostgresRecordStore): void {
+    const records = this.retry
+    this.retry = []
+    this.sendingCount = records.length
+    this.sending = postgres
+      .write(records)
+      .catch((error) => {
+        const reason = (error as { code?: string; errno?: string }).errno ?? (error as Error)?.message ?? String(error)
+        if (this.closed) this.drop(records.length, reason)
+        else {
+          this.retry = records.concat(this.retry)
+          if (this.retry.length > this.options.maxPending) this.drop(this.retry.splice(0, this.retry.length - this.options.maxPending).length, reason)
+          this.logFailure(`analytics: ${records.length} request records not yet stored in PostgreSQL (${reason}); kept, sent again with the next batch`)
+        }
+      })
+      .finally(() => {
+        this.sending = null
+        this.sendingCount = 0
+      })
+  }
+
   /** Waits for records of responses already sent, then writes everything pending, and waits for that. */
   async settle(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve))
+    if (this.postgres) {
+      // The batch on its way, then what arrived meanwhile.
+      if (this.sending) await this.sending
+      this.flush()
+      if (this.sending) await this.sending
+      return
+    }
     this.flush()
     await this.writer?.drained()
   }
 
   /**
    * Writes records now, in one transaction on the server's connection (benchmarks load records
-   * in bulk with it). Throws what SQLite throws.
+   * in bulk with it). Throws what SQLite throws; with PostgreSQL, answers a promise of the write.
    */
-  write(records: RequestRecord[]): void {
+  write(records: RequestRecord[]): void | Promise<void> {
+    if (this.postgres) return this.postgres.write(records)
     this.store.write(records)
   }
 
@@ -277,11 +327,16 @@ export class RequestRecorder {
     } catch {
       // Counting a drop must not fail either.
     }
+    const why = reason === 'SQLITE_FULL' ? 'the database is full' : `the database refused them (${reason})`
+    this.logFailure(`analytics: ${count} request records dropped: ${why}; ${this.droppedTotal} dropped since start`)
+  }
+
+  /** Logs a failure to store records, at most once a minute. */
+  private logFailure(line: string): void {
     const now = Date.now()
     if (now - this.lastFailureLog >= MINUTE) {
       this.lastFailureLog = now
-      const why = reason === 'SQLITE_FULL' ? 'the database is full' : `the database refused them (${reason})`
-      this.options.log?.(`analytics: ${count} request records dropped: ${why}; ${this.droppedTotal} dropped since start`)
+      this.options.log?.(line)
     }
   }
 
@@ -292,6 +347,7 @@ export class RequestRecorder {
   async prune(now = Date.now()): Promise<number> {
     const cutoffHour = Math.floor((now - this.options.retentionDays * DAY) / HOUR)
     const cutoff = cutoffHour * HOUR
+    if (this.postgres) return this.postgres.prune(cutoff, () => this.closed)
     // The records before the cutoff lie among the ids of the minutes before it (see RecordStore).
     const last = this.db.query<{ id: number | null }, [number]>('SELECT max(last_id) AS id FROM analytics_spans WHERE minute < ?').get(cutoff / MINUTE)?.id ?? -1
     const slice = this.db.prepare('DELETE FROM analytics_records WHERE id IN (SELECT id FROM analytics_records WHERE id <= ? AND ts < ? LIMIT 5000)')
@@ -335,6 +391,12 @@ export class RequestRecorder {
     if (this.pruneTimer) clearTimeout(this.pruneTimer)
     this.flushTimer = null
     this.pruneTimer = null
+    // The batch on its way, then the rest, once (a failure now is a drop).
+    if (this.sending) await this.sending
+    if (this.postgres && this.retry.length) {
+      this.send(this.postgres)
+      await this.sending
+    }
     await this.writer?.close()
   }
 }

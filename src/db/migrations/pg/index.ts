@@ -1,7 +1,10 @@
 import { conversations } from './002_conversations'
 import { agentTasks } from './006_agent_tasks'
+import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
+import { analyticsSpans } from './012_analytics_spans'
+import { analyticsStrings } from './013_analytics_strings'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -17,4 +20,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice]
+export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, analytics, apiKeys, voice, analyticsSpans, analyticsStrings]
