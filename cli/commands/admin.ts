@@ -15,6 +15,7 @@ import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
+import { registerMigrateToPostgres } from './admin-postgres'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
 export function dataDirOf(option: string | undefined): string {
@@ -158,4 +159,5 @@ export function registerAdmin(program: Command): void {
     'uagent admin reset-password admin@example.com --data-dir /var/lib/uagent',
     'UAGENT_DATA_DIR=./data uagent admin reset-password admin@example.com --password "$NEW" --disable-mfa',
   )
+  registerMigrateToPostgres(admin)
 }
