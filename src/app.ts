@@ -282,7 +282,7 @@ export function createServices(options: AppOptions = {}): Services {
   ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
   const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
