@@ -114,18 +114,18 @@ export class PostgresRecordStore {
    * rollup hours and minute spans. Returns the records deleted.
    */
   async prune(cutoff: number, stopped: () => boolean = () => false): Promise<number> {
-    const [span]: { id: number | null }[] = await this.sql.unsafe('SELECT max(last_id)::float8 AS id FROM analytics_spans WHERE minute < $1', [cutoff / MINUTE])
+    const [span]: { id: number | null }[] = await this.sql.unsafe('SELECT max(last_id)::float8 AS id FROM analytics_spans WHERE minute < $1::bigint', [cutoff / MINUTE])
     const last = span?.id ?? -1
     let deleted = 0
     for (;;) {
       if (stopped()) return deleted
-      const result = await this.sql.unsafe('DELETE FROM analytics_records WHERE id IN (SELECT id FROM analytics_records WHERE id <= $1 AND ts < $2 LIMIT 5000)', [last, cutoff])
+      const result = await this.sql.unsafe('DELETE FROM analytics_records WHERE id IN (SELECT id FROM analytics_records WHERE id <= $1::bigint AND ts < $2::bigint LIMIT 5000)', [last, cutoff])
       const changes = Number((result as { count?: number }).count ?? 0)
       deleted += changes
       if (changes < 5000) break
     }
-    await this.sql.unsafe('DELETE FROM analytics_hourly WHERE hour < $1', [cutoff / HOUR])
-    await this.sql.unsafe('DELETE FROM analytics_spans WHERE minute < $1', [cutoff / MINUTE])
+    await this.sql.unsafe('DELETE FROM analytics_hourly WHERE hour < $1::bigint', [cutoff / HOUR])
+    await this.sql.unsafe('DELETE FROM analytics_spans WHERE minute < $1::bigint', [cutoff / MINUTE])
     return deleted
   }
 }

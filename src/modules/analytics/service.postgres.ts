@@ -6,7 +6,8 @@ import { type TimeRange, timeWindow, type Window } from './window'
 
 // Sums and counts come back from PostgreSQL as bigint or numeric (strings in Bun's client): the
 // queries cast them to float8, which is exact for every count and sum these tables can reach.
-const IN_HOURS = 'FROM analytics_hourly WHERE hour >= $1 AND hour < $2'
+// (Parameters are cast to the columns' type: a JS number sent as float8 would keep the index out.)
+const IN_HOURS = 'FROM analytics_hourly WHERE hour >= $1::bigint AND hour < $2::bigint'
 const PER_ROLLUP = `sum(requests)::float8 AS requests, sum(duration_sum)::float8 AS duration, sum(failures)::float8 AS errors, count(DISTINCT nullif(user_id, ''))::float8 AS users`
 
 /**
@@ -80,9 +81,9 @@ export class PostgresAnalyticsService {
       const ids = await this.idsOf(window.start, window.end)
       if (!ids) return []
       const rows = await this.sql.unsafe(
-        `SELECT ((ts - $1) / ${MINUTE})::float8 AS bucket, count(*)::float8 AS requests, sum(duration_ms)::float8 AS duration,
+        `SELECT ((ts - $1::bigint) / ${MINUTE})::float8 AS bucket, count(*)::float8 AS requests, sum(duration_ms)::float8 AS duration,
                 count(*) FILTER (WHERE status >= 400)::float8 AS errors, count(DISTINCT user_id)::float8 AS users
-         FROM analytics_records WHERE id >= $3 AND id <= $4 AND ts >= $1 AND ts < $2 GROUP BY 1`,
+         FROM analytics_records WHERE id >= $3::bigint AND id <= $4::bigint AND ts >= $1::bigint AND ts < $2::bigint GROUP BY 1`,
         [window.start, window.end, ...ids],
       )
       return [...rows] as BucketRow[]
@@ -90,14 +91,14 @@ export class PostgresAnalyticsService {
     const hours = [window.start / HOUR, window.end / HOUR]
     const rows =
       window.size === HOUR
-        ? await this.sql.unsafe(`SELECT (hour - $1)::float8 AS bucket, ${PER_ROLLUP} ${IN_HOURS} GROUP BY hour`, hours)
-        : await this.sql.unsafe(`SELECT ((hour - $1) / 24)::float8 AS bucket, ${PER_ROLLUP} ${IN_HOURS} GROUP BY 1`, hours)
+        ? await this.sql.unsafe(`SELECT (hour - $1::bigint)::float8 AS bucket, ${PER_ROLLUP} ${IN_HOURS} GROUP BY hour`, hours)
+        : await this.sql.unsafe(`SELECT ((hour - $1::bigint) / 24)::float8 AS bucket, ${PER_ROLLUP} ${IN_HOURS} GROUP BY 1`, hours)
     return [...rows] as BucketRow[]
   }
 
   /** The first and last id among which the records of [start, end) lie, or null when there are none. */
   private async idsOf(start: number, end: number): Promise<[number, number] | null> {
-    const [span] = await this.sql.unsafe('SELECT min(first_id)::float8 AS first, max(last_id)::float8 AS last FROM analytics_spans WHERE minute >= $1 AND minute <= $2', [
+    const [span] = await this.sql.unsafe('SELECT min(first_id)::float8 AS first, max(last_id)::float8 AS last FROM analytics_spans WHERE minute >= $1::bigint AND minute <= $2::bigint', [
       Math.floor(start / MINUTE),
       Math.floor((end - 1) / MINUTE),
     ])
@@ -112,9 +113,20 @@ export class PostgresAnalyticsService {
     let after = ids[0] - 1
     for (;;) {
       const rows = (await this.sql.unsafe(
-        `SELECT id::float8 AS id, ts::float8 AS ts, method, route, status, duration_ms AS "durationMs", user_id AS "userId", prompt_tokens + completion_tokens AS tokens, model
-         FROM analytics_requests WHERE id > $3 AND id <= $4 AND ts >= $1 AND ts < $2
-         ORDER BY id LIMIT $5`,
+        // The page's records first (the primary key's order, stopping at the page's end), then their strings.
+        `WITH page AS (
+           SELECT * FROM analytics_records
+           WHERE id > $3::bigint AND id <= $4::bigint AND ts >= $1::bigint AND ts < $2::bigint
+           ORDER BY id LIMIT $5::int
+         )
+         SELECT r.id::float8 AS id, r.ts::float8 AS ts, m.value AS method, p.value AS route, r.status, r.duration_ms AS "durationMs",
+                u.value AS "userId", r.prompt_tokens + r.completion_tokens AS tokens, o.value AS model
+         FROM page r
+         LEFT JOIN analytics_strings m ON m.id = r.method
+         LEFT JOIN analytics_strings p ON p.id = r.route
+         LEFT JOIN analytics_strings u ON u.id = r.user_id
+         LEFT JOIN analytics_strings o ON o.id = r.model
+         ORDER BY r.id`,
         [window.start, window.end, after, ids[1], pageSize],
       )) as { id: number; ts: number; method: string; route: string; status: number; durationMs: number; userId: string | null; tokens: number; model: string | null }[]
       for (const row of rows) yield exportRowOf(row)

@@ -1,0 +1,106 @@
+// Request records on PostgreSQL against analytics.db: how fast batches are stored (each flush is
+// one transaction of two statements on PostgreSQL; a worker thread's transaction on SQLite), how
+// long the server's own thread is busy per batch (PostgreSQL's batches are encoded there), and
+// what the dashboard, the 1h series and the export cost over RECORDS records. Needs
+// UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL); skipped, saying so, without one.
+import { SQL } from 'bun'
+import { Database } from 'bun:sqlite'
+import { randomBytes } from 'node:crypto'
+import { openAnalyticsDatabase } from '../src/db'
+import { openPostgres } from '../src/db/postgres'
+import { MINUTE, type RequestRecord } from '../src/modules/analytics/record'
+import { RecordStore } from '../src/modules/analytics/record-store'
+import { PostgresRecordStore } from '../src/modules/analytics/record-store.postgres'
+import { AnalyticsService } from '../src/modules/analytics/service'
+import { PostgresAnalyticsService } from '../src/modules/analytics/service.postgres'
+
+const URL_ = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
+const RECORDS = Number(process.env.BENCH_PG_RECORDS ?? 200_000)
+const BATCH = 10_000
+const ROUTES = ['/health', '/auth/me', '/conversations', '/chat', '/rag/search', '/agents/task/:taskId']
+const USERS = Array.from({ length: 50 }, () => crypto.randomUUID())
+
+function batchOf(start: number, count: number): RequestRecord[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = start + i
+    const chat = n % 20 === 0
+    return {
+      ts: Date.now() - 50 * MINUTE + Math.floor((n / RECORDS) * 50 * MINUTE),
+      method: n % 5 === 0 ? 'POST' : 'GET',
+      route: ROUTES[n % ROUTES.length]!,
+      status: n % 50 === 0 ? 500 : 200,
+      durationMs: (n % 97) / 3,
+      userId: n % 7 === 0 ? null : USERS[n % USERS.length]!,
+      promptTokens: chat ? 40 : 0,
+      completionTokens: chat ? 60 : 0,
+      model: chat ? 'builtin/markov' : null,
+    }
+  })
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`
+
+async function timed<T>(work: () => T | Promise<T>): Promise<[T, number]> {
+  const start = performance.now()
+  const result = await work()
+  return [result, performance.now() - start]
+}
+
+if (!URL_) {
+  console.log('\n## PostgreSQL analytics\nskipped: set UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL) to a role that may CREATE DATABASE')
+  process.exit(0)
+}
+
+const name = `uagent_bench_${randomBytes(5).toString('hex')}`
+const admin = new SQL(URL_, { max: 1 })
+await admin.unsafe(`CREATE DATABASE ${name}`)
+const url = new URL(URL_)
+url.pathname = `/${name}`
+const postgres = await openPostgres(url.toString())
+const sqlite: Database = openAnalyticsDatabase(':memory:')
+try {
+  console.log(`\n## PostgreSQL analytics (${RECORDS.toLocaleString('en')} records in batches of ${BATCH.toLocaleString('en')})`)
+  const stores = { SQLite: new RecordStore(sqlite), PostgreSQL: new PostgresRecordStore(postgres) }
+  for (const [backend, store] of Object.entries(stores)) {
+    let total = 0
+    let busiest = 0
+    let onThread = 0
+    const cpu = process.cpuUsage()
+    for (let at = 0; at < RECORDS; at += BATCH) {
+      const records = batchOf(at, BATCH)
+      // The part of a PostgreSQL write done on this thread: until its first await hands over.
+      const start = performance.now()
+      const written = store.write(records)
+      onThread += performance.now() - start
+      await written
+      const took = performance.now() - start
+      total += took
+      busiest = Math.max(busiest, took)
+    }
+    const batches = RECORDS / BATCH
+    const used = process.cpuUsage(cpu)
+    // This process's CPU per batch: for PostgreSQL, what a server's own thread spends (the records made
+    // into arrays, Bun's client encoding them); for SQLite, what its writer thread spends.
+    console.log(
+      `${backend.padEnd(10)} store: ${Math.round(RECORDS / (total / 1000)).toLocaleString('en')} records/s, ${ms(total / batches)} a batch (slowest ${ms(busiest)}), ${ms(onThread / batches)} of it before the first await, ${ms((used.user + used.system) / 1000 / batches)} CPU of this process a batch`,
+    )
+  }
+  const readers = { SQLite: new AnalyticsService(sqlite), PostgreSQL: new PostgresAnalyticsService(postgres) }
+  for (const [backend, reader] of Object.entries(readers)) {
+    const [, dashboard] = await timed(() => reader.dashboard())
+    const [, series] = await timed(() => reader.metrics('1h'))
+    const [count, exported] = await timed(async () => {
+      let n = 0
+      const rows = reader.exportRows('1h') as Iterable<unknown> | AsyncIterable<unknown>
+      if (Symbol.asyncIterator in rows) for await (const _ of rows) n++
+      else for (const _ of rows) n++
+      return n
+    })
+    console.log(`${backend.padEnd(10)} reads: dashboard ${ms(dashboard)}, 1h series ${ms(series)}, export of ${count.toLocaleString('en')} rows ${ms(exported)}`)
+  }
+} finally {
+  sqlite.close()
+  await postgres.close()
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.close()
+}
