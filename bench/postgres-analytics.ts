@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { openAnalyticsDatabase } from '../src/db'
 import { openPostgres } from '../src/db/postgres'
 import { MINUTE, type RequestRecord } from '../src/modules/analytics/record'
+import { batchOf, StringIds } from '../src/modules/analytics/record-batch'
 import { RecordStore } from '../src/modules/analytics/record-store'
 import { PostgresRecordStore } from '../src/modules/analytics/record-store.postgres'
 import { AnalyticsService } from '../src/modules/analytics/service'
@@ -20,7 +21,7 @@ const BATCH = 10_000
 const ROUTES = ['/health', '/auth/me', '/conversations', '/chat', '/rag/search', '/agents/task/:taskId']
 const USERS = Array.from({ length: 50 }, () => crypto.randomUUID())
 
-function batchOf(start: number, count: number): RequestRecord[] {
+function recordsOf(start: number, count: number): RequestRecord[] {
   return Array.from({ length: count }, (_, i) => {
     const n = start + i
     const chat = n % 20 === 0
@@ -36,6 +37,12 @@ function batchOf(start: number, count: number): RequestRecord[] {
       model: chat ? 'builtin/markov' : null,
     }
   })
+}
+
+/** Milliseconds of CPU this process used since `since`. */
+const cpuOf = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / 1000
 }
 
 const ms = (value: number) => `${value.toFixed(1)} ms`
@@ -56,33 +63,37 @@ const admin = new SQL(URL_, { max: 1 })
 await admin.unsafe(`CREATE DATABASE ${name}`)
 const url = new URL(URL_)
 url.pathname = `/${name}`
-const postgres = await openPostgres(url.toString())
+let postgres: Awaited<ReturnType<typeof openPostgres>> | null = null
 const sqlite: Database = openAnalyticsDatabase(':memory:')
 try {
+  postgres = await openPostgres(url.toString())
   console.log(`\n## PostgreSQL analytics (${RECORDS.toLocaleString('en')} records in batches of ${BATCH.toLocaleString('en')})`)
   const stores = { SQLite: new RecordStore(sqlite), PostgreSQL: new PostgresRecordStore(postgres) }
   for (const [backend, store] of Object.entries(stores)) {
     let total = 0
     let busiest = 0
     let onThread = 0
-    const cpu = process.cpuUsage()
+    let cpuUsed = 0
     for (let at = 0; at < RECORDS; at += BATCH) {
-      const records = batchOf(at, BATCH)
+      // A batch as the recorder hands it over: numbers, and its strings by id.
+      const strings = new StringIds()
+      const batch = batchOf(strings, recordsOf(at, BATCH))
       // The part of a PostgreSQL write done on this thread: until its first await hands over.
+      const cpu = process.cpuUsage()
       const start = performance.now()
-      const written = store.write(records)
+      const written = store instanceof RecordStore ? store.writeBatch(batch, strings.names) : store.writeBatch({ count: batch.count, rows: batch.rows, names: strings.names })
       onThread += performance.now() - start
       await written
+      cpuUsed += cpuOf(cpu)
       const took = performance.now() - start
       total += took
       busiest = Math.max(busiest, took)
     }
     const batches = RECORDS / BATCH
-    const used = process.cpuUsage(cpu)
     // This process's CPU per batch: for PostgreSQL, what a server's own thread spends (the records made
     // into arrays, Bun's client encoding them); for SQLite, what its writer thread spends.
     console.log(
-      `${backend.padEnd(10)} store: ${Math.round(RECORDS / (total / 1000)).toLocaleString('en')} records/s, ${ms(total / batches)} a batch (slowest ${ms(busiest)}), ${ms(onThread / batches)} of it before the first await, ${ms((used.user + used.system) / 1000 / batches)} CPU of this process a batch`,
+      `${backend.padEnd(10)} store: ${Math.round(RECORDS / (total / 1000)).toLocaleString('en')} records/s, ${ms(total / batches)} a batch (slowest ${ms(busiest)}), ${ms(onThread / batches)} of it before the first await, ${ms(cpuUsed / batches)} CPU of this process a batch`,
     )
   }
   const readers = { SQLite: new AnalyticsService(sqlite), PostgreSQL: new PostgresAnalyticsService(postgres) }
@@ -100,7 +111,7 @@ try {
   }
 } finally {
   sqlite.close()
-  await postgres.close()
+  await postgres?.close()
   await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   await admin.close()
 }

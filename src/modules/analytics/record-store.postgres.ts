@@ -1,17 +1,27 @@
 import type { Postgres } from '../../db/postgres'
 import { HOUR, MINUTE, type RequestRecord } from './record'
+import { batchOf, COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, ROUTE, STATUS, StringIds, type StringList, TS, USER } from './record-batch'
+import { hourSums } from './record-store'
 
 /** PostgreSQL refuses text holding NUL (U+0000): such a character of a recorded string is replaced. */
 const clean = (value: string) => (value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value)
+
+/** A batch as the recorder hands it over: its records as numbers, and its strings by id (a copy of its own). */
+export interface PostgresBatch {
+  count: number
+  rows: Float64Array
+  names: StringList
+}
 
 /**
  * The PostgreSQL side of recording (tables of migrations 7, 12 and 13, as in SQLite): a batch is
  * one transaction of two statements, whatever its size. Its records go in as arrays (one INSERT
  * … SELECT FROM unnest(…)), the spans of their minutes are widened from the ids that INSERT
  * returns, in the same statement, and the hourly rollup takes the batch's sums in one upsert.
- * Several servers write into the same tables: the rollup's rows and the spans are upserted, in
- * key order (so that two batches touching the same rows wait for each other rather than
- * deadlock). Strings get their ids in analytics_strings first (remembered: they never change).
+ * The arrays are made straight from the batch's numbers (no object per record). Several servers
+ * write into the same tables: the rollup's rows and the spans are upserted in key order, so that
+ * two batches touching the same rows wait for each other rather than deadlock. Strings get their
+ * ids in analytics_strings first (remembered: they never change).
  */
 export class PostgresRecordStore {
   /** Ids in analytics_strings of the strings seen so far (bounded: forgotten past 100,000). */
@@ -20,43 +30,58 @@ export class PostgresRecordStore {
   constructor(private readonly sql: Postgres) {}
 
   /** Writes records and their rollup in one transaction; throws what PostgreSQL throws (nothing is then written). */
-  async write(records: RequestRecord[]): Promise<void> {
-    if (!records.length) return
-    const sorted = records.slice().sort((a, b) => a.ts - b.ts)
-    const ids = await this.stringIds(sorted)
-    const n = sorted.length
-    const ts: number[] = new Array(n)
-    const method: number[] = new Array(n)
-    const route: number[] = new Array(n)
-    const status: number[] = new Array(n)
-    const duration: number[] = new Array(n)
-    const user: (number | null)[] = new Array(n)
-    const prompt: number[] = new Array(n)
-    const completion: number[] = new Array(n)
-    const model: (number | null)[] = new Array(n)
+  write(records: RequestRecord[]): Promise<void> {
+    const strings = new StringIds()
+    const batch = batchOf(strings, records)
+    return this.writeBatch({ count: batch.count, rows: batch.rows, names: strings.names })
+  }
+
+  /** Writes a batch and its rollup in one transaction; throws what PostgreSQL throws (nothing is then written). */
+  async writeBatch({ count, rows, names }: PostgresBatch): Promise<void> {
+    if (!count) return
+    // The database id of each of the batch's string ids that its records use.
+    const used = new Uint8Array(names.length)
+    for (let at = 0; at < count * FIELDS; at += FIELDS) {
+      used[rows[at + METHOD]!] = 1
+      used[rows[at + ROUTE]!] = 1
+      used[rows[at + USER]!] = 1
+      used[rows[at + MODEL]!] = 1
+    }
+    const dbIds = await this.stringIds(names, used)
+    const ts: number[] = new Array(count)
+    const method: number[] = new Array(count)
+    const route: number[] = new Array(count)
+    const status: number[] = new Array(count)
+    const duration: number[] = new Array(count)
+    const user: (number | null)[] = new Array(count)
+    const prompt: number[] = new Array(count)
+    const completion: number[] = new Array(count)
+    const model: (number | null)[] = new Array(count)
+    for (let i = 0, at = 0; i < count; i++, at += FIELDS) {
+      ts[i] = Math.round(rows[at + TS]!)
+      method[i] = dbIds[rows[at + METHOD]!]!
+      route[i] = dbIds[rows[at + ROUTE]!]!
+      status[i] = rows[at + STATUS]!
+      duration[i] = rows[at + DURATION]!
+      user[i] = dbIds[rows[at + USER]!]!
+      prompt[i] = rows[at + PROMPT]!
+      completion[i] = rows[at + COMPLETION]!
+      model[i] = dbIds[rows[at + MODEL]!]!
+    }
+    // The rollup's rows, by their strings (two ids whose strings cleaned alike are one row), in key order.
     const hours = new Map<string, { hour: number; method: string; route: string; user: string; model: string; requests: number; failures: number; duration: number; prompt: number; completion: number }>()
-    for (let i = 0; i < n; i++) {
-      const r = sorted[i]!
-      ts[i] = Math.round(r.ts)
-      method[i] = ids.get(clean(r.method))!
-      route[i] = ids.get(clean(r.route))!
-      status[i] = r.status
-      duration[i] = r.durationMs
-      user[i] = r.userId === null ? null : ids.get(clean(r.userId))!
-      prompt[i] = r.promptTokens
-      completion[i] = r.completionTokens
-      model[i] = r.model === null ? null : ids.get(clean(r.model))!
-      const hour = Math.floor(r.ts / HOUR)
-      const key = `${hour}\u0000${r.method}\u0000${r.route}\u0000${r.userId ?? ''}\u0000${r.model ?? ''}`
-      let sum = hours.get(key)
-      if (!sum) {
-        hours.set(key, (sum = { hour, method: clean(r.method), route: clean(r.route), user: clean(r.userId ?? ''), model: clean(r.model ?? ''), requests: 0, failures: 0, duration: 0, prompt: 0, completion: 0 }))
+    for (const sum of hourSums(rows, count, names.length)) {
+      const strings = { method: clean(names[sum.method]!), route: clean(names[sum.route]!), user: clean(names[sum.user] ?? ''), model: clean(names[sum.model] ?? '') }
+      const key = `${sum.hour}\u0000${strings.method}\u0000${strings.route}\u0000${strings.user}\u0000${strings.model}`
+      const row = hours.get(key)
+      if (!row) hours.set(key, { hour: sum.hour, ...strings, requests: sum.requests, failures: sum.failures, duration: sum.duration, prompt: sum.prompt, completion: sum.completion })
+      else {
+        row.requests += sum.requests
+        row.failures += sum.failures
+        row.duration += sum.duration
+        row.prompt += sum.prompt
+        row.completion += sum.completion
       }
-      sum.requests++
-      if (r.status >= 400) sum.failures++
-      sum.duration += r.durationMs
-      sum.prompt += r.promptTokens
-      sum.completion += r.completionTokens
     }
     const byKey = [...hours.values()].sort(
       (a, b) => a.hour - b.hour || compare(a.method, b.method) || compare(a.route, b.route) || compare(a.user, b.user) || compare(a.model, b.model),
@@ -88,25 +113,27 @@ export class PostgresRecordStore {
     })
   }
 
-  /** The ids in analytics_strings of the records' strings, added there when new (committed at once: they are never removed). */
-  private async stringIds(records: RequestRecord[]): Promise<Map<string, number>> {
-    const wanted = new Set<string>()
-    for (const r of records) {
-      wanted.add(clean(r.method))
-      wanted.add(clean(r.route))
-      if (r.userId !== null) wanted.add(clean(r.userId))
-      if (r.model !== null) wanted.add(clean(r.model))
+  /**
+   * The ids in analytics_strings of the batch's strings marked in `used` (by batch id; id 0,
+   * null, stays null), added there when new (committed at once: they are never removed).
+   */
+  private async stringIds(names: StringList, used: Uint8Array): Promise<(number | null)[]> {
+    if (this.ids.size > 100_000) this.ids.clear()
+    const values: (string | null)[] = new Array(names.length).fill(null)
+    const missing = new Set<string>()
+    for (let id = 1; id < names.length; id++) {
+      if (!used[id]) continue
+      const value = clean(names[id]!)
+      values[id] = value
+      if (!this.ids.has(value)) missing.add(value)
     }
-    const missing = [...wanted].filter((value) => !this.ids.has(value)).sort(compare)
-    if (missing.length) {
-      if (this.ids.size + missing.length > 100_000) this.ids.clear()
-      await this.sql.unsafe('INSERT INTO analytics_strings (value) SELECT unnest($1::text[]) ON CONFLICT (value) DO NOTHING', [missing])
-      const rows: { id: number; value: string }[] = await this.sql.unsafe('SELECT id, value FROM analytics_strings WHERE value = ANY($1::text[])', [missing])
+    if (missing.size) {
+      const list = [...missing].sort(compare)
+      await this.sql.unsafe('INSERT INTO analytics_strings (value) SELECT unnest($1::text[]) ON CONFLICT (value) DO NOTHING', [list])
+      const rows: { id: number; value: string }[] = await this.sql.unsafe('SELECT id, value FROM analytics_strings WHERE value = ANY($1::text[])', [list])
       for (const row of rows) this.ids.set(row.value, Number(row.id))
     }
-    const ids = new Map<string, number>()
-    for (const value of wanted) ids.set(value, this.ids.get(value)!)
-    return ids
+    return values.map((value) => (value === null ? null : this.ids.get(value)!))
   }
 
   /**

@@ -3,7 +3,7 @@ import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
 import { type BatchSums, sumBatch } from './batch-sums'
 import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
-import type { PostgresRecordStore } from './record-store.postgres'
+import type { PostgresBatch, PostgresRecordStore } from './record-store.postgres'
 import { WriterThread } from './writer-thread'
 
 export { DAY, HOUR, MINUTE, type RequestRecord } from './record'
@@ -73,9 +73,10 @@ export class RequestRecorder {
   private readonly writer: WriterThread | null = null
   private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
   private readonly postgres: PostgresRecordStore | null
-  /** The batch PostgreSQL is being sent (one at a time), and how many records it holds. */
+  /** Batches waiting for PostgreSQL, oldest first, and their records; the sending of them under way. */
+  private waiting: PostgresBatch[] = []
+  private waitingCount = 0
   private sending: Promise<void> | null = null
-  private sendingCount = 0
 
   constructor(
     private readonly db: Database,
@@ -207,7 +208,7 @@ export class RequestRecorder {
 
   /** Records waiting to be written. */
   get pendingCount(): number {
-    return this.count + this.retry.length + this.sendingCount
+    return this.count + this.retry.length + this.waitingCount
   }
 
   /**
@@ -222,7 +223,11 @@ export class RequestRecorder {
     // one would move later requests' times back by up to 1 ms, before those of earlier ones.
     const epoch = Date.now() - performance.now()
     if (Math.abs(epoch - this.epoch) >= 1) this.epoch = epoch
-    if (this.count === 0 && this.retry.length === 0) return
+    if (this.count === 0 && this.retry.length === 0) {
+      // Batches PostgreSQL did not take are sent again with the next flush, new records or not.
+      if (this.postgres && this.waiting.length && !this.sending) this.send(this.postgres)
+      return
+    }
     let batch: RecordBatch | null = null
     if (this.count) {
       batch = { count: this.count, rows: this.rows, ...this.strings.take() }
@@ -243,9 +248,10 @@ export class RequestRecorder {
       // The thread has the batch's buffer until it hands it back (this side does not write in it meanwhile).
       if (batch) this.writer.write(batch, this.strings.names)
     } else if (this.postgres) {
-      if (batch) this.retry = this.retry.concat(recordsOf(batch, this.strings.names))
-      if (this.retry.length > this.options.maxPending) this.drop(this.retry.splice(0, this.retry.length - this.options.maxPending).length, 'PostgreSQL did not take them')
-      if (!this.sending && this.retry.length) this.send(this.postgres)
+      // The batch keeps its buffer (a new one was made above) and a copy of the strings it uses
+      // (the table may start again before it is sent).
+      if (batch) this.wait({ count: batch.count, rows: batch.rows, names: this.strings.names.slice() }, false)
+      if (!this.sending && this.waiting.length) this.send(this.postgres)
     } else {
       const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry
       this.retry = []
@@ -264,29 +270,53 @@ export class RequestRecorder {
     this.strings.restartOver()
   }
 
+  /** Queues a batch for PostgreSQL (`first`: at the front, a batch sent again); beyond maxPending records the oldest are dropped. */
+  private wait(batch: PostgresBatch, first: boolean, reason = 'PostgreSQL did not take them'): void {
+    if (first) this.waiting.unshift(batch)
+    else this.waiting.push(batch)
+    this.waitingCount += batch.count
+    while (this.waitingCount > this.options.maxPending && this.waiting.length > 1) {
+      const oldest = this.waiting.shift()!
+      this.waitingCount -= oldest.count
+      this.drop(oldest.count, reason)
+    }
+  }
+
   /**
-   * Sends what is pending to PostgreSQL, one batch at a time (a flush meanwhile keeps its records
-   * for the next). A batch PostgreSQL did not take goes back to the front of the pending records.
+   * Sends the waiting batches to PostgreSQL, one after the other (a flush meanwhile queues its
+   * batch for the next round). A batch PostgreSQL did not take goes back to the front, with those
+   * behind it, to be sent again with the next flush.
    */
   private send(postgres: PostgresRecordStore): void {
-    const records = this.retry
-    this.retry = []
-    this.sendingCount = records.length
-    this.sending = postgres
-      .write(records)
-      .catch((error) => {
-        const reason = (error as { code?: string; errno?: string }).errno ?? (error as Error)?.message ?? String(error)
-        if (this.closed) this.drop(records.length, reason)
-        else {
-          this.retry = records.concat(this.retry)
-          if (this.retry.length > this.options.maxPending) this.drop(this.retry.splice(0, this.retry.length - this.options.maxPending).length, reason)
-          this.logFailure(`analytics: ${records.length} request records not yet stored in PostgreSQL (${reason}); kept, sent again with the next batch`)
+    const batches = this.waiting
+    this.waiting = []
+    this.sending = (async () => {
+      for (let i = 0; i < batches.length; i++) {
+        const batch = batches[i]!
+        try {
+          await postgres.writeBatch(batch)
+          this.waitingCount -= batch.count
+        } catch (error) {
+          const reason = (error as { errno?: string }).errno ?? (error as Error)?.message ?? String(error)
+          const unsent = batches.slice(i)
+          if (this.closed) {
+            for (const lost of unsent) {
+              this.waitingCount -= lost.count
+              this.drop(lost.count, reason)
+            }
+          } else {
+            for (const again of unsent.reverse()) {
+              this.waitingCount -= again.count
+              this.wait(again, true, reason)
+            }
+            this.logFailure(`analytics: ${unsent.reduce((n, b) => n + b.count, 0)} request records not yet stored in PostgreSQL (${reason}); kept, sent again with the next batch`)
+          }
+          return
         }
-      })
-      .finally(() => {
-        this.sending = null
-        this.sendingCount = 0
-      })
+      }
+    })().finally(() => {
+      this.sending = null
+    })
   }
 
   /** Waits for records of responses already sent, then writes everything pending, and waits for that. */
@@ -393,7 +423,7 @@ export class RequestRecorder {
     this.pruneTimer = null
     // The batch on its way, then the rest, once (a failure now is a drop).
     if (this.sending) await this.sending
-    if (this.postgres && this.retry.length) {
+    if (this.postgres && this.waiting.length) {
       this.send(this.postgres)
       await this.sending
     }

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { AppOptions } from '../../../src/app'
 import type { Postgres } from '../../../src/db/postgres'
 import { openPostgres } from '../../../src/db/postgres'
-import { DAY, HOUR, MINUTE, type RequestRecord } from '../../../src/modules/analytics/recorder'
-import { PostgresRecordStore } from '../../../src/modules/analytics/record-store.postgres'
+import { DAY, HOUR, MINUTE } from '../../../src/modules/analytics/recorder'
+import { type PostgresBatch, PostgresRecordStore } from '../../../src/modules/analytics/record-store.postgres'
 import { ADMIN, makeServer, makeServerWith, ScriptedGenerator } from '../../helpers'
 import { emptyPostgresDatabase, freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { parseCsv, record } from './helpers'
@@ -180,7 +180,7 @@ twoServers(`analytics of several servers on one PostgreSQL database${TEST_DATABA
     const real = new PostgresRecordStore(sql)
     let refusals = 1
     const flaky = Object.assign(Object.create(PostgresRecordStore.prototype) as PostgresRecordStore, {
-      write: (records: RequestRecord[]) => (refusals-- > 0 ? Promise.reject(new Error('connection lost')) : real.write(records)),
+      writeBatch: (batch: PostgresBatch) => (refusals-- > 0 ? Promise.reject(new Error('connection lost')) : real.writeBatch(batch)),
       prune: (cutoff: number) => real.prune(cutoff),
     })
     const lines: string[] = []
