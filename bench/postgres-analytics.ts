@@ -1,15 +1,19 @@
-// Request records on PostgreSQL against analytics.db: how fast batches are stored (each flush is
-// one transaction of two statements on PostgreSQL; a worker thread's transaction on SQLite), how
-// long the server's own thread is busy per batch (PostgreSQL's batches are encoded there), and
-// what the dashboard, the 1h series and the export cost over RECORDS records. Needs
+// Request records on PostgreSQL against analytics.db: how fast the stores take batches (one
+// transaction of two statements on PostgreSQL), how long a recorder's flush keeps the server's
+// own thread (its writer thread does the writing, for either backend), and what the dashboard,
+// the 1h series and the export cost over RECORDS records. Needs
 // UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL); skipped, saying so, without one.
 import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openAnalyticsDatabase } from '../src/db'
 import { openPostgres } from '../src/db/postgres'
 import { MINUTE, type RequestRecord } from '../src/modules/analytics/record'
 import { batchOf, StringIds } from '../src/modules/analytics/record-batch'
+import { RequestRecorder } from '../src/modules/analytics/recorder'
 import { RecordStore } from '../src/modules/analytics/record-store'
 import { PostgresRecordStore } from '../src/modules/analytics/record-store.postgres'
 import { AnalyticsService } from '../src/modules/analytics/service'
@@ -96,6 +100,31 @@ try {
       `${backend.padEnd(10)} store: ${Math.round(RECORDS / (total / 1000)).toLocaleString('en')} records/s, ${ms(total / batches)} a batch (slowest ${ms(busiest)}), ${ms(onThread / batches)} of it before the first await, ${ms(cpuUsed / batches)} CPU of this process a batch`,
     )
   }
+  // The server's side: requests recorded into the recorder's buffer, a flush per batch. The
+  // flush's own time on this thread (its writer thread does the writing, for either backend).
+  const folder = mkdtempSync(join(tmpdir(), 'uagent-bench-pga-'))
+  const recorders = {
+    SQLite: new RequestRecorder(openAnalyticsDatabase(join(folder, 'analytics.db')), { retentionDays: 30 }),
+    PostgreSQL: new RequestRecorder(sqlite, { retentionDays: 30, postgres }),
+  }
+  for (const [backend, recorder] of Object.entries(recorders)) {
+    let flushing = 0
+    let total = 0
+    for (let at = 0; at < RECORDS / 4; at += BATCH) {
+      const records = recordsOf(at, BATCH)
+      const start = performance.now()
+      for (const r of records) recorder.add(r.ts, r.method, r.route, r.status, r.durationMs, r.userId, r.promptTokens, r.completionTokens, r.model)
+      const flushed = performance.now()
+      recorder.flush()
+      flushing += performance.now() - flushed
+      await recorder.settle()
+      total += performance.now() - start
+    }
+    const batches = RECORDS / 4 / BATCH
+    console.log(`${backend.padEnd(10)} recorder: flush ${ms(flushing / batches)} on the server's thread a batch; ${ms(total / batches)} a batch recorded and stored`)
+    await recorder.close()
+  }
+  rmSync(folder, { recursive: true, force: true })
   const readers = { SQLite: new AnalyticsService(sqlite), PostgreSQL: new PostgresAnalyticsService(postgres) }
   for (const [backend, reader] of Object.entries(readers)) {
     const [, dashboard] = await timed(() => reader.dashboard())

@@ -69,7 +69,6 @@ import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
-import { PostgresRecordStore } from './modules/analytics/record-store.postgres'
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
@@ -204,7 +203,7 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
-    ...(postgres ? { postgres: new PostgresRecordStore(postgres) } : {}),
+    ...(postgres ? { postgres } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
   const analytics: Analytics = postgres

@@ -1,9 +1,10 @@
 import type { Database } from 'bun:sqlite'
+import { type Postgres, postgresConnection } from '../../db/postgres'
 import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
 import { type BatchSums, sumBatch } from './batch-sums'
 import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
-import type { PostgresBatch, PostgresRecordStore } from './record-store.postgres'
+import { PostgresRecordStore } from './record-store.postgres'
 import { WriterThread } from './writer-thread'
 
 export { DAY, HOUR, MINUTE, type RequestRecord } from './record'
@@ -30,11 +31,11 @@ export interface RecorderOptions {
   /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
   writer?: 'thread' | 'inline'
   /**
-   * Records go to PostgreSQL instead of the SQLite database (UAGENT_DATABASE_URL): each flush is
-   * one write of the batch, sent while the server goes on answering; a batch PostgreSQL did not
-   * take is kept and sent again with the next one (up to maxPending records).
+   * Records go to PostgreSQL instead (UAGENT_DATABASE_URL), always through a writer thread with
+   * a connection of its own (record-writer-postgres.worker.ts): a batch it could not write is kept
+   * there and written before the next one, or at the next flush (up to maxPending records).
    */
-  postgres?: PostgresRecordStore
+  postgres?: Postgres
 }
 
 /** The route of a request that matched no route: a fixed label, never the path itself. */
@@ -72,11 +73,8 @@ export class RequestRecorder {
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
   private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
-  private readonly postgres: PostgresRecordStore | null
-  /** Batches waiting for PostgreSQL, oldest first, and their records; the sending of them under way. */
-  private waiting: PostgresBatch[] = []
-  private waitingCount = 0
-  private sending: Promise<void> | null = null
+  /** PostgreSQL's records, for write() and prune() (batches go through the writer thread). */
+  private readonly postgres: PostgresRecordStore | null = null
 
   constructor(
     private readonly db: Database,
@@ -84,13 +82,25 @@ export class RequestRecorder {
   ) {
     const { postgres, ...rest } = options
     this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...rest }
-    this.postgres = postgres ?? null
     this.store = new RecordStore(db)
     const file = db.filename
+    if (postgres) {
+      this.postgres = new PostgresRecordStore(postgres)
+      this.writer = new WriterThread(
+        { postgres: postgresConnection(postgres), maxPending: this.options.maxPending },
+        (count, reason) => this.drop(count, reason),
+        (rows) => {
+          if (this.spare) this.writer?.retire(this.spare)
+          this.spare = rows
+        },
+        (sums) => this.summed(sums),
+        (count, reason) => this.logFailure(`analytics: ${count} request records not yet stored in PostgreSQL (${reason}); kept, written again with the next batch`),
+      )
+    }
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
     // cannot be shared with another thread: its writes stay here.)
-    if (!this.postgres && this.options.writer === 'thread' && file && file !== ':memory:') {
+    else if (this.options.writer === 'thread' && file && file !== ':memory:') {
       this.writer = new WriterThread(
         file,
         (count, reason) => this.drop(count, reason),
@@ -208,7 +218,7 @@ export class RequestRecorder {
 
   /** Records waiting to be written. */
   get pendingCount(): number {
-    return this.count + this.retry.length + this.waitingCount
+    return this.count + this.retry.length + (this.writer?.kept ?? 0)
   }
 
   /**
@@ -224,8 +234,8 @@ export class RequestRecorder {
     const epoch = Date.now() - performance.now()
     if (Math.abs(epoch - this.epoch) >= 1) this.epoch = epoch
     if (this.count === 0 && this.retry.length === 0) {
-      // Batches PostgreSQL did not take are sent again with the next flush, new records or not.
-      if (this.postgres && this.waiting.length && !this.sending) this.send(this.postgres)
+      // Records PostgreSQL's thread kept are written again at the next flush, new records or not.
+      this.writer?.retry()
       return
     }
     let batch: RecordBatch | null = null
@@ -247,11 +257,6 @@ export class RequestRecorder {
     if (this.writer) {
       // The thread has the batch's buffer until it hands it back (this side does not write in it meanwhile).
       if (batch) this.writer.write(batch, this.strings.names)
-    } else if (this.postgres) {
-      // The batch keeps its buffer (a new one was made above) and a copy of the strings it uses
-      // (the table may start again before it is sent).
-      if (batch) this.wait({ count: batch.count, rows: batch.rows, names: this.strings.names.slice() }, false)
-      if (!this.sending && this.waiting.length) this.send(this.postgres)
     } else {
       const records = batch ? this.retry.concat(recordsOf(batch, this.strings.names)) : this.retry
       this.retry = []
@@ -270,72 +275,21 @@ export class RequestRecorder {
     this.strings.restartOver()
   }
 
-  /** Queues a batch for PostgreSQL (`first`: at the front, a batch sent again); beyond maxPending records the oldest are dropped. */
-  private wait(batch: PostgresBatch, first: boolean, reason = 'PostgreSQL did not take them'): void {
-    if (first) this.waiting.unshift(batch)
-    else this.waiting.push(batch)
-    this.waitingCount += batch.count
-    while (this.waitingCount > this.options.maxPending && this.waiting.length > 1) {
-      const oldest = this.waiting.shift()!
-      this.waitingCount -= oldest.count
-      this.drop(oldest.count, reason)
-    }
-  }
-
-  /**
-   * Sends the waiting batches to PostgreSQL, one after the other (a flush meanwhile queues its
-   * batch for the next round). A batch PostgreSQL did not take goes back to the front, with those
-   * behind it, to be sent again with the next flush.
-   */
-  private send(postgres: PostgresRecordStore): void {
-    const batches = this.waiting
-    this.waiting = []
-    this.sending = (async () => {
-      for (let i = 0; i < batches.length; i++) {
-        const batch = batches[i]!
-        try {
-          await postgres.writeBatch(batch)
-          this.waitingCount -= batch.count
-        } catch (error) {
-          const reason = (error as { errno?: string }).errno ?? (error as Error)?.message ?? String(error)
-          const unsent = batches.slice(i)
-          if (this.closed) {
-            for (const lost of unsent) {
-              this.waitingCount -= lost.count
-              this.drop(lost.count, reason)
-            }
-          } else {
-            for (const again of unsent.reverse()) {
-              this.waitingCount -= again.count
-              this.wait(again, true, reason)
-            }
-            this.logFailure(`analytics: ${unsent.reduce((n, b) => n + b.count, 0)} request records not yet stored in PostgreSQL (${reason}); kept, sent again with the next batch`)
-          }
-          return
-        }
-      }
-    })().finally(() => {
-      this.sending = null
-    })
-  }
-
   /** Waits for records of responses already sent, then writes everything pending, and waits for that. */
   async settle(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve))
-    if (this.postgres) {
-      // The batch on its way, then what arrived meanwhile.
-      if (this.sending) await this.sending
-      this.flush()
-      if (this.sending) await this.sending
-      return
-    }
     this.flush()
     await this.writer?.drained()
+    // (PostgreSQL's thread: what it kept, once more.)
+    if (this.writer?.kept) {
+      this.writer.retry()
+      await this.writer.drained()
+    }
   }
 
   /**
    * Writes records now, in one transaction on the server's connection (benchmarks load records
-   * in bulk with it). Throws what SQLite throws; with PostgreSQL, answers a promise of the write.
+   * in bulk with it). Throws what SQLite throws.
    */
   write(records: RequestRecord[]): void | Promise<void> {
     if (this.postgres) return this.postgres.write(records)
@@ -421,11 +375,12 @@ export class RequestRecorder {
     if (this.pruneTimer) clearTimeout(this.pruneTimer)
     this.flushTimer = null
     this.pruneTimer = null
-    // The batch on its way, then the rest, once (a failure now is a drop).
-    if (this.sending) await this.sending
-    if (this.postgres && this.waiting.length) {
-      this.send(this.postgres)
-      await this.sending
+    // PostgreSQL's thread: what it kept, once more; what it still cannot write is dropped.
+    if (this.writer?.kept) {
+      await this.writer.drained()
+      this.writer.retry()
+      await this.writer.drained()
+      if (this.writer.kept) this.drop(this.writer.kept, 'PostgreSQL did not take them before the server stopped')
     }
     await this.writer?.close()
   }
