@@ -289,7 +289,7 @@ export class RequestRecorder {
 
   /**
    * Writes records now, in one transaction on the server's connection (benchmarks load records
-   * in bulk with it). Throws what SQLite throws.
+   * in bulk with it). Throws what SQLite throws; on PostgreSQL, a promise of the write.
    */
   write(records: RequestRecord[]): void | Promise<void> {
     if (this.postgres) return this.postgres.write(records)

@@ -62,6 +62,7 @@ export class WriterThread {
 
   /** Records the thread keeps to write again (PostgreSQL refused them), as of its last answer. */
   private keptCount = 0
+  private retrying = false
 
   constructor(
     /** The database file (SQLite), or the PostgreSQL database (record-writer-postgres.worker.ts). */
@@ -87,12 +88,15 @@ export class WriterThread {
 
   /** Asks PostgreSQL's thread to write the records it kept (a flush with nothing new does). */
   retry(): void {
-    if (!this.keptCount || !this.calls.running) return
+    // (One at a time: while PostgreSQL hangs, flushes do not pile retries up behind each other.)
+    if (!this.keptCount || !this.calls.running || this.retrying) return
+    this.retrying = true
     this.inFlight++
-    this.calls.call<Reply>({ retry: true, forget: this.forget.splice(0) }).then(
-      (reply) => this.settled(0, reply, null),
-      () => this.settled(0, {}, null),
-    )
+    const done = (reply: Reply) => {
+      this.retrying = false
+      this.settled(0, reply, null)
+    }
+    this.calls.call<Reply>({ retry: true, forget: this.forget.splice(0) }).then(done, () => done({}))
   }
 
   /**
