@@ -68,7 +68,7 @@ export function registerAdmin(program: Command): void {
         }
         await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())))
         const body = { success: true, file, size }
-        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR`))
+        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR (and --database-url for a server on PostgreSQL)`))
       }),
     'uagent admin backup -o nightly.tar.gz',
   )
