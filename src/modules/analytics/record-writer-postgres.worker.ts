@@ -14,7 +14,8 @@ import type { BatchMessage } from './writer-thread'
 declare const self: Worker
 
 const { postgres, maxPending } = workerData as { postgres: ConstructorParameters<typeof SQL>[0] & object; maxPending: number }
-const store = new PostgresRecordStore(new SQL({ ...postgres, max: 2, idleTimeout: 60, connectionTimeout: 10 }))
+// One connection (batches are written one after the other), let go after 5 s without one.
+const store = new PostgresRecordStore(new SQL({ ...postgres, max: 1, idleTimeout: 5, connectionTimeout: 10 }))
 const names: StringList = [null]
 /** The shared buffers the sender's batches name by slot (see WriterThread). */
 const shared = new Map<number, Float64Array>()
