@@ -96,8 +96,8 @@ export function registerAdmin(program: Command): void {
       .option('--database-url <url>', "the PostgreSQL database a backup's pg_dump is restored into with pg_restore --clean (default UAGENT_DATABASE_URL)")
       .action(async (file: string, options: { dataDir?: string; force?: boolean; databaseUrl?: string }, command: Command) => {
         let result
+        const databaseUrl = options.databaseUrl?.trim() || process.env.UAGENT_DATABASE_URL?.trim() || undefined
         try {
-          const databaseUrl = options.databaseUrl?.trim() || process.env.UAGENT_DATABASE_URL?.trim() || undefined
           result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force, databaseUrl })
         } catch (error) {
           if (error instanceof RestoreError) throw new CliError('RESTORE_REFUSED', `${error.message}; nothing was changed`, EXIT.apiError)
@@ -107,6 +107,7 @@ export function registerAdmin(program: Command): void {
         emit(command, body, () => {
           console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
           if (result.postgres) console.log('Its PostgreSQL dump was restored into the database with pg_restore --clean --if-exists, in one transaction.')
+          else if (databaseUrl) console.log('The backup holds no PostgreSQL dump (it was made by a server on SQLite): the PostgreSQL database was not changed.')
           if (result.previous) console.log(`The data dir that was there is kept at ${result.previous}.`)
           console.log('Start the server to use it.')
         })
