@@ -30,6 +30,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { RedisLink } from './db/redis'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { docsModule } from './modules/docs'
@@ -108,6 +109,8 @@ export interface Services {
   postgres: Postgres | null
   /** Whether PostgreSQL answers (for /health and 503 DATABASE_UNAVAILABLE); null without it. */
   postgresMonitor: PostgresMonitor | null
+  /** Redis (UAGENT_REDIS_URL), shared by replicas: rate limits and events; null without it. */
+  redis: RedisLink | null
   /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
@@ -167,6 +170,7 @@ export function createServices(options: AppOptions = {}): Services {
   }
   const postgres = postgresOption ?? null
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
+  const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -178,12 +182,13 @@ export function createServices(options: AppOptions = {}): Services {
   const auth = new AuthService(db, signer)
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
-  const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow)
+  const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
   const models = createModels(config)
   const startedAt = Date.now()
   const system = new SystemService({
     db,
     ...(postgresMonitor ? { postgres: postgresMonitor } : {}),
+    ...(redis ? { redis } : {}),
     engines: models,
     features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
@@ -198,6 +203,8 @@ export function createServices(options: AppOptions = {}): Services {
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
+  if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
   const recorder = new RequestRecorder(analyticsDb, {
     retentionDays: config.analyticsRetentionDays,
     log,
@@ -283,7 +290,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -303,7 +310,7 @@ export function createServices(options: AppOptions = {}): Services {
 export async function startServices(options: AppOptions = {}): Promise<Services> {
   const config = loadConfig(options.env ?? process.env)
   const url = options.databaseUrl ?? config.databaseUrl
-  if (!url || options.postgres) return createServices(options)
+  if (!url || options.postgres) return withRedis(createServices(options))
   const postgres = await openPostgres(url)
   try {
     const services = createServices({ ...options, postgres })
@@ -313,11 +320,17 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
         ? `PostgreSQL (UAGENT_DATABASE_URL) holds: ${POSTGRES_STORES.join(', ')}; still in SQLite at ${services.db.filename}: ${elsewhere.join(', ')}`
         : 'PostgreSQL (UAGENT_DATABASE_URL) holds every store',
     )
-    return services
+    return withRedis(services)
   } catch (error) {
     await postgres.close().catch(() => {})
     throw error
   }
+}
+
+/** Waits for Redis's first answer (an unreachable Redis leaves the server degraded, never stopped). */
+async function withRedis(services: Services): Promise<Services> {
+  if (services.redis && !(await services.redis.start())) services.log('The server starts without Redis: /health says degraded until UAGENT_REDIS_URL answers')
+  return services
 }
 
 /** The whole server as one Elysia app, built from its services. */
@@ -353,6 +366,7 @@ export function buildApp(services: Services) {
         limiter,
         log,
         corsOrigins: config.corsOrigins,
+        trustedProxies: config.trustedProxies,
         onStorageFull: () => system.storageFull(),
         onDatabaseLost: (error) => services.postgresMonitor?.lostWith(error),
         server: (): AddressSource | null => app.server,

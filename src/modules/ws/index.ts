@@ -168,7 +168,9 @@ export function wsModule(
         const controller = new AbortController()
         state.running.add(controller)
         try {
-          limiter.hit(`user:${state.principal.user.id}`)
+          // Answers later only when replicas share the limit (Redis).
+          const counted = limiter.hit(`user:${state.principal.user.id}`)
+          if (counted instanceof Promise) await counted
           const context = { principal: state.principal, signal: controller.signal, send: (reply: Record<string, unknown>) => send(withId(reply as Reply)) }
           outcome.usageKey = context
           const data = await handler(context, decoded)
