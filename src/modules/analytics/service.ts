@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { HOUR, MINUTE } from './recorder'
 import { bucketStarts, type TimeRange, timeWindow, type Window } from './window'
 
@@ -62,7 +63,7 @@ export class AnalyticsService {
      * so that the recorder's writes never contend with the requests' (see db/analytics.ts); the
      * accounts are in the server's.
      */
-    private readonly emailsOf: (userIds: string[]) => Map<string, string> = () => new Map(),
+    private readonly emailsOf: (userIds: string[]) => MaybePromise<Map<string, string>> = () => new Map(),
   ) {
     // Dashboard and hourly/daily series: the hourly rollup, by its primary key (hour first).
     const inHours = 'FROM analytics_hourly WHERE hour >= ?1 AND hour < ?2'
@@ -118,7 +119,7 @@ export class AnalyticsService {
     const window = timeWindow('24h', now)
     const hours: [number, number] = [window.start / HOUR, window.end / HOUR]
     const usage = this.usage.all(...hours)
-    return dashboardOf({
+    const parts = {
       window,
       uptime: Math.floor((Date.now() - this.startedAt) / 1000),
       totals: this.totals.get(...hours)!,
@@ -127,8 +128,10 @@ export class AnalyticsService {
       endpoints: this.endpoints.all(...hours),
       models: this.models.all(...hours),
       usage,
-      emails: usage.length ? this.emailsOf(usage.map((row) => row.userId)) : new Map<string, string>(),
-    })
+    }
+    // The accounts may be in PostgreSQL: their emails then arrive later.
+    const emails = usage.length ? this.emailsOf(usage.map((row) => row.userId)) : new Map<string, string>()
+    return andThen(emails, (found) => dashboardOf({ ...parts, emails: found }))
   }
 
   /** Metric series over a range's buckets; every bucket present, empty ones 0. */
