@@ -80,6 +80,7 @@ import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
+import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
@@ -113,7 +114,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
@@ -129,7 +130,7 @@ export interface Services {
   redis: RedisLink | null
   /** Events a client waits for (agent task progress), to every replica through Redis when there is one. */
   bus: EventBus
-  /** The request records' own database (analytics.db beside uagent.db). */
+  /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
   apiKeys: ApiKeyService
@@ -155,7 +156,8 @@ export interface Services {
   storage: StorageGuard
   /** Request records: buffered, written in batches; close() flushes (see shutdown). */
   recorder: RequestRecorder
-  analytics: AnalyticsService
+  /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
+  analytics: Analytics
   prometheus: PrometheusMetrics
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
@@ -228,9 +230,12 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
+    ...(postgres ? { postgres } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
-  const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
+  const analytics: Analytics = postgres
+    ? new PostgresAnalyticsService(postgres, startedAt, (ids) => auth.emailsOf(ids))
+    : new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
     ...(postgres ? { store: new PostgresPluginStore(postgres) } : {}),
@@ -305,7 +310,7 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
   const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
