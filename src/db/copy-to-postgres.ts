@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { completeRagCopy } from '../modules/rag/store.postgres.copy'
 import type { Postgres } from './postgres'
 
 /** Why a copy was refused or undone (nothing was changed in PostgreSQL). */
@@ -223,6 +224,15 @@ export async function copyToPostgres(sources: CopySource[], sql: Postgres, progr
       const copied = Number(counted.n)
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
+    }
+    // RAG's vectors (sqlite-vec tables) and keyword index are built, not copied: see completeRagCopy.
+    const rag = origin.get('rag_chunks')
+    if (rag) {
+      try {
+        await completeRagCopy(tx, rag.db, progress)
+      } catch (error) {
+        throw new CopyError(`rag_chunks: their vectors and keyword index could not be made (${(error as Error).message.replace(/\s+/g, ' ').trim()})`)
+      }
     }
   })
   return report
