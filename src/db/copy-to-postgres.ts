@@ -1,5 +1,4 @@
 import type { Database } from 'bun:sqlite'
-import { completeRagCopy } from '../modules/rag/store.postgres.copy'
 import type { Postgres } from './postgres'
 
 /** Why a copy was refused or undone (nothing was changed in PostgreSQL). */
@@ -128,7 +127,17 @@ function countRows(db: Database, table: string): number | null {
  * what the two schemas hold, so that tables given PostgreSQL adapters later are copied too.
  * Throws a CopyError (nothing changed) when PostgreSQL already holds rows or a copy fails.
  */
-export async function copyToPostgres(sources: CopySource[], sql: Postgres, progress: (line: string) => void = () => {}): Promise<CopyReport> {
+export async function copyToPostgres(
+  sources: CopySource[],
+  sql: Postgres,
+  progress: (line: string) => void = () => {},
+  /**
+   * Runs in the copy's transaction once the tables are copied, with the source of each copied
+   * table: what a store must build rather than copy (RAG's vectors and keyword index). A failure
+   * undoes the copy.
+   */
+  complete?: (tx: Postgres, sourceOf: (table: string) => Database | undefined) => Promise<void>,
+): Promise<CopyReport> {
   const tables: string[] = (
     await sql.unsafe(
       `SELECT table_name AS name FROM information_schema.tables
@@ -225,13 +234,12 @@ export async function copyToPostgres(sources: CopySource[], sql: Postgres, progr
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
     }
-    // RAG's vectors (sqlite-vec tables) and keyword index are built, not copied: see completeRagCopy.
-    const rag = origin.get('rag_chunks')
-    if (rag) {
+    if (complete) {
       try {
-        await completeRagCopy(tx, rag.db, progress)
+        await complete(tx, (table) => origin.get(table)?.db)
       } catch (error) {
-        throw new CopyError(`rag_chunks: their vectors and keyword index could not be made (${(error as Error).message.replace(/\s+/g, ' ').trim()})`)
+        if (error instanceof CopyError) throw error
+        throw new CopyError(`the copy could not be completed (${(error as Error).message.replace(/\s+/g, ' ').trim()}); the copy was undone`)
       }
     }
   })
