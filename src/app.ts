@@ -47,6 +47,8 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
+import type { RagStore } from './modules/rag/store'
+import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
@@ -114,7 +116,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'analytics'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
@@ -139,7 +141,7 @@ export interface Services {
   models: Models
   conversations: ConversationStore
   chat: ChatService
-  rag: RagService
+  rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
   speech: SpeechService
@@ -221,7 +223,7 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -274,7 +276,12 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+    // The RAG tables in PostgreSQL name no user by foreign key: the store deletes them.
+    if (rag.store instanceof PostgresRagStore) {
+      rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
+      return
+    }
+    for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
   // The stores still in SQLite name their owners by foreign key to its users table: with the
   // accounts in PostgreSQL, each user this server admits gets a key row there.
@@ -283,7 +290,7 @@ export function createServices(options: AppOptions = {}): Services {
     auth.onUserSeen((user) => localRows.ensure(user))
     auth.onUserDeleted((userId) => localRows.forget(userId))
   }
-  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
@@ -292,7 +299,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
-    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+    grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
     collectionNames,
@@ -393,7 +400,7 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
-  const library = new DocumentLibrary(rag, services.db)
+  const library = new DocumentLibrary(rag)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)

@@ -1,6 +1,10 @@
 import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
+import { rag } from './003_rag'
+import { ragKeywords } from './004_rag_keywords'
 import { accountAdmin } from './005_account_admin'
+import { ragDocuments } from './008_rag_documents'
+import { ragVersions } from './020_rag_versions'
 import { agentTasks } from './006_agent_tasks'
 import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
@@ -29,4 +33,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, analytics, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, pluginPackages, voiceAudioBytes, agentQueue]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragVersions, pluginPackages, voiceAudioBytes, agentQueue]
