@@ -51,7 +51,7 @@ export interface TaskProgress {
   results: AgentResult[]
 }
 
-/** Defaults of the shared queue (PostgreSQL); see docs/replicas-agents.md. */
+/** Defaults of the shared queue (PostgreSQL); see "Agent tasks across replicas" in docs/replicas.md. */
 export const HEARTBEAT_MS = 3_000
 export const STALE_MS = 15_000
 export const POLL_MS = 1_000
