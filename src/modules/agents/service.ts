@@ -51,7 +51,7 @@ export interface TaskProgress {
   results: AgentResult[]
 }
 
-/** Defaults of the shared queue (PostgreSQL); see docs/replicas-agents.md. */
+/** Defaults of the shared queue (PostgreSQL); see "Agent tasks across replicas" in docs/replicas.md. */
 export const HEARTBEAT_MS = 3_000
 export const STALE_MS = 15_000
 export const POLL_MS = 1_000
@@ -190,11 +190,10 @@ export class AgentService {
    * 429 QUEUE_FULL (with Retry-After) when `queueLimit` tasks are already waiting.
    */
   submit(caller: ToolCaller, request: AgentRequest): MaybePromise<{ taskId: string; status: 'queued' }> {
-    return andThen(this.validate(caller, request), (spec) => this.enqueue(caller, spec))
+    return andThen(this.validate(caller, request), (spec) => (this.shared ? this.submitShared(this.shared, caller, spec) : this.enqueue(caller, spec)))
   }
 
   private enqueue(caller: ToolCaller, spec: TaskSpec): MaybePromise<{ taskId: string; status: 'queued' }> {
-    if (this.shared) return this.submitShared(this.shared, caller, spec)
     if (this.queue.length >= this.queueLimit) {
       const seconds = Math.max(1, Math.ceil(((this.queue.length / this.concurrency + 1) * this.averageMs) / 1000))
       throw new AppError('QUEUE_FULL', `${this.queue.length} agent tasks are already waiting; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } })
