@@ -298,12 +298,8 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    // In PostgreSQL the foreign key (migration 21) deletes them with the user; this catches rows
-    // written before it (NOT VALID) and any left by a failed cascade.
-    if (rag.store instanceof PostgresRagStore) {
-      rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
-      return
-    }
+    // In PostgreSQL the foreign key (migration 21) deletes them, and everything in them, with the user.
+    if (rag.store instanceof PostgresRagStore) return
     for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
   // The stores still in SQLite name their owners by foreign key to its users table: with the
