@@ -297,7 +297,8 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    // The RAG tables in PostgreSQL name no user by foreign key: the store deletes them.
+    // In PostgreSQL the store deletes them and drops what this server cached of them (the rows would
+    // also go by cascade with the user, migration 018).
     if (rag.store instanceof PostgresRagStore) {
       rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
       return
