@@ -5,6 +5,7 @@ import { analyticsPathFor, openAnalyticsDatabase } from '../../src/db'
 import { CopyError, type CopySource, copyToPostgres } from '../../src/db/copy-to-postgres'
 import { openPostgres, type Postgres, redactUrl } from '../../src/db/postgres'
 import { liveServerPid } from '../../src/modules/admin/restore'
+import { completeRagCopy } from '../../src/modules/rag/store.postgres.copy'
 import { CliError, EXIT } from '../client'
 import { dim, emit, example, table } from '../output'
 import { dataDirOf, openExistingDatabase } from './admin'
@@ -44,8 +45,13 @@ export function registerMigrateToPostgres(admin: Command): void {
           const quiet = command.optsWithGlobals().json === true
           let report
           try {
-            report = await copyToPostgres(sources, postgres, (line) => {
+            const progress = (line: string) => {
               if (!quiet) console.error(dim(line))
+            }
+            // RAG's vectors and keyword index are built from the copied chunks, in the copy's transaction.
+            report = await copyToPostgres(sources, postgres, progress, async (tx, sourceOf) => {
+              const rag = sourceOf('rag_chunks')
+              if (rag) await completeRagCopy(tx, rag, progress)
             })
           } catch (error) {
             if (error instanceof CopyError) throw new CliError('MIGRATION_FAILED', error.message, EXIT.apiError)

@@ -127,7 +127,17 @@ function countRows(db: Database, table: string): number | null {
  * what the two schemas hold, so that tables given PostgreSQL adapters later are copied too.
  * Throws a CopyError (nothing changed) when PostgreSQL already holds rows or a copy fails.
  */
-export async function copyToPostgres(sources: CopySource[], sql: Postgres, progress: (line: string) => void = () => {}): Promise<CopyReport> {
+export async function copyToPostgres(
+  sources: CopySource[],
+  sql: Postgres,
+  progress: (line: string) => void = () => {},
+  /**
+   * Runs in the copy's transaction once the tables are copied, with the source of each copied
+   * table: what a store must build rather than copy (RAG's vectors and keyword index). A failure
+   * undoes the copy.
+   */
+  complete?: (tx: Postgres, sourceOf: (table: string) => Database | undefined) => Promise<void>,
+): Promise<CopyReport> {
   const tables: string[] = (
     await sql.unsafe(
       `SELECT table_name AS name FROM information_schema.tables
@@ -223,6 +233,14 @@ export async function copyToPostgres(sources: CopySource[], sql: Postgres, progr
       const copied = Number(counted.n)
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
+    }
+    if (complete) {
+      try {
+        await complete(tx, (table) => origin.get(table)?.db)
+      } catch (error) {
+        if (error instanceof CopyError) throw error
+        throw new CopyError(`the copy could not be completed (${(error as Error).message.replace(/\s+/g, ' ').trim()}); the copy was undone`)
+      }
     }
   })
   return report

@@ -3,6 +3,7 @@ import { SQL } from 'bun'
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { openPostgres } from '../../src/db/postgres'
+import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
 import { makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 import { liveServer } from './live-server'
@@ -55,6 +56,11 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     const task = await before.call('POST', '/agents/execute', { token: bob.accessToken, body: { task: 'Summarize the lighthouse', agents: ['writer'] } })
     expect(task.status).toBe(200)
     made.taskId = task.json.taskId
+    const ingest = await before.call('POST', '/rag/ingest', {
+      token: bob.accessToken,
+      body: { collection: 'notes', documents: [{ id: 'keeper', content: 'The lighthouse keeper winds the clockwork lamp at dusk.', metadata: { title: 'Keeper' } }, { id: 'ferry', content: 'The ferry to the island leaves at noon.' }] },
+    })
+    expect(ingest.json).toMatchObject({ ingested: 2 })
     await before.services.recorder.settle()
     made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
     await close(before)
@@ -102,6 +108,17 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       // The SQLite server's requests (its dashboard call included), and the 7 made here so far.
       expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 7)
       expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
+      // RAG: the collection, found by keyword and by vector (their index and vectors made in the copy).
+      const found = await after.call('POST', '/rag/search', { token: again.accessToken, body: { collection: 'notes', query: 'clockwork lamp', limit: 2 } })
+      expect(found.json.results.map((r: any) => r.id)).toEqual(['keeper', 'ferry'])
+      expect(found.json.results[0].metadata).toEqual({ title: 'Keeper', chunk: 0 })
+      const postgresRag = new PostgresRagStore(after.services.postgres!)
+      const collection = (await postgresRag.findCollection(bob.user.id, 'notes'))!
+      const [vector] = await (await after.services.models.embedder()).embed(['The ferry to the island leaves at noon.'])
+      const nearest = await postgresRag.nearest(collection, vector!, 1)
+      expect((await postgresRag.chunks(nearest.map((hit) => hit.chunkId))).get(nearest[0]!.chunkId)!.docId).toBe('ferry')
+      expect((await postgresRag.queryTerms(collection, 'lighthouse ferry')).terms.map((t) => t.df)).toEqual([1, 1])
+      expect((await after.call('GET', '/rag/collections', { token: again.accessToken })).json.collections).toMatchObject([{ name: 'notes', documents: 2, chunks: 2 }])
     } finally {
       await close(after)
     }

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { randomUUID } from 'node:crypto'
 import corpus from '../fixtures/rag-corpus.json'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
@@ -15,8 +14,7 @@ const embedder = new HashEmbedder()
 function ragOf(backend: TestBackend, keywordPostings?: number) {
   const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql, { keywordPostings }) : undefined
   const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), keywordPostings, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
-  const user = () => insertTestUser(backend)
-  return { rag, library: new DocumentLibrary(rag), user }
+  return { rag, library: new DocumentLibrary(rag), user: () => insertTestUser(backend) }
 }
 
 async function code(work: () => unknown): Promise<string> {
