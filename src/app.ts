@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
 import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
-import { jwtSecret } from './core/secrets'
+import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
 import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
@@ -30,10 +30,13 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
-import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
+import { LocalAccountRows } from './modules/auth/local-rows'
+import { PostgresAuthStore } from './modules/auth/store.postgres'
+import { SqliteAuthStore } from './modules/auth/store.sqlite'
+import { andThen } from './db/maybe-promise'
 import { docsModule } from './modules/docs'
 import { openAiModule } from './modules/openai'
 import { OpenAiService } from './modules/openai/service'
@@ -99,10 +102,16 @@ export interface AppOptions extends Partial<Config> {
    * UAGENT_DATABASE_URL.
    */
   postgres?: Postgres
+  /**
+   * The JWT key kept in PostgreSQL (server_secrets), shared by every server on that database;
+   * startServices() reads it when UAGENT_JWT_SECRET is unset (which wins when set). Without it, a
+   * server built by createServices() signs with its data dir's key, as on SQLite.
+   */
+  sharedJwtSecret?: string
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
@@ -163,7 +172,7 @@ function openRecordsDatabase(option: string | Database | undefined, db: Database
 
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
-  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, ...overrides } = options
+  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, sharedJwtSecret: sharedSecret, ...overrides } = options
   const loaded = loadConfig(env ?? process.env)
   // A data dir given in code takes its audio folder with it, unless that is given too.
   if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
@@ -180,10 +189,10 @@ export function createServices(options: AppOptions = {}): Services {
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
   // Read before the database is opened (which creates it when missing).
   const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
-  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
+  const signer = new TokenSigner(config.jwtSecret ?? sharedSecret ?? jwtSecret(undefined, inMemory ? null : config.dataDir, { databaseExists }))
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
-  const auth = new AuthService(db, signer)
+  const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), signer)
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
@@ -203,7 +212,7 @@ export function createServices(options: AppOptions = {}): Services {
     minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
-  const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
+  const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
@@ -255,14 +264,12 @@ export function createServices(options: AppOptions = {}): Services {
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
-  // In PostgreSQL no cascade reaches conversations, API keys, agent tasks and voice records from the users table (still in SQLite).
+  // The stores still in SQLite name their owners by foreign key to its users table: with the
+  // accounts in PostgreSQL, each user this server admits gets a key row there.
   if (postgres) {
-    auth.onUserDeleted((userId) => {
-      conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(agents.store.deleteAllOf(userId)).catch((error) => log(`Deleting the agent tasks of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(speech.store.deleteAllOf(userId)).catch((error) => log(`Deleting the voice records of deleted user ${userId} failed: ${(error as Error).message}`))
-    })
+    const localRows = new LocalAccountRows(db)
+    auth.onUserSeen((user) => localRows.ensure(user))
+    auth.onUserDeleted((userId) => localRows.forget(userId))
   }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
@@ -287,7 +294,8 @@ export function createServices(options: AppOptions = {}): Services {
     listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
   }
   const voice = new VoiceCommands(speech, actions)
-  ensureFirstAdmin(auth, config, log)
+  // On PostgreSQL the first admin is made by startServices (it awaits the database).
+  if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
@@ -307,16 +315,21 @@ export function createServices(options: AppOptions = {}): Services {
 /**
  * createServices() for a server that may keep its state in PostgreSQL: with UAGENT_DATABASE_URL
  * set (and no `postgres` given), connects and migrates it first (unreachable: a StartupError
- * naming the variable), and says which stores are there.
+ * naming the variable), and says which stores are there. On PostgreSQL (given or opened) it also
+ * does the start-up work that needs the database: the JWT key shared by every server on it
+ * (unless UAGENT_JWT_SECRET is set), and the first admin.
  */
 export async function startServices(options: AppOptions = {}): Promise<Services> {
   const config = loadConfig(options.env ?? process.env)
   const url = options.databaseUrl ?? config.databaseUrl
-  if (options.postgres) return withRedis(await withSharedRegistries(createServices(options)))
-  if (!url) return withRedis(createServices(options))
-  const postgres = await openPostgres(url)
+  if (!url && !options.postgres) return withRedis(createServices(options))
+  const postgres = options.postgres ?? (await openPostgres(url!))
   try {
-    const services = await withSharedRegistries(createServices({ ...options, postgres }))
+    // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
+    const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
+    const services = createServices({ ...options, postgres, sharedJwtSecret })
+    await ensureFirstAdmin(services.auth, services.config, services.log)
+    await withSharedRegistries(services)
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length
@@ -325,7 +338,7 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     )
     return withRedis(services)
   } catch (error) {
-    await postgres.close().catch(() => {})
+    if (!options.postgres) await postgres.close().catch(() => {})
     throw error
   }
 }

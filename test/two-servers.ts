@@ -1,4 +1,4 @@
-import { startServices, type AppOptions, type Services } from '../src/app'
+import { startServices, type AppOptions } from '../src/app'
 import { shutdown } from '../src/shutdown'
 import { migratePostgres } from '../src/db/postgres'
 import { SQL } from 'bun'
@@ -41,15 +41,3 @@ export async function twoServers(options: AppOptions = {}, seed?: (postgres: SQL
   return { a, b, url: database.url, close }
 }
 
-/**
- * Makes the account `userId` of server `from` known to server `to` too (same id, email and
- * password), while accounts still live in each server's SQLite database. An account `to` already
- * knows is left as it is.
- */
-export function shareAccount(from: Services, to: Services, userId: string): void {
-  if (to.auth.getUser(userId)) return
-  const row = from.db.query<Record<string, string | number | null>, [string]>('SELECT * FROM users WHERE id = ?').get(userId)
-  if (!row) throw new Error(`no user ${userId} on the first server`)
-  const columns = Object.keys(row)
-  to.db.run(`INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row))
-}

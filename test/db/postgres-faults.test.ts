@@ -78,6 +78,18 @@ describe.skipIf(!TEST_DATABASE_URL)(`PostgreSQL lost while serving${TEST_DATABAS
     const refused = await call('POST', '/chat', { token: session.accessToken, body: { message: 'during the fault' } })
     expect(refused.status).toBe(503)
     expect(refused.json.code).toBe('DATABASE_UNAVAILABLE')
+    // Plugins and MCP servers read their shared registry first: refused alike, never a 500.
+    const registryRoutes: [string, string, unknown?][] = [
+      ['GET', '/plugins'],
+      ['POST', '/plugins/calculator/execute', { action: 'evaluate', parameters: { expression: '1+1' } }],
+      ['POST', '/plugins/calculator/disable'],
+      ['GET', '/mcp/servers'],
+      ['POST', '/mcp/servers', { name: 'docs', url: 'http://127.0.0.1:9/mcp' }],
+    ]
+    for (const [method, path, body] of registryRoutes) {
+      const res = await call(method, path, { token: session.accessToken, body })
+      expect([method, path, res.status, res.json.code]).toEqual([method, path, 503, 'DATABASE_UNAVAILABLE'])
+    }
     // Routes that do not need PostgreSQL keep working.
     expect((await call('GET', '/auth/me', { token: session.accessToken })).status).toBe(200)
     await Bun.sleep(300)

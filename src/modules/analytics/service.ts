@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { HOUR, MINUTE } from './recorder'
 import { bucketStarts, type TimeRange, timeWindow, type Window } from './window'
 
@@ -62,7 +63,7 @@ export class AnalyticsService {
      * so that the recorder's writes never contend with the requests' (see db/analytics.ts); the
      * accounts are in the server's.
      */
-    private readonly emailsOf: (userIds: string[]) => Map<string, string> = () => new Map(),
+    private readonly emailsOf: (userIds: string[]) => MaybePromise<Map<string, string>> = () => new Map(),
   ) {
     // Dashboard and hourly/daily series: the hourly rollup, by its primary key (hour first).
     const inHours = 'FROM analytics_hourly WHERE hour >= ?1 AND hour < ?2'
@@ -123,7 +124,10 @@ export class AnalyticsService {
     const errorRate = totals.requests ? totals.failures / totals.requests : 0
     const byHour = new Array<number>(window.count).fill(0)
     for (const row of this.byHour.all(...hours)) byHour[row.hour - hours[0]] = row.requests
-    return {
+    const usage = this.usage.all(...hours)
+    // The accounts may be in PostgreSQL: their emails then arrive later.
+    const emails = usage.length ? this.emailsOf(usage.map((row) => row.userId)) : new Map<string, string>()
+    return andThen(emails, (found) => ({
       overview: {
         uptime: Math.floor((Date.now() - this.startedAt) / 1000),
         totalRequests: totals.requests,
@@ -151,20 +155,14 @@ export class AnalyticsService {
         averageResponseTime: totals.modelRequests ? Math.round(totals.modelDuration / totals.modelRequests) : 0,
         topModels: this.models.all(...hours).map((row) => ({ model: row.model, requests: row.requests, tokens: row.tokens, cost: 0 })),
       },
-      usage: this.usageRows(hours),
-    }
-  }
-
-  private usageRows(hours: [number, number]) {
-    const rows = this.usage.all(...hours)
-    const emails = rows.length ? this.emailsOf(rows.map((row) => row.userId)) : new Map<string, string>()
-    return rows.map((row) => ({
-      userId: row.userId,
-      email: emails.get(row.userId) ?? null,
-      requests: row.requests,
-      tokens: row.promptTokens + row.completionTokens,
-      promptTokens: row.promptTokens,
-      completionTokens: row.completionTokens,
+      usage: usage.map((row) => ({
+        userId: row.userId,
+        email: found.get(row.userId) ?? null,
+        requests: row.requests,
+        tokens: row.promptTokens + row.completionTokens,
+        promptTokens: row.promptTokens,
+        completionTokens: row.completionTokens,
+      })),
     }))
   }
 

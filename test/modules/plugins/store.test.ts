@@ -10,8 +10,6 @@ import { SqliteMcpServerStore } from '../../../src/modules/mcp/store.sqlite'
 import { openDatabase } from '../../../src/db'
 import { describeBackends, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
 import { twoServers } from '../../two-servers'
-import { makeServer } from '../../helpers'
-import { SQL } from 'bun'
 import { gitRepo, pluginFiles, pluginToolsMissing, writePlugin } from './fixtures'
 
 // Node workers, git and argon2 logins on a busy machine.
@@ -183,27 +181,4 @@ describe.skipIf(missing !== null)(`a server moved from SQLite${missing ? ` (skip
     expect(new SqlitePluginStore(a.services.db).all()).toEqual([])
     expect(new SqliteMcpServerStore(a.services.db).all()).toEqual([])
   })
-})
-
-test('PostgreSQL unreachable: the plugin and MCP server routes answer 503 DATABASE_UNAVAILABLE, never a 500', async () => {
-  // Nothing listens on port 1: every query fails to connect.
-  const postgres = new SQL('postgres://uagent:uagent@127.0.0.1:1/nothing', { max: 1, connectionTimeout: 2 })
-  const server = makeServer({ postgres })
-  const { accessToken: token } = await server.login()
-  const calls: [string, string, unknown?][] = [
-    ['GET', '/plugins'],
-    ['GET', '/plugins/calculator'],
-    ['POST', '/plugins/calculator/execute', { action: 'evaluate', parameters: { expression: '1+1' } }],
-    ['POST', '/plugins/calculator/disable'],
-    ['DELETE', '/plugins/greeter'],
-    ['GET', '/mcp/servers'],
-    ['POST', '/mcp/servers', { name: 'docs', url: 'http://127.0.0.1:9/mcp' }],
-  ]
-  for (const [method, path, body] of calls) {
-    const res = await server.call(method, path, { token, body })
-    expect([method, path, res.status, res.json.code]).toEqual([method, path, 503, 'DATABASE_UNAVAILABLE'])
-  }
-  server.services.plugins.close()
-  await server.services.mcp.close()
-  server.services.postgresMonitor?.close()
 })

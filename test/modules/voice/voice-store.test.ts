@@ -6,29 +6,24 @@ import type { VoiceStore } from '../../../src/modules/voice/store'
 import { PostgresVoiceStore } from '../../../src/modules/voice/store.postgres'
 import { SqliteVoiceStore } from '../../../src/modules/voice/store.sqlite'
 import { makeServer, tempDir } from '../../helpers'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
-import { shareAccount, twoServers } from '../../two-servers'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { twoServers } from '../../two-servers'
 
-function voiceOf(backend: TestBackend): { store: VoiceStore; user(): string } {
-  const user = () => {
-    const id = randomUUID()
-    // SQLite's voice tables have a foreign key to users.
-    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
-    return id
-  }
+function voiceOf(backend: TestBackend): { store: VoiceStore; user(): Promise<string> } {
+  const user = () => insertTestUser(backend)
   return { store: backend.kind === 'postgres' ? new PostgresVoiceStore(backend.sql) : new SqliteVoiceStore(backend.db), user }
 }
 
 describeBackends('voice store', (backend) => {
   test('audio: recorded, found by its owner alone while its file is there, swept with its file once old', async () => {
     const { store, user } = voiceOf(backend())
-    const owner = user()
+    const owner = await user()
     const audio = new AudioStore(store, tempDir('voice-store'), 3600_000)
     const { id, path } = audio.reserve('wav')
     await Bun.write(path, new Uint8Array([82, 73, 70, 70]))
     await audio.record({ id, user_id: owner, format: 'wav', size: 4, duration: 0.25 })
     expect(await audio.find(owner, `${id}.wav`)).toMatchObject({ id, user_id: owner, format: 'wav', size: 4, duration: 0.25, path })
-    expect(await audio.find(user(), `${id}.wav`)).toBeNull()
+    expect(await audio.find(await user(), `${id}.wav`)).toBeNull()
     expect(await audio.find(owner, `${id}.mp3`)).toBeNull()
     expect(await audio.find(owner, '../etc/passwd')).toBeNull()
     expect(await audio.sweep(Date.now())).toBe(0)
@@ -39,7 +34,7 @@ describeBackends('voice store', (backend) => {
 
   test('audio made in one audio folder is served from another (an empty one) when the store keeps the bytes; retention applies to both', async () => {
     const { store, user } = voiceOf(backend())
-    const owner = user()
+    const owner = await user()
     const here = new AudioStore(store, tempDir('voice-here'), 3600_000)
     const there = new AudioStore(store, tempDir('voice-there'), 3600_000)
     const bytes = new Uint8Array([82, 73, 70, 70, 0, 255, 7, 1])
@@ -51,7 +46,7 @@ describeBackends('voice store', (backend) => {
       expect(store.keepsAudioBytes).toBe(true)
       expect(found).toMatchObject({ id, user_id: owner, size: bytes.length, path: there.pathOf(id, 'wav') })
       expect(new Uint8Array(await Bun.file(found!.path).arrayBuffer())).toEqual(bytes)
-      expect(await there.find(user(), `${id}.wav`)).toBeNull()
+      expect(await there.find(await user(), `${id}.wav`)).toBeNull()
     } else {
       // SQLite: the bytes are only the file in the folder they were written to.
       expect(store.keepsAudioBytes).toBe(false)
@@ -64,7 +59,7 @@ describeBackends('voice store', (backend) => {
 
   test('audio recorded without its bytes (moved from SQLite) is stored from the folder that has its file, then served from another', async () => {
     const { store, user } = voiceOf(backend())
-    const owner = user()
+    const owner = await user()
     const here = new AudioStore(store, tempDir('voice-moved'), 3600_000)
     const there = new AudioStore(store, tempDir('voice-elsewhere'), 3600_000)
     const bytes = new Uint8Array([79, 103, 103, 83, 1, 2, 3])
@@ -87,7 +82,7 @@ describeBackends('voice store', (backend) => {
   test('autopilot: start merges preferences and keeps a running session; stop; one session per user; deleteAllOf', async () => {
     const { store, user } = voiceOf(backend())
     const pilot = new AutopilotStore(store)
-    const owner = user()
+    const owner = await user()
     expect(await pilot.get(owner)).toBeNull()
     expect(await pilot.stop(owner)).toBeNull()
     const started = await pilot.start(owner, 'driving', { verbosity: 'low', autoExecute: true, speed: 1.25 })
@@ -98,7 +93,7 @@ describeBackends('voice store', (backend) => {
     const anew = await pilot.start(owner, null, {})
     expect(anew.sessionId).not.toBe(started.sessionId)
     expect(anew).toMatchObject({ context: null, autoExecute: true })
-    const other = user()
+    const other = await user()
     expect((await pilot.start(other, undefined, {})).autoExecute).toBe(false)
     await store.deleteAllOf(owner)
     expect(await pilot.get(owner)).toBeNull()
@@ -142,8 +137,8 @@ describe.skipIf(!TEST_DATABASE_URL)(`voice audio on two servers sharing PostgreS
   test('audio synthesized on A is fetched from B (empty data dir) by its owner alone, with ranges; once past retention neither serves it', async () => {
     const { a, b, close } = await twoServers({ audioRetentionMs: 3600_000 })
     closers.push(close)
+    // One account in PostgreSQL: made on A, signed in on B.
     const userA = await a.userSession('speaker@example.com')
-    shareAccount(a.services, b.services, userA.user.id)
     const userB = await b.login('speaker@example.com', 'user-password-1')
     expect(userB.user.id).toBe(userA.user.id)
     const tts = await a.call('POST', '/voice/tts', { token: userA.accessToken, body: { text: 'Made on the first server', voice: 'default', language: 'en-US', speed: 1, format: 'wav' } })

@@ -1,9 +1,13 @@
+import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
+import { accountAdmin } from './005_account_admin'
 import { agentTasks } from './006_agent_tasks'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
 import { plugins } from './011_plugins'
 import { mcpServers } from './015_mcp_servers'
+import { serverSecrets } from './016_server_secrets'
+import { userForeignKeys } from './017_user_foreign_keys'
 import { pluginPackages } from './024_plugin_packages'
 import { voiceAudioBytes } from './025_voice_audio_bytes'
 
@@ -21,4 +25,6 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [conversations, agentTasks, apiKeys, voice, plugins, mcpServers, pluginPackages, voiceAudioBytes]
+export const PG_MIGRATIONS: PostgresMigration[] = [
+  accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, plugins, mcpServers, serverSecrets, userForeignKeys, pluginPackages, voiceAudioBytes,
+]
