@@ -4,9 +4,9 @@
 // UAGENT_TEST_DATABASE_URL); skipped, saying so, without one. Goal (issue 34): every route on
 // PostgreSQL ≥ 0.5 of SQLite's throughput.
 import { SQL } from 'bun'
-import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { buildApp, createServices, type Services, startServices } from '../src/app'
 import { openPostgres } from '../src/db/postgres'
@@ -113,6 +113,7 @@ if (!URL_) {
 
 /** Plugins and audio made on one server and used on another with an empty data dir: what the first use there costs. */
 async function filesAcrossServers(url: string) {
+  const { startServices } = await import('../src/app')
   const root = mkdtempSync(join(tmpdir(), 'uagent-bench-files-'))
   const start = async (name: string) => {
     const services = await startServices({ env: { UAGENT_DATABASE_URL: url }, dataDir: join(root, name), adminEmail: ADMIN.email, adminPassword: ADMIN.password, jwtSecret: 'bench-files-secret'.repeat(2), analyticsEnabled: false, rateLimitMax: 1_000_000_000, log: () => {} })
@@ -147,7 +148,7 @@ async function filesAcrossServers(url: string) {
   const runs: number[] = []
   for (let i = 0; i < 5; i++) runs.push((await b.call('POST', `/plugins/${name}/execute`, b.token, { action: 'echo', parameters: { i } })).ms)
   console.log(`its execute on B: first ${runs[0]!.toFixed(1)} ms (fetch, unpack, start Node.js), then ${runs.slice(1).map((ms) => ms.toFixed(1)).join(', ')} ms`)
-  // One account, made on A, signing in on B (accounts are in PostgreSQL).
+  // One account, made on A, signs in on B too (accounts are in PostgreSQL).
   await a.call('POST', '/auth/users', a.token, { email: 'speaker@example.com', password: 'speaker-password', roles: ['user'] })
   const speaker = { email: 'speaker@example.com', password: 'speaker-password' }
   const speakerA = (await a.call('POST', '/auth/login', undefined, speaker)).json().accessToken as string

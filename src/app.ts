@@ -30,13 +30,14 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
+import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
 import { LocalAccountRows } from './modules/auth/local-rows'
 import { PostgresAuthStore } from './modules/auth/store.postgres'
 import { SqliteAuthStore } from './modules/auth/store.sqlite'
-import { andThen } from './db/maybe-promise'
 import { docsModule } from './modules/docs'
 import { openAiModule } from './modules/openai'
 import { OpenAiService } from './modules/openai/service'
@@ -46,6 +47,8 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
+import type { RagStore } from './modules/rag/store'
+import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
@@ -57,6 +60,7 @@ import { voiceModule } from './modules/voice'
 import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
 import { registerVoiceSocket } from './modules/voice/socket'
+import { registerAgentSocket } from './modules/agents/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
@@ -78,6 +82,7 @@ import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
+import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
@@ -111,7 +116,7 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
@@ -125,7 +130,9 @@ export interface Services {
   postgresMonitor: PostgresMonitor | null
   /** Redis (UAGENT_REDIS_URL), shared by replicas: rate limits and events; null without it. */
   redis: RedisLink | null
-  /** The request records' own database (analytics.db beside uagent.db). */
+  /** Events a client waits for (agent task progress), to every replica through Redis when there is one. */
+  bus: EventBus
+  /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
   apiKeys: ApiKeyService
@@ -134,7 +141,7 @@ export interface Services {
   models: Models
   conversations: ConversationStore
   chat: ChatService
-  rag: RagService
+  rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
   speech: SpeechService
@@ -151,7 +158,8 @@ export interface Services {
   storage: StorageGuard
   /** Request records: buffered, written in batches; close() flushes (see shutdown). */
   recorder: RequestRecorder
-  analytics: AnalyticsService
+  /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
+  analytics: Analytics
   prometheus: PrometheusMetrics
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
@@ -184,6 +192,7 @@ export function createServices(options: AppOptions = {}): Services {
   const postgres = postgresOption ?? null
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
+  const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -214,7 +223,7 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -223,9 +232,12 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
+    ...(postgres ? { postgres } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
-  const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
+  const analytics: Analytics = postgres
+    ? new PostgresAnalyticsService(postgres, startedAt, (ids) => auth.emailsOf(ids))
+    : new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
     ...(postgres ? { store: new PostgresPluginStore(postgres) } : {}),
@@ -258,11 +270,18 @@ export function createServices(options: AppOptions = {}): Services {
     queueLimit: config.agentQueueLimit,
     retentionMs: config.agentRetentionHours * 3600_000,
     log,
+    bus,
+    instanceId: config.instanceId,
   })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+    // The RAG tables in PostgreSQL name no user by foreign key: the store deletes them.
+    if (rag.store instanceof PostgresRagStore) {
+      rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
+      return
+    }
+    for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
   // The stores still in SQLite name their owners by foreign key to its users table: with the
   // accounts in PostgreSQL, each user this server admits gets a key row there.
@@ -271,7 +290,7 @@ export function createServices(options: AppOptions = {}): Services {
     auth.onUserSeen((user) => localRows.ensure(user))
     auth.onUserDeleted((userId) => localRows.forget(userId))
   }
-  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
@@ -280,7 +299,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
-    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+    grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
     collectionNames,
@@ -298,9 +317,9 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -327,9 +346,8 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   try {
     // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
-    const services = createServices({ ...options, postgres, sharedJwtSecret })
+    const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
-    await withSharedRegistries(services)
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length
@@ -382,7 +400,7 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
-  const library = new DocumentLibrary(rag, services.db)
+  const library = new DocumentLibrary(rag)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
@@ -390,6 +408,7 @@ export function buildApp(services: Services) {
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   registerVoiceSocket(sockets, voice)
+  registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,

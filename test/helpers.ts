@@ -24,9 +24,9 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
 
 /**
  * The app built from `services` (made by createServices or startServices), with makeServer's
- * request helpers; `ready` is awaited before the first request.
+ * request helpers; the first request waits for `ready` when given.
  */
-export function serverOf(services: Services, ready?: unknown) {
+export function serverOf(services: Services, ready?: Promise<unknown> | void) {
   const app = buildApp(services)
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {

@@ -40,4 +40,3 @@ export async function twoServers(options: AppOptions = {}, seed?: (postgres: SQL
   }
   return { a, b, url: database.url, close }
 }
-

@@ -15,10 +15,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`accounts moving into a PostgreSQL database 
     await sql`INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES ('c-old', 'u-1', 'before the move', ${now}, ${now})`
     await sql`INSERT INTO api_keys (id, user_id, name, prefix, key_hash, created_at) VALUES ('k-old', 'u-1', 'laptop', 'uak_x', 'h-old', ${now})`
 
-    // The upgrade applies the accounts' migrations (1, 5) and every one from 16 on.
-    const upgrade = PG_MIGRATIONS.map((migration) => migration.version).filter((version) => version >= 16 || [1, 5].includes(version)).sort((x, y) => x - y)
-    expect(upgrade.slice(0, 4)).toEqual([1, 5, 16, 17])
-    expect(await migratePostgres(sql)).toEqual(upgrade)
+    expect(await migratePostgres(sql, PG_MIGRATIONS.filter((migration) => migration.version <= 17))).toEqual([1, 5, 16, 17])
     expect(await sql`SELECT id FROM conversations`).toEqual([{ id: 'c-old' }])
     expect(await sql`SELECT id FROM api_keys`).toEqual([{ id: 'k-old' }])
     let refused: unknown

@@ -1,53 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import net from 'node:net'
 import { openPostgres } from '../../src/db/postgres'
 import { makeServer } from '../helpers'
-import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
-
-/** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
-async function relay(target: URL) {
-  const sockets = new Set<net.Socket>()
-  let server: net.Server | null = null
-  let port = 0
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port || 5432), target.hostname)
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on('error', () => {})
-          socket.on('close', () => {
-            sockets.delete(socket)
-            client.destroy()
-            upstream.destroy()
-          })
-        }
-        client.pipe(upstream)
-        upstream.pipe(client)
-      })
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as net.AddressInfo).port
-        resolve()
-      })
-    })
-  await listen()
-  return {
-    get port() {
-      return port
-    },
-    async cut() {
-      await new Promise<void>((resolve) => {
-        server!.close(() => resolve())
-        for (const socket of sockets) socket.destroy()
-      })
-    },
-    restore: listen,
-    close() {
-      server?.close()
-      for (const socket of sockets) socket.destroy()
-    },
-  }
-}
+import { emptyPostgresDatabase, POSTGRES_SKIPPED, relay, TEST_DATABASE_URL } from '../postgres'
 
 describe.skipIf(!TEST_DATABASE_URL)(`PostgreSQL lost while serving${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   const closers: (() => void)[] = []
@@ -78,18 +32,6 @@ describe.skipIf(!TEST_DATABASE_URL)(`PostgreSQL lost while serving${TEST_DATABAS
     const refused = await call('POST', '/chat', { token: session.accessToken, body: { message: 'during the fault' } })
     expect(refused.status).toBe(503)
     expect(refused.json.code).toBe('DATABASE_UNAVAILABLE')
-    // Plugins and MCP servers read their shared registry first: refused alike, never a 500.
-    const registryRoutes: [string, string, unknown?][] = [
-      ['GET', '/plugins'],
-      ['POST', '/plugins/calculator/execute', { action: 'evaluate', parameters: { expression: '1+1' } }],
-      ['POST', '/plugins/calculator/disable'],
-      ['GET', '/mcp/servers'],
-      ['POST', '/mcp/servers', { name: 'docs', url: 'http://127.0.0.1:9/mcp' }],
-    ]
-    for (const [method, path, body] of registryRoutes) {
-      const res = await call(method, path, { token: session.accessToken, body })
-      expect([method, path, res.status, res.json.code]).toEqual([method, path, 503, 'DATABASE_UNAVAILABLE'])
-    }
     // Routes that do not need PostgreSQL keep working.
     expect((await call('GET', '/auth/me', { token: session.accessToken })).status).toBe(200)
     await Bun.sleep(300)

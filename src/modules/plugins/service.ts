@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors'
 import type { MaybePromise } from '../../db/maybe-promise'
 import { SharedRead } from '../../db/shared-read'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { type BuiltinPlugin, builtinPlugins } from './builtin'
 import { cleanStaging, type InstallRequest, installPlugin, redactCredentials } from './install'
 import { validate, type JsonSchema } from './json-schema'
@@ -25,7 +26,7 @@ export interface PluginServiceOptions {
   syncMs?: number
   /** The data dir's free-space floor: an install is refused with 507 below it. */
   storage?: { assertRoom(bytes: number): void }
-  rag: RagService
+  rag: RagService<RagStore>
   /** Where installed plugins live, one folder each. */
   pluginsDir: string
   /** The folder is temporary (in-memory database): removed by close() and at process exit. */

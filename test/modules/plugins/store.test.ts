@@ -8,8 +8,11 @@ import { PostgresPluginStore } from '../../../src/modules/plugins/store.postgres
 import { SqlitePluginStore } from '../../../src/modules/plugins/store.sqlite'
 import { SqliteMcpServerStore } from '../../../src/modules/mcp/store.sqlite'
 import { openDatabase } from '../../../src/db'
-import { describeBackends, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
+import { describeBackends, emptyPostgresDatabase, relay, TEST_DATABASE_URL, type TestBackend } from '../../postgres'
+import { openPostgres } from '../../../src/db/postgres'
 import { twoServers } from '../../two-servers'
+import { makeServer } from '../../helpers'
+import { SQL } from 'bun'
 import { gitRepo, pluginFiles, pluginToolsMissing, writePlugin } from './fixtures'
 
 // Node workers, git and argon2 logins on a busy machine.
@@ -181,4 +184,34 @@ describe.skipIf(missing !== null)(`a server moved from SQLite${missing ? ` (skip
     expect(new SqlitePluginStore(a.services.db).all()).toEqual([])
     expect(new SqliteMcpServerStore(a.services.db).all()).toEqual([])
   })
+})
+
+test.skipIf(!TEST_DATABASE_URL)('PostgreSQL lost: the plugin and MCP server routes answer 503 DATABASE_UNAVAILABLE, never a 500', async () => {
+  const database = await emptyPostgresDatabase()
+  const link = await relay(new URL(database.url))
+  const viaRelay = new URL(database.url)
+  viaRelay.port = String(link.port)
+  const postgres = await openPostgres(viaRelay.toString())
+  database.track(postgres)
+  const server = makeServer({ postgres })
+  const { accessToken: token } = await server.login()
+  // Every connection dropped, new ones refused.
+  await link.cut()
+  const calls: [string, string, unknown?][] = [
+    ['GET', '/plugins'],
+    ['GET', '/plugins/calculator'],
+    ['POST', '/plugins/calculator/execute', { action: 'evaluate', parameters: { expression: '1+1' } }],
+    ['POST', '/plugins/calculator/disable'],
+    ['DELETE', '/plugins/greeter'],
+    ['GET', '/mcp/servers'],
+    ['POST', '/mcp/servers', { name: 'docs', url: 'http://127.0.0.1:9/mcp' }],
+  ]
+  for (const [method, path, body] of calls) {
+    const res = await server.call(method, path, { token, body })
+    expect([method, path, res.status, res.json.code]).toEqual([method, path, 503, 'DATABASE_UNAVAILABLE'])
+  }
+  server.services.plugins.close()
+  await server.services.mcp.close()
+  server.services.postgresMonitor?.close()
+  link.close()
 })

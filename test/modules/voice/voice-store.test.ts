@@ -137,7 +137,6 @@ describe.skipIf(!TEST_DATABASE_URL)(`voice audio on two servers sharing PostgreS
   test('audio synthesized on A is fetched from B (empty data dir) by its owner alone, with ranges; once past retention neither serves it', async () => {
     const { a, b, close } = await twoServers({ audioRetentionMs: 3600_000 })
     closers.push(close)
-    // One account in PostgreSQL: made on A, signed in on B.
     const userA = await a.userSession('speaker@example.com')
     const userB = await b.login('speaker@example.com', 'user-password-1')
     expect(userB.user.id).toBe(userA.user.id)
