@@ -120,6 +120,10 @@ export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessi
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 
+/** Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written (`{ collectionId }`). */
+const ACCOUNTS_TOPIC = 'accounts'
+const COLLECTIONS_TOPIC = 'collections'
+
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
   config: Config
@@ -193,6 +197,8 @@ export function createServices(options: AppOptions = {}): Services {
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
+  // Names this server's own events on the bus (instance ids may repeat, e.g. two servers in one process).
+  const origin = randomUUID()
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -202,6 +208,15 @@ export function createServices(options: AppOptions = {}): Services {
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), signer)
+  // Replicas tell each other at once what changed in accounts and collections; the time-limited
+  // reads (LIVE_CHECK_MS, a collection's version every 100 ms) remain the promise when Redis is lost.
+  if (postgres && redis) {
+    auth.onChanged((target) => bus.publish(ACCOUNTS_TOPIC, { ...target, from: origin }))
+    bus.subscribe(ACCOUNTS_TOPIC, (event) => {
+      if (event.from === origin) return
+      auth.changedElsewhere({ userId: typeof event.userId === 'string' ? event.userId : undefined, sessionId: typeof event.sessionId === 'string' ? event.sessionId : undefined })
+    })
+  }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
@@ -224,6 +239,13 @@ export function createServices(options: AppOptions = {}): Services {
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  if (postgres && redis && rag.store instanceof PostgresRagStore) {
+    const store = rag.store
+    store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
+    bus.subscribe(COLLECTIONS_TOPIC, (event) => {
+      if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
+    })
+  }
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)

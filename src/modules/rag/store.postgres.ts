@@ -140,6 +140,17 @@ export class PostgresRagStore implements RagStore {
     this.stateAt.delete(collectionId)
   }
 
+  /** Called with a collection's id after each of this replica's committed writes to it (deletes included). */
+  onWritten: ((collectionId: number) => void) | null = null
+
+  /**
+   * Another replica wrote the collection (an event through Redis): its next search reads the
+   * version at once instead of trusting the one read less than STATE_TTL_MS ago.
+   */
+  changedElsewhere(collectionId: number): void {
+    this.forget(collectionId)
+  }
+
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
     const [row] = await this.sql.unsafe(`SELECT ${COLLECTION_COLUMNS} FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
     return row ? collectionRow(row) : null
@@ -179,6 +190,7 @@ export class PostgresRagStore implements RagStore {
     this.loaded.delete(collectionId)
     this.frequencies.delete(collectionId)
     this.forget(collectionId)
+    this.onWritten?.(collectionId)
   }
 
   async deleteDocument(collection: CollectionRow, docId: string): Promise<boolean> {
@@ -330,6 +342,7 @@ export class PostgresRagStore implements RagStore {
     this.cache.update(collectionId, removed, added)
     if (this.loaded.get(collectionId) === version - 1 && this.cache.peek(collectionId)) this.loaded.set(collectionId, version)
     this.forget(collectionId)
+    this.onWritten?.(collectionId)
   }
 
   /** The collection's vectors in memory, as of its current version: loaded whole once, then only what changed. */
