@@ -3,13 +3,16 @@
 // over HTTP as a client sees them. Needs UAGENT_DATABASE_URL (or
 // UAGENT_TEST_DATABASE_URL); skipped, saying so, without one. Goal (issue 34): every route on
 // PostgreSQL ≥ 0.5 of SQLite's throughput.
+import { SQL } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildApp, createServices, type Services } from '../src/app'
+import { buildApp, createServices, type Services, startServices } from '../src/app'
 import { openPostgres } from '../src/db/postgres'
 
-const URL_ = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
+const GIVEN_URL = process.env.UAGENT_DATABASE_URL?.trim()
+const TEST_URL = process.env.UAGENT_TEST_DATABASE_URL?.trim()
+const URL_ = GIVEN_URL || TEST_URL
 const SECONDS = Number(process.env.BENCH_PG_SECONDS ?? 4)
 const CONCURRENCY = 16
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' }
@@ -17,7 +20,9 @@ const OVER_HTTP = process.env.BENCH_PG_HTTP === '1'
 
 async function serverOn(postgres: Awaited<ReturnType<typeof openPostgres>> | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-pg-'))
-  const services: Services = createServices({ dataDir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, analyticsEnabled: false, rateLimitMax: 1_000_000_000, log: () => {}, ...(postgres ? { postgres } : {}) })
+  const options = { dataDir, env: {}, adminEmail: ADMIN.email, adminPassword: ADMIN.password, analyticsEnabled: false, rateLimitMax: 1_000_000_000, log: () => {} }
+  // On PostgreSQL as the server starts: the JWT key and the first admin come from the database.
+  const services: Services = postgres ? await startServices({ ...options, postgres }) : createServices(options)
   const app = buildApp(services)
   // Over a socket (BENCH_PG_HTTP=1) the fixed cost of HTTP is in both figures, as for a real client.
   const base = OVER_HTTP ? `http://127.0.0.1:${app.listen({ port: 0, hostname: '127.0.0.1' }).server!.port}` : null
@@ -69,9 +74,15 @@ console.log(`\n== PostgreSQL stores against SQLite (authenticated JSON routes, $
 if (!URL_) {
   console.log('skipped: set UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL) to a PostgreSQL database to run it')
 } else {
-  const postgres = await openPostgres(URL_)
+  // On the test server, a database of its own (dropped at the end): the shared one may be another version's.
+  const scratch = GIVEN_URL ? null : `uagent_bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+  const admin = scratch ? new SQL(URL_, { max: 1 }) : null
+  if (admin) await admin.unsafe(`CREATE DATABASE ${scratch}`)
+  const url = scratch ? Object.assign(new URL(URL_), { pathname: `/${scratch}` }).toString() : URL_
+  const postgres = await openPostgres(url)
   const servers = { sqlite: await serverOn(undefined), postgres: await serverOn(postgres) }
   const routes: [string, (s: typeof servers.sqlite) => Promise<{ status: number }>][] = [
+    ['GET /auth/me (access token)', (s) => s.call('GET', '/auth/me', s.token)],
     ['GET /conversations?limit=20 (access token)', (s) => s.call('GET', '/conversations?limit=20', s.token)],
     ['GET /auth/me (API key)', (s) => s.call('GET', '/auth/me', s.key)],
     ['GET /auth/api-keys (access token)', (s) => s.call('GET', '/auth/api-keys', s.token)],
@@ -89,4 +100,8 @@ if (!URL_) {
   servers.sqlite.close()
   servers.postgres.close()
   await postgres.close()
+  if (admin) {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${scratch} WITH (FORCE)`)
+    await admin.close()
+  }
 }

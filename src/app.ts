@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
 import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
-import { jwtSecret } from './core/secrets'
+import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
 import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
@@ -31,8 +31,13 @@ import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { RedisLink } from './db/redis'
+import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
+import { LocalAccountRows } from './modules/auth/local-rows'
+import { PostgresAuthStore } from './modules/auth/store.postgres'
+import { SqliteAuthStore } from './modules/auth/store.sqlite'
+import { andThen } from './db/maybe-promise'
 import { docsModule } from './modules/docs'
 import { openAiModule } from './modules/openai'
 import { OpenAiService } from './modules/openai/service'
@@ -53,6 +58,7 @@ import { voiceModule } from './modules/voice'
 import { type VoiceActions, VoiceCommands } from './modules/voice/commands'
 import { SpeechService } from './modules/voice/service'
 import { registerVoiceSocket } from './modules/voice/socket'
+import { registerAgentSocket } from './modules/agents/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
@@ -94,10 +100,16 @@ export interface AppOptions extends Partial<Config> {
    * UAGENT_DATABASE_URL.
    */
   postgres?: Postgres
+  /**
+   * The JWT key kept in PostgreSQL (server_secrets), shared by every server on that database;
+   * startServices() reads it when UAGENT_JWT_SECRET is unset (which wins when set). Without it, a
+   * server built by createServices() signs with its data dir's key, as on SQLite.
+   */
+  sharedJwtSecret?: string
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'agent tasks', 'voice audio and autopilot', 'analytics'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
 export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
 
@@ -111,6 +123,8 @@ export interface Services {
   postgresMonitor: PostgresMonitor | null
   /** Redis (UAGENT_REDIS_URL), shared by replicas: rate limits and events; null without it. */
   redis: RedisLink | null
+  /** Events a client waits for (agent task progress), to every replica through Redis when there is one. */
+  bus: EventBus
   /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
@@ -159,7 +173,7 @@ function openRecordsDatabase(option: string | Database | undefined, db: Database
 
 /** Builds the services: database (migrated), signer, accounts, limits. */
 export function createServices(options: AppOptions = {}): Services {
-  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, ...overrides } = options
+  const { database, analyticsDatabase, env, log: logOption, postgres: postgresOption, sharedJwtSecret: sharedSecret, ...overrides } = options
   const loaded = loadConfig(env ?? process.env)
   // A data dir given in code takes its audio folder with it, unless that is given too.
   if (overrides.dataDir !== undefined && overrides.audioDir === undefined) loaded.audioDir = `${overrides.dataDir}/audio`
@@ -171,15 +185,16 @@ export function createServices(options: AppOptions = {}): Services {
   const postgres = postgresOption ?? null
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
+  const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
   // Read before the database is opened (which creates it when missing).
   const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
-  const signer = new TokenSigner(jwtSecret(config.jwtSecret, inMemory ? null : config.dataDir, { databaseExists }))
+  const signer = new TokenSigner(config.jwtSecret ?? sharedSecret ?? jwtSecret(undefined, inMemory ? null : config.dataDir, { databaseExists }))
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
-  const auth = new AuthService(db, signer)
+  const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), signer)
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
@@ -199,7 +214,7 @@ export function createServices(options: AppOptions = {}): Services {
     minFreeBytes: config.minFreeMb * 1024 * 1024,
   })
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
-  const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => auth.getUser(id) !== null })
+  const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
   const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
@@ -247,20 +262,20 @@ export function createServices(options: AppOptions = {}): Services {
     queueLimit: config.agentQueueLimit,
     retentionMs: config.agentRetentionHours * 3600_000,
     log,
+    bus,
+    instanceId: config.instanceId,
   })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
     for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
   })
-  // In PostgreSQL no cascade reaches conversations, API keys, agent tasks and voice records from the users table (still in SQLite).
+  // The stores still in SQLite name their owners by foreign key to its users table: with the
+  // accounts in PostgreSQL, each user this server admits gets a key row there.
   if (postgres) {
-    auth.onUserDeleted((userId) => {
-      conversations.deleteAllOf(userId).catch((error) => log(`Deleting the conversations of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(apiKeys.revokeAllForUser(userId)).catch((error) => log(`Deleting the API keys of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(agents.store.deleteAllOf(userId)).catch((error) => log(`Deleting the agent tasks of deleted user ${userId} failed: ${(error as Error).message}`))
-      Promise.resolve(speech.store.deleteAllOf(userId)).catch((error) => log(`Deleting the voice records of deleted user ${userId} failed: ${(error as Error).message}`))
-    })
+    const localRows = new LocalAccountRows(db)
+    auth.onUserSeen((user) => localRows.ensure(user))
+    auth.onUserDeleted((userId) => localRows.forget(userId))
   }
   const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
@@ -285,12 +300,13 @@ export function createServices(options: AppOptions = {}): Services {
     listAgentNames: () => services.agents.list().agents.map((agent) => agent.name),
   }
   const voice = new VoiceCommands(speech, actions)
-  ensureFirstAdmin(auth, config, log)
+  // On PostgreSQL the first admin is made by startServices (it awaits the database).
+  if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -305,15 +321,20 @@ export function createServices(options: AppOptions = {}): Services {
 /**
  * createServices() for a server that may keep its state in PostgreSQL: with UAGENT_DATABASE_URL
  * set (and no `postgres` given), connects and migrates it first (unreachable: a StartupError
- * naming the variable), and says which stores are there.
+ * naming the variable), and says which stores are there. On PostgreSQL (given or opened) it also
+ * does the start-up work that needs the database: the JWT key shared by every server on it
+ * (unless UAGENT_JWT_SECRET is set), and the first admin.
  */
 export async function startServices(options: AppOptions = {}): Promise<Services> {
   const config = loadConfig(options.env ?? process.env)
   const url = options.databaseUrl ?? config.databaseUrl
-  if (!url || options.postgres) return withRedis(createServices(options))
-  const postgres = await openPostgres(url)
+  if (!url && !options.postgres) return withRedis(createServices(options))
+  const postgres = options.postgres ?? (await openPostgres(url!))
   try {
-    const services = createServices({ ...options, postgres })
+    // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
+    const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
+    const services = createServices({ ...options, postgres, sharedJwtSecret })
+    await ensureFirstAdmin(services.auth, services.config, services.log)
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length
@@ -322,7 +343,7 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     )
     return withRedis(services)
   } catch (error) {
-    await postgres.close().catch(() => {})
+    if (!options.postgres) await postgres.close().catch(() => {})
     throw error
   }
 }
@@ -346,6 +367,7 @@ export function buildApp(services: Services) {
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   registerVoiceSocket(sockets, voice)
+  registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,

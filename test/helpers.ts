@@ -1,5 +1,6 @@
 import { buildApp, createServices, type AppOptions, type Services } from '../src/app'
 import type { ChatMessage, GenerateOptions, Generator } from '../src/ml'
+import { ensureFirstAdmin } from '../src/modules/auth/bootstrap'
 import { ChatService } from '../src/modules/chat/service'
 
 export { tempDir } from './temp'
@@ -18,8 +19,11 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
   })
   customize?.(services)
   const app = buildApp(services)
+  // On PostgreSQL the first admin is made with a promise (startServices awaits it; here the first call does).
+  const ready = options.postgres ? ensureFirstAdmin(services.auth, services.config, services.log) : undefined
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+    await ready
     const headers: Record<string, string> = { ...init.headers }
     if (init.token) headers.authorization = `Bearer ${init.token}`
     let body: string | undefined

@@ -10,6 +10,8 @@ import { SqliteApiKeyStore } from '../../src/modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from '../../src/modules/apikeys/store.postgres'
 import { openPostgres, type Postgres } from '../../src/db/postgres'
 import { AuthService } from '../../src/modules/auth/service'
+import { PostgresAuthStore } from '../../src/modules/auth/store.postgres'
+import { SqliteAuthStore } from '../../src/modules/auth/store.sqlite'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
@@ -125,9 +127,10 @@ export function registerAdmin(program: Command): void {
       .option('--disable-mfa', 'also turn MFA off (the authenticator was lost)')
       .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
         const dataDir = dataDirOf(options.dataDir)
-        const db = openExistingDatabase(dataDir)
-        // API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are deleted there.
+        // Accounts and API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are changed there: the
+        // data dir (a replica's may be empty) is not needed then.
         const databaseUrl = process.env.UAGENT_DATABASE_URL?.trim()
+        const db = databaseUrl ? null : openExistingDatabase(dataDir)
         let postgres: Postgres | null = null
         try {
           if (databaseUrl) {
@@ -137,26 +140,30 @@ export function registerAdmin(program: Command): void {
               throw new CliError('DATABASE', (error as Error).message, EXIT.apiError)
             }
           }
-          const auth = new AuthService(db, new TokenSigner(randomBytes(48).toString('base64url')))
+          const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db!), new TokenSigner(randomBytes(48).toString('base64url')))
           // So that the new password also ends the account's API keys, as every password change does.
-          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth))
-          const user = auth.findUserByEmail(email)
-          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${dataDir}`, EXIT.apiError)
+          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db!), auth))
+          const user = await auth.findUserByEmail(email)
+          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${postgres ? 'the PostgreSQL database (UAGENT_DATABASE_URL)' : dataDir}`, EXIT.apiError)
           const { password, generated } = await newPassword(options.password)
           const sessionsRevoked = await auth.setPassword(user.id, password)
           const wasDisabled = user.disabled
-          if (wasDisabled) auth.enable(user.id)
-          if (options.disableMfa) auth.resetMfa(user.id)
+          if (wasDisabled) await auth.enable(user.id)
+          if (options.disableMfa) await auth.resetMfa(user.id)
           const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
           emit(command, body, () => {
             console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)
             if (wasDisabled) console.log('The account was disabled and is enabled again.')
             if (options.disableMfa) console.log('MFA is off for the account.')
             if (generated) console.log(`New password (shown once): ${password}`)
-            console.log('A running server picks this up at once for logins; restart it if it cached the old sessions.')
+            console.log(
+              postgres
+                ? 'Running servers on this database take the new password at once and refuse the old sessions within a second.'
+                : 'A running server picks this up at once for logins; restart it if it cached the old sessions.',
+            )
           })
         } finally {
-          db.close()
+          db?.close()
           await postgres?.close()
         }
       }),

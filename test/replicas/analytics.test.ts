@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { openPostgres } from '../../src/db/postgres'
-import { ADMIN, makeServer, tempDir } from '../helpers'
+import { makeServer, tempDir } from '../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 setDefaultTimeout(60_000)
@@ -33,7 +33,8 @@ suite(`analytics of replicas on one PostgreSQL database${TEST_DATABASE_URL ? '' 
       })
       return { status: response.status, json: (await response.json()) as any }
     }
-    const token = (await call('POST', '/auth/login', undefined, ADMIN)).json.accessToken as string
+    // (In-process: it waits for the first admin, which a server on PostgreSQL makes with a promise.)
+    const token = (await server.login()).accessToken
     return { call, token }
   }
 

@@ -86,7 +86,7 @@ export function wsModule(
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
     idleTimeout: WS_IDLE_TIMEOUT,
     sendPings: true,
-    detail: { summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute' },
+    detail: { summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute, agent_task' },
     open(ws) {
       sockets.set(ws.id, { principal: null, running: new Set() })
     },

@@ -6,28 +6,23 @@ import type { VoiceStore } from '../../../src/modules/voice/store'
 import { PostgresVoiceStore } from '../../../src/modules/voice/store.postgres'
 import { SqliteVoiceStore } from '../../../src/modules/voice/store.sqlite'
 import { makeServer, tempDir } from '../../helpers'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 
-function voiceOf(backend: TestBackend): { store: VoiceStore; user(): string } {
-  const user = () => {
-    const id = randomUUID()
-    // SQLite's voice tables have a foreign key to users.
-    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
-    return id
-  }
+function voiceOf(backend: TestBackend): { store: VoiceStore; user(): Promise<string> } {
+  const user = () => insertTestUser(backend)
   return { store: backend.kind === 'postgres' ? new PostgresVoiceStore(backend.sql) : new SqliteVoiceStore(backend.db), user }
 }
 
 describeBackends('voice store', (backend) => {
   test('audio: recorded, found by its owner alone while its file is there, swept with its file once old', async () => {
     const { store, user } = voiceOf(backend())
-    const owner = user()
+    const owner = await user()
     const audio = new AudioStore(store, tempDir('voice-store'), 3600_000)
     const { id, path } = audio.reserve('wav')
     await Bun.write(path, new Uint8Array([82, 73, 70, 70]))
     await audio.record({ id, user_id: owner, format: 'wav', size: 4, duration: 0.25 })
     expect(await audio.find(owner, `${id}.wav`)).toMatchObject({ id, user_id: owner, format: 'wav', size: 4, duration: 0.25, path })
-    expect(await audio.find(user(), `${id}.wav`)).toBeNull()
+    expect(await audio.find(await user(), `${id}.wav`)).toBeNull()
     expect(await audio.find(owner, `${id}.mp3`)).toBeNull()
     expect(await audio.find(owner, '../etc/passwd')).toBeNull()
     expect(await audio.sweep(Date.now())).toBe(0)
@@ -39,7 +34,7 @@ describeBackends('voice store', (backend) => {
   test('autopilot: start merges preferences and keeps a running session; stop; one session per user; deleteAllOf', async () => {
     const { store, user } = voiceOf(backend())
     const pilot = new AutopilotStore(store)
-    const owner = user()
+    const owner = await user()
     expect(await pilot.get(owner)).toBeNull()
     expect(await pilot.stop(owner)).toBeNull()
     const started = await pilot.start(owner, 'driving', { verbosity: 'low', autoExecute: true, speed: 1.25 })
@@ -50,7 +45,7 @@ describeBackends('voice store', (backend) => {
     const anew = await pilot.start(owner, null, {})
     expect(anew.sessionId).not.toBe(started.sessionId)
     expect(anew).toMatchObject({ context: null, autoExecute: true })
-    const other = user()
+    const other = await user()
     expect((await pilot.start(other, undefined, {})).autoExecute).toBe(false)
     await store.deleteAllOf(owner)
     expect(await pilot.get(owner)).toBeNull()
