@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { analyticsPathFor, openAnalyticsDatabase } from '../../src/db'
 import { CopyError, type CopySource, copyToPostgres } from '../../src/db/copy-to-postgres'
@@ -43,15 +43,29 @@ export function registerMigrateToPostgres(admin: Command): void {
           }
           const quiet = command.optsWithGlobals().json === true
           let report
+          // The data dir's JWT key becomes the database's (server_secrets), so that tokens the
+          // SQLite server signed stay valid on servers without UAGENT_JWT_SECRET.
+          const keyFile = join(dataDir, 'jwt-secret')
+          const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : ''
+          let keyMoved = false
           try {
-            report = await copyToPostgres(sources, postgres, (line) => {
-              if (!quiet) console.error(dim(line))
-            })
+            report = await copyToPostgres(
+              sources,
+              postgres,
+              (line) => {
+                if (!quiet) console.error(dim(line))
+              },
+              async (tx, tables) => {
+                if (!key || !tables.includes('server_secrets')) return
+                await tx.unsafe("INSERT INTO server_secrets (name, value, created_at) VALUES ('jwt', $1, $2) ON CONFLICT (name) DO NOTHING", [key, new Date().toISOString()])
+                keyMoved = true
+              },
+            )
           } catch (error) {
             if (error instanceof CopyError) throw new CliError('MIGRATION_FAILED', error.message, EXIT.apiError)
             throw error
           }
-          const body = { success: true, dataDir, database: redactUrl(url), ...report }
+          const body = { success: true, dataDir, database: redactUrl(url), ...report, jwtKeyMoved: keyMoved }
           emit(command, body, () => {
             console.log(table(['TABLE', 'FROM', 'SQLITE ROWS', 'POSTGRESQL ROWS'], report.copied.map((t) => [t.table, t.source, t.rows, t.copied])))
             console.log(`Copied ${report.copied.length} tables into ${redactUrl(url)}; every table's row count matches.`)
@@ -61,6 +75,7 @@ export function registerMigrateToPostgres(admin: Command): void {
               console.log(table(['TABLE', 'FROM', 'ROWS', 'WHY'], report.skipped.map((s) => [s.table, s.source, s.rows ?? '?', s.why])))
             }
             if (report.postgresOnly.length) console.log(dim(`PostgreSQL tables no SQLite file has (left empty): ${report.postgresOnly.join(', ')}`))
+            if (keyMoved) console.log("The data dir's JWT key (jwt-secret) is now the database's (server_secrets): tokens it signed stay valid on servers without UAGENT_JWT_SECRET.")
             console.log(`Start the server with UAGENT_DATABASE_URL set and the same data dir (${dataDir}).`)
           })
         } finally {
