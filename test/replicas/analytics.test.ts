@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { openPostgres } from '../../src/db/postgres'
-import { makeServer, tempDir } from '../helpers'
+import { ensureFirstAdmin } from '../../src/modules/auth/bootstrap'
+import { ADMIN, makeServer, tempDir } from '../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 setDefaultTimeout(60_000)
@@ -18,6 +19,8 @@ suite(`analytics of replicas on one PostgreSQL database${TEST_DATABASE_URL ? '' 
   async function replica(url: string, name: string) {
     const dir = tempDir(`analytics-replica-${name}`)
     const server = makeServer({ database: join(dir, 'uagent.db'), dataDir: dir, postgres: await openPostgres(url), jwtSecret: 'r'.repeat(48), env: { UAGENT_INSTANCE_ID: name } })
+    // The first admin is made with a promise on PostgreSQL (makeServer's helpers wait for it; fetch does not).
+    await ensureFirstAdmin(server.services.auth, server.services.config, server.services.log)
     const listening = server.app.listen({ port: 0, hostname: '127.0.0.1' })
     const base = `http://127.0.0.1:${listening.server!.port}`
     stops.push(async () => {
@@ -33,8 +36,7 @@ suite(`analytics of replicas on one PostgreSQL database${TEST_DATABASE_URL ? '' 
       })
       return { status: response.status, json: (await response.json()) as any }
     }
-    // (In-process: it waits for the first admin, which a server on PostgreSQL makes with a promise.)
-    const token = (await server.login()).accessToken
+    const token = (await call('POST', '/auth/login', undefined, ADMIN)).json.accessToken as string
     return { call, token }
   }
 
