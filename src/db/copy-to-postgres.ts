@@ -180,7 +180,7 @@ export async function copyToPostgres(
     for (const { name, virtual } of sqliteTables(source.db)) {
       if (origin.has(name)) continue
       if (tables.includes(name) && !virtual) origin.set(name, source)
-      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite virtual table (an index PostgreSQL builds its own way)' : 'no PostgreSQL table' })
+      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite index (virtual table)' : 'no PostgreSQL table' })
     }
   }
 

@@ -38,7 +38,7 @@ async function pgCount(url: string, table: string): Promise<number> {
 suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   const dataDir = tempDir('migrate-data')
   let target = ''
-  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0 }
+  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0 }
 
   test('a populated SQLite server is copied into an empty PostgreSQL database, counts checked, and a server on it serves the same data', async () => {
     // The SQLite server, used through its API: a user, conversations, an API key, an agent task, analytics.
@@ -57,6 +57,19 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     const task = await before.call('POST', '/agents/execute', { token: bob.accessToken, body: { task: 'Summarize the lighthouse', agents: ['writer'] } })
     expect(task.status).toBe(200)
     made.taskId = task.json.taskId
+    const ingested = await before.call('POST', '/rag/ingest', {
+      token: bob.accessToken,
+      body: {
+        collection: 'handbook',
+        documents: [
+          { id: 'lighthouse', content: 'The lighthouse keeper polishes the great lens every evening before the lamp is lit.' },
+          { id: 'bakery', content: 'The bakery opens at six; rye loaves come out of the oven first, then the croissants.' },
+          { id: 'harbour', content: 'Fishing boats moor in the harbour after the evening tide, their nets drying on the quay.' },
+        ],
+      },
+    })
+    expect(ingested.status).toBe(200)
+    made.chunks = (await before.call('GET', '/rag/collections', { token: bob.accessToken })).json.collections[0].chunks
     await before.services.recorder.settle()
     made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
     await close(before)
@@ -104,10 +117,20 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       const keys = await after.call('GET', '/auth/api-keys', { token: again.accessToken })
       expect(keys.json.keys.map((k: any) => k.name)).toEqual(['laptop'])
       expect((await after.call('GET', `/agents/task/${made.taskId}`, { token: again.accessToken })).json.status).toBe('completed')
+      // RAG: the collection, its chunks, and search by keywords and by vectors as before the move.
+      expect(migrated.stdout).toMatch(/RAG: \d+ chunks indexed for keyword search .* and \d+ vectors copied/)
+      const collections = (await after.call('GET', '/rag/collections', { token: again.accessToken })).json.collections
+      expect(collections.map((c: any) => [c.name, c.documents, c.chunks])).toEqual([['handbook', 3, made.chunks]])
+      const search = await after.call('POST', '/rag/search', { token: again.accessToken, body: { collection: 'handbook', query: 'croissants rye oven', limit: 3 } })
+      expect(search.status).toBe(200)
+      expect(search.json.results[0].id).toBe('bakery')
+      expect(search.json.results.map((r: any) => r.id).sort()).toEqual(['bakery', 'harbour', 'lighthouse'])
+      const lens = await after.call('POST', '/rag/search', { token: again.accessToken, body: { collection: 'handbook', query: 'lens of the lighthouse', limit: 1 } })
+      expect(lens.json.results[0].id).toBe('lighthouse')
       const admin2 = await after.login()
       const dashboard = (await after.call('GET', '/analytics/dashboard', { token: admin2.accessToken })).json
-      // The SQLite server's requests (its dashboard call included), and the 8 made here so far.
-      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 8)
+      // The SQLite server's requests (its dashboard call included), and the 11 made here so far.
+      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 11)
       expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
     } finally {
       await close(after)
