@@ -3,7 +3,9 @@
 //   sentence-hit@1  test/fixtures/answers-labelled.json: real Debian documents in one collection,
 //                   each question asked through answerQuestion (retrieval + the built-in engine);
 //                   a hit when the answer's first sentence (with the one it leans on) is the labelled one.
-//   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph.
+//   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
+//                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
+//                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
 //   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
 import set from '../test/fixtures/answers-labelled.json'
@@ -16,8 +18,10 @@ import { BaselineExtractiveGenerator } from './answers/baseline-extractive'
 import { type Family, gitFamily, licenceFamily } from './answers/refusal'
 import { sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
 import { join } from 'node:path'
-import { answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
+import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
+import natural from '../test/fixtures/paraphrase-natural.json'
+import { firstSenseSearch } from './answers/baseline-expansion'
 
 const USER = 'bench'
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
@@ -29,7 +33,7 @@ export function knowledgeBase(options: { synonyms?: boolean } = {}) {
   const embedder = new HashEmbedder()
   const generator = new ExtractiveGenerator()
   const rag = new RagService({ db, embedder: async () => embedder, generator: async () => generator, synonyms: options.synonyms })
-  return { rag, user: USER }
+  return { rag, user: USER, embedder }
 }
 
 /** An answer as /rag/answer gave it before issue 37: the same search without synonyms, the passage filter, no coverage rule, the engine of before. */
@@ -83,16 +87,30 @@ async function refusals(family: Family) {
   }
 }
 
-/** Recall@3 of the paraphrase set: its paragraph among the first three results, with and without synonyms. */
-async function paraphraseRecall(synonyms: boolean) {
-  const kb = knowledgeBase({ synonyms })
-  await kb.rag.ingest(kb.user, 'paragraphs', paragraphDocuments(set.documents))
-  let found = 0
-  for (const q of paraphrases.questions) {
-    const { results } = await kb.rag.search(kb.user, 'paragraphs', q.question, 3)
-    if (results.some((r) => r.id === q.document)) found++
+/** Recall@3 and @10 of a paraphrase set: its paragraph among the first three (ten) results. */
+async function paraphraseRecall(search: (question: string) => Promise<string[]>, questions: { question: string; document: string }[]) {
+  let at3 = 0
+  let at10 = 0
+  for (const q of questions) {
+    const at = (await search(q.question)).indexOf(q.document)
+    if (at >= 0 && at < 3) at3++
+    if (at >= 0) at10++
   }
-  return found / paraphrases.questions.length
+  return { at3: at3 / questions.length, at10: at10 / questions.length }
+}
+
+/** How a paraphrase set was searched before this session's expansion (bench/answers/baseline-expansion.ts) and now. */
+async function paraphraseFigures(documents: { id: string; content: string }[], questions: { question: string; document: string }[]) {
+  const none = knowledgeBase({ synonyms: false })
+  await none.rag.ingest(none.user, 'p', documents)
+  const now = knowledgeBase()
+  await now.rag.ingest(now.user, 'p', documents)
+  const ids = (results: { id: string }[]) => results.map((r) => r.id)
+  return {
+    none: await paraphraseRecall(async (q) => ids((await none.rag.search(none.user, 'p', q, 10)).results), questions),
+    first: await paraphraseRecall(async (q) => ids(await firstSenseSearch(now.rag, now.embedder, now.user, 'p', q, 10)), questions),
+    now: await paraphraseRecall(async (q) => ids((await now.rag.search(now.user, 'p', q, 10)).results), questions),
+  }
 }
 
 export async function benchAnswers() {
@@ -109,11 +127,17 @@ export async function benchAnswers() {
   )
   if (process.env.BENCH_VERBOSE) for (const miss of after.misses) console.log(`  miss: ${miss}`)
 
-  const paraphrased = { before: await paraphraseRecall(false), after: await paraphraseRecall(true) }
-  console.log(
-    `paraphrase recall@3  ${paraphrased.before.toFixed(3)} → ${paraphrased.after.toFixed(3)}   (${paraphrases.questions.length} questions sharing only synonyms with their paragraph, ` +
-      `${paragraphDocuments(set.documents).length} paragraphs; before: no synonyms)`,
-  )
+  for (const [name, documents, questions] of [
+    ['paraphrase (synonyms)', paragraphDocuments(set.documents), paraphrases.questions],
+    ['paraphrase (everyday)', allParagraphs(set.documents), natural.questions],
+  ] as const) {
+    const f = await paraphraseFigures(documents, questions)
+    const fig = (r: { at3: number; at10: number }) => `${r.at3.toFixed(3)}/${r.at10.toFixed(3)}`
+    console.log(
+      `${name} recall@3/@10  no synonyms ${fig(f.none)}, first-sense synonyms (last session) ${fig(f.first)} → now ${fig(f.now)}   ` +
+        `(${questions.length} questions sharing no content word with their paragraph, ${documents.length} paragraphs)`,
+    )
+  }
 
   const oldTree = sourceBefore()
   for (const agents of [['planner', 'writer'], ['researcher', 'writer']]) {

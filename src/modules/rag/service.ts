@@ -3,9 +3,9 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
+import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
-import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, idf, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
@@ -28,6 +28,8 @@ export interface IngestDocument {
 export interface Expansion {
   words: string[]
   terms?: QueryTerms
+  /** Per content word of the query that has synonyms here: the word, and its synonyms as indices into `terms.terms` with their weights. */
+  groups?: SynonymGroupTerms[]
 }
 const NO_EXPANSION: Expansion = { words: [] }
 
@@ -232,12 +234,30 @@ export class RagService {
    */
   expansion(collection: CollectionRow, query: string): Expansion {
     if (this.deps.synonyms === false) return NO_EXPANSION
-    const synonyms = synonymsOf(query)
-    if (!synonyms.length) return NO_EXPANSION
-    const found = this.store.queryTerms(collection, synonyms.join(' '))
+    const groups = synonymGroups(query)
+    if (!groups.length) return NO_EXPANSION
+    const weights = new Map<string, number>()
+    for (const group of groups) for (const synonym of group.synonyms) weights.set(synonym.word, synonym.weight)
+    const found = this.store.queryTerms(collection, [...weights.keys()].join(' '))
     const most = Math.max(RARE_SYNONYM_MIN, found.chunks * RARE_SYNONYM_SHARE)
-    const kept = found.terms.filter((term) => !term.phrase && term.df > 0 && term.df <= most).slice(0, MOST_SYNONYMS)
-    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept } }
+    const kept = found.terms
+      .filter((term) => !term.phrase && term.df > 0 && term.df <= most && weights.has(term.word))
+      .sort((a, b) => weights.get(b.word)! - weights.get(a.word)!)
+      .slice(0, MOST_SYNONYMS)
+    if (!kept.length) return NO_EXPANSION
+    const index = new Map(kept.map((term, i) => [term.word, i]))
+    const own = this.store.queryTerms(collection, query)
+    const absent = new Set(own.terms.filter((term) => !term.phrase && term.df === 0 && !STOPWORDS.has(term.word)).map((term) => term.word))
+    const missing = new Set(groups.filter((group) => group.word.split(' ').every((word) => absent.has(word))).map((group) => group.word))
+    const held = groups
+      .map((group) => ({
+        word: group.word,
+        share: missing.has(group.word) ? STAND_IN_SHARE : SYNONYM_SHARE,
+        idf: idf(Math.min(...group.word.split(' ').map((word) => own.terms.find((term) => !term.phrase && term.word === word)?.df ?? 0)), own.chunks),
+        synonyms: group.synonyms.filter((synonym) => index.has(synonym.word)).map((synonym) => ({ index: index.get(synonym.word)!, weight: synonym.weight })),
+      }))
+      .filter((group) => group.synonyms.length)
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held }
   }
 
   /**
@@ -246,14 +266,18 @@ export class RagService {
    * the query's vector changes: stored vectors (and the embedder's id) stay as they are.
    */
   async queryVector(embedder: Embedder, query: string, synonyms: Expansion): Promise<Float32Array> {
-    if (!synonyms.words.length) return (await embedder.embed([query]))[0]!
-    const [own, other] = await embedder.embed([query, synonyms.words.join(' ')])
-    const blended = new Float32Array(own!.length)
+    // Only synonyms of a word's most frequent sense (a vector has no weights to tell likely meanings
+    // from unlikely ones), each word's embedded apart and counted once: a word with many synonyms
+    // does not pull the query towards itself more than a word with one.
+    const leaning = (synonyms.groups ?? [])
+      .map((group) => group.synonyms.filter((synonym) => synonym.weight >= 1).map((synonym) => synonyms.words[synonym.index]!))
+      .filter((words) => words.length)
+    if (!leaning.length) return (await embedder.embed([query]))[0]!
+    const [own, ...others] = await embedder.embed([query, ...leaning.map((words) => words.join(' '))])
+    const blended = Float32Array.from(own!)
+    for (const other of others) for (let i = 0; i < blended.length; i++) blended[i]! += (SYNONYM_VECTOR_SHARE * other[i]!) / others.length
     let norm = 0
-    for (let i = 0; i < blended.length; i++) {
-      blended[i] = own![i]! + SYNONYM_VECTOR_SHARE * other![i]!
-      norm += blended[i]! * blended[i]!
-    }
+    for (let i = 0; i < blended.length; i++) norm += blended[i]! * blended[i]!
     if (norm > 0) for (let i = 0; i < blended.length; i++) blended[i]! /= Math.sqrt(norm)
     return blended
   }
@@ -307,6 +331,19 @@ export class RagService {
       ids,
       wanted.map((i) => terms.terms[i]!),
     )
+    // What the query's synonyms give each candidate: for each word it lacks, its best synonym there.
+    if (synonyms.groups?.length) {
+      const own = synonyms.groups.map((group) => terms.terms.findIndex((term) => !term.phrase && term.word === group.word))
+      const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
+      const ownHeld = this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!))
+      const synonymHeld = this.store.termHoldings(synonyms.terms!, ids, synonyms.terms!.terms)
+      for (const candidate of byId.values()) {
+        const holds = new Set((ownHeld.get(candidate.chunkId) ?? []).map((j) => ownTerms[j]!))
+        const lacks = own.map((i) => i < 0 || !holds.has(i))
+        const score = synonymScore(synonyms.groups, lacks, new Set(synonymHeld.get(candidate.chunkId) ?? []))
+        candidate.synonymBm25 = score > 0 ? -score : undefined
+      }
+    }
     const chunks = this.store.chunks(ids)
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
