@@ -6,6 +6,7 @@
 //   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
 //                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
 //                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
+//   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
 //   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
 import set from '../test/fixtures/answers-labelled.json'
@@ -22,6 +23,7 @@ import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } f
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
 import natural from '../test/fixtures/paraphrase-natural.json'
 import { firstSenseSearch } from './answers/baseline-expansion'
+import { heldOut } from './answers/heldout'
 
 const USER = 'bench'
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
@@ -136,6 +138,25 @@ export async function benchAnswers() {
     console.log(
       `${name} recall@3/@10  no synonyms ${fig(f.none)}, first-sense synonyms (last session) ${fig(f.first)} → now ${fig(f.now)}   ` +
         `(${questions.length} questions sharing no content word with their paragraph, ${documents.length} paragraphs)`,
+    )
+  }
+
+  const held = heldOut()
+  if (!held) console.log('held-out documentation: skipped, no manual pages on this machine')
+  else {
+    const row = async (synonyms: boolean) => {
+      const kb = knowledgeBase({ synonyms })
+      for (let i = 0; i < held.documents.length; i += 200) await kb.rag.ingest(kb.user, 'docs', held.documents.slice(i, i + 200))
+      let found = 0
+      const started = process.cpuUsage()
+      for (const q of held.questions) if ((await kb.rag.search(kb.user, 'docs', q.question, 10)).results.some((r) => r.id === q.document)) found++
+      const cpu = process.cpuUsage(started)
+      return { top10: found / held.questions.length, cpu: (cpu.user + cpu.system) / 1000 / held.questions.length }
+    }
+    const [without, now] = [await row(false), await row(true)]
+    console.log(
+      `held-out documentation  source in top 10: no synonyms ${without.top10.toFixed(3)} → now ${now.top10.toFixed(3)}   CPU per search ${without.cpu.toFixed(1)} → ${now.cpu.toFixed(1)} ms   ` +
+        `(${held.questions.length} questions from the manual pages' own descriptions, ${held.documents.length} documents; never tuned on)`,
     )
   }
 

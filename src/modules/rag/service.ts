@@ -3,9 +3,9 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
+import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
-import { type Candidate, candidatePools, cosineDistance, idf, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, idf, KEYWORD_POSTINGS, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
@@ -30,6 +30,8 @@ export interface Expansion {
   terms?: QueryTerms
   /** Per content word of the query that has synonyms here: the word, and its synonyms as indices into `terms.terms` with their weights. */
   groups?: SynonymGroupTerms[]
+  /** The written forms of the synonyms (formsOf), each with its index in `terms.terms`. */
+  forms?: Map<string, number>
 }
 const NO_EXPANSION: Expansion = { words: [] }
 
@@ -58,9 +60,20 @@ const STORED_BYTES_PER_BYTE = 4
 
 /** Distinct content words of a text (function words aside): what a hashed vector of it is made of. */
 export function contentWords(text: string): number {
+  return readChunk(text).features
+}
+
+/** A chunk's distinct content words, and which of the synonyms whose written forms are `forms` (form → index) it holds. */
+function readChunk(text: string, forms?: Map<string, number>): { features: number; synonyms: Set<number> } {
   const seen = new Set<string>()
-  for (const word of words(text)) if (!STOPWORDS.has(word)) seen.add(word)
-  return seen.size
+  const synonyms = new Set<number>()
+  for (const word of words(text)) {
+    if (STOPWORDS.has(word)) continue
+    seen.add(word)
+    const synonym = forms?.get(word)
+    if (synonym !== undefined) synonyms.add(synonym)
+  }
+  return { features: seen.size, synonyms }
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -257,7 +270,11 @@ export class RagService {
         synonyms: group.synonyms.filter((synonym) => index.has(synonym.word)).map((synonym) => ({ index: index.get(synonym.word)!, weight: synonym.weight })),
       }))
       .filter((group) => group.synonyms.length)
-    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held }
+    const forms = new Map<string, number>()
+    kept.forEach((term, i) => {
+      for (const form of formsOf(term.word)) if (!forms.has(form)) forms.set(form, i)
+    })
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held, forms }
   }
 
   /**
@@ -308,9 +325,11 @@ export class RagService {
         keywordOnly.push(hit.chunkId)
       }
     })
-    // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
+    // The query's synonyms find candidates too (their best by BM25 of the rarest of them: no
+    // rescoring, as what a synonym is worth comes from the word it stands for; see synonymScore).
     if (synonyms.words.length) {
-      for (const hit of this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool)) {
+      const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, KEYWORD_POSTINGS)
+      for (const hit of plan.query ? this.store.keywordMatches(collection, plan.query, pools.keywordPool) : []) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {
@@ -331,23 +350,25 @@ export class RagService {
       ids,
       wanted.map((i) => terms.terms[i]!),
     )
-    // What the query's synonyms give each candidate: for each word it lacks, its best synonym there.
-    if (synonyms.groups?.length) {
-      const own = synonyms.groups.map((group) => terms.terms.findIndex((term) => !term.phrase && term.word === group.word))
-      const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
-      const ownHeld = this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!))
-      const synonymHeld = this.store.termHoldings(synonyms.terms!, ids, synonyms.terms!.terms)
-      for (const candidate of byId.values()) {
-        const holds = new Set((ownHeld.get(candidate.chunkId) ?? []).map((j) => ownTerms[j]!))
-        const lacks = own.map((i) => i < 0 || !holds.has(i))
-        const score = synonymScore(synonyms.groups, lacks, new Set(synonymHeld.get(candidate.chunkId) ?? []))
-        candidate.synonymBm25 = score > 0 ? -score : undefined
-      }
-    }
     const chunks = this.store.chunks(ids)
+    // What the query's synonyms give each candidate: for each word it lacks, its best synonym there
+    // (the synonyms a chunk holds read from its words, in the pass that counts its content words).
+    const groups = synonyms.groups ?? []
+    const own = groups.map((group) => terms.terms.findIndex((term) => !term.phrase && term.word === group.word))
+    const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
+    const ownHeld = groups.length ? this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!)) : new Map<number, number[]>()
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
-      candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
+      const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
+      candidate.features = read.features
+      if (!groups.length) continue
+      const holds = new Set((ownHeld.get(candidate.chunkId) ?? []).map((j) => ownTerms[j]!))
+      const score = synonymScore(
+        groups,
+        own.map((i) => i < 0 || !holds.has(i)),
+        read.synonyms,
+      )
+      candidate.synonymBm25 = score > 0 ? -score : undefined
     }
     return { candidates: [...byId.values()], terms, chunks }
   }

@@ -89,3 +89,18 @@ export function synonymGroups(query: string): SynonymGroup[] {
   }
   return groups
 }
+
+/**
+ * The written forms of a word that keyword search's stemmer counts as it, as far as regular English
+ * goes: "copy" → copy, copies, copied, copying, copier…; "compress" → compresses, compressed,
+ * compression… Used to see which synonyms a passage holds from its words, without running it
+ * through the keyword index's tokenizer again.
+ */
+export function formsOf(word: string): string[] {
+  const forms = new Set([word, `${word}s`, `${word}es`, `${word}ed`, `${word}ing`, `${word}er`, `${word}ers`, `${word}ion`, `${word}ions`, `${word}ly`])
+  if (word.endsWith('e')) for (const ending of ['d', 'r', 'rs', 's']) forms.add(`${word}${ending}`)
+  if (word.endsWith('e')) for (const ending of ['ing', 'ion', 'ions']) forms.add(`${word.slice(0, -1)}${ending}`)
+  if (/[^aeiou]y$/.test(word)) for (const ending of ['ies', 'ied', 'ier', 'iers']) forms.add(`${word.slice(0, -1)}${ending}`)
+  if (/[^aeiou][aeiou][bdgklmnprt]$/.test(word)) for (const ending of ['ed', 'ing', 'er']) forms.add(`${word}${word.at(-1)}${ending}`)
+  return [...forms]
+}
