@@ -63,6 +63,26 @@ export function contentWords(text: string): number {
   return readChunk(text).features
 }
 
+/**
+ * Results with the same text as a better one (the same passage ingested twice, or in two
+ * documents) moved after those whose text differs, in order: a repeated passage says nothing new,
+ * so it takes a place only when nothing else is left.
+ */
+export function distinctFirst<T>(ranked: T[], text: (hit: T) => string): T[] {
+  const seen = new Set<string>()
+  const first: T[] = []
+  const repeated: T[] = []
+  for (const hit of ranked) {
+    const key = text(hit)
+    if (seen.has(key)) repeated.push(hit)
+    else {
+      seen.add(key)
+      first.push(hit)
+    }
+  }
+  return repeated.length ? [...first, ...repeated] : ranked
+}
+
 /** A chunk's distinct content words, and which of the synonyms whose written forms are `forms` (form → index) it holds. */
 function readChunk(text: string, forms?: Map<string, number>): { features: number; synonyms: Set<number> } {
   const seen = new Set<string>()
@@ -232,7 +252,10 @@ export class RagService {
     if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
     const { candidates, terms, chunks } = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const ranked = rankCandidates(candidates, terms, params)
-    const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
+    const scored = distinctFirst(
+      ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),
+      (hit) => chunks.get(hit.chunkId)!.content,
+    ).slice(0, limit)
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
       return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
