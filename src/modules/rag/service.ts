@@ -3,9 +3,9 @@ import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
 import { keyTerms, STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
+import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
-import { type Candidate, candidatePools, cosineDistance, headingShare, idf, KEYWORD_POSTINGS, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, headingShare, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
@@ -32,6 +32,8 @@ export interface Expansion {
   groups?: SynonymGroupTerms[]
   /** The written forms of the synonyms (formsOf), each with its index in `terms.terms`. */
   forms?: Map<string, number>
+  /** The query's own terms in the collection, looked up once for the expansion and the search. */
+  query?: QueryTerms
 }
 const NO_EXPANSION: Expansion = { words: [] }
 
@@ -297,7 +299,7 @@ export class RagService {
     kept.forEach((term, i) => {
       for (const form of formsOf(term.word)) if (!forms.has(form)) forms.set(form, i)
     })
-    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held, forms }
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held, forms, query: own }
   }
 
   /**
@@ -333,7 +335,7 @@ export class RagService {
     const vectorRanking = hasDirection
       ? this.store.nearest(collection, vector, pools.vectorPool)
       : this.store.firstChunks(collection, pools.vectorPool).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = this.store.queryTerms(collection, query)
+    const terms = synonyms.query ?? this.store.queryTerms(collection, query)
     const keywordRanking = this.store.keywordCandidates(collection, terms, pools.keywordPool)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
@@ -351,7 +353,7 @@ export class RagService {
     // The query's synonyms find candidates too (their best by BM25 of the rarest of them: no
     // rescoring, as what a synonym is worth comes from the word it stands for; see synonymScore).
     if (synonyms.words.length) {
-      const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, KEYWORD_POSTINGS)
+      const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, SYNONYM_POSTINGS)
       for (const hit of plan.query ? this.store.keywordMatches(collection, plan.query, pools.keywordPool) : []) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25

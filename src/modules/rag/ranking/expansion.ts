@@ -14,6 +14,8 @@ export const MOST_SYNONYMS = 12
 /** A synonym held by more than this share of a collection's chunks (and more than RARE_SYNONYM_MIN) is not searched for. */
 export const RARE_SYNONYM_SHARE = 0.02
 export const RARE_SYNONYM_MIN = 20
+/** Postings (chunks holding them) the synonyms' keyword search ranks at most, rarest synonyms first: an expansion costs a fraction of a search. */
+export const SYNONYM_POSTINGS = 3_000
 /** Synonyms looked up in a collection (RagService.expansion keeps those it holds, at most MOST_SYNONYMS). */
 export const LOOKED_UP = 32
 

@@ -324,12 +324,18 @@ export const HEADING_WEIGHT = 0.1
 /** A heading of plain text: a paragraph of one short line without closing punctuation, or a Markdown `#` line. */
 const HEADING = /^(#{1,6}\s+.{1,80}|[^\n]{2,60}(?<![.!?;:,]))$/
 
-/** The headings of a chunk's text (see HEADING). */
+/** The headings of a chunk's text (see HEADING): its paragraphs (split at blank lines) short enough to be one, read without splitting the rest. */
 export function headingsOf(text: string): string[] {
   const out: string[] = []
-  for (const paragraph of text.split(/\n\s*\n/)) {
-    const line = paragraph.trim()
-    if (line && HEADING.test(line) && line.split(/\s+/).length <= 10) out.push(line.replace(/^#+\s*/, ''))
+  let start = 0
+  while (start < text.length) {
+    let end = text.indexOf('\n\n', start)
+    if (end < 0) end = text.length
+    if (end - start <= 90) {
+      const line = text.slice(start, end).trim()
+      if (line && !line.includes('\n') && HEADING.test(line) && line.split(/\s+/).length <= 10) out.push(line.replace(/^#+\s*/, ''))
+    }
+    start = end + 2
   }
   return out
 }
