@@ -51,7 +51,7 @@ export const COMMON_SHARE = 0.5
  * scores every chunk any OR-ed word matches, so "how does the …" made it score most of the
  * collection; rarest words first, a word that would overflow this is dropped.
  */
-export const KEYWORD_POSTINGS = 12_000
+export const KEYWORD_POSTINGS = 6_000
 /** When even the rarest word matches more than KEYWORD_POSTINGS chunks: how many of them are ranked. */
 export const CAPPED_CANDIDATES = 2_000
 
