@@ -209,24 +209,3 @@ describe('repeated passages', () => {
     expect(all.results.slice(0, 2).map((r) => r.id)).toContain('restore-howto')
   })
 })
-
-describe('headings', () => {
-  test('a section whose heading names what the query asks about ranks above text that mentions its words in passing', async () => {
-    const { rag } = service()
-    await rag.ingest('u', 'manual', [
-      {
-        id: 'vacuum',
-        content:
-          'Routine Vacuuming\n\nPostgreSQL databases require periodic maintenance known as vacuuming. For many installations, it is sufficient to let vacuuming be performed by the autovacuum daemon.',
-      },
-      {
-        id: 'release-notes',
-        content:
-          'Release notes\n\nThis release makes routine vacuuming faster on large tables, and routine vacuuming now logs what it did. Routine vacuuming of temporary tables is skipped, as routine vacuuming of them did nothing.',
-      },
-      { id: 'indexes', content: 'Index Types\n\nPostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN and BRIN.' },
-    ])
-    const { results } = await rag.search('u', 'manual', 'what is routine vacuuming', 3)
-    expect(results[0]?.id).toBe('vacuum')
-  })
-})

@@ -1,11 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Embedder, Generator } from '../../ml'
-import { keyTerms, STOPWORDS, words } from '../../ml/text'
+import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
-import { type Candidate, candidatePools, cosineDistance, headingShare, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
 import type { VectorCacheOptions } from './vectors/cache'
 
@@ -382,18 +382,10 @@ export class RagService {
     const own = groups.map((group) => terms.terms.findIndex((term) => !term.phrase && term.word === group.word))
     const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
     const ownHeld = groups.length ? this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!)) : new Map<number, number[]>()
-    // The query's content words as headings are matched (stemmed), each weighted by its idf here.
-    const headingTerms = new Map<string, number>()
-    for (const term of terms.terms) {
-      if (term.phrase || STOPWORDS.has(term.word) || term.df === 0) continue
-      for (const key of keyTerms(term.word)) headingTerms.set(key, Math.max(headingTerms.get(key) ?? 0, idf(term.df, terms.chunks)))
-    }
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
-      const content = chunks.get(candidate.chunkId)?.content ?? ''
-      const read = readChunk(content, synonyms.forms)
+      const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
       candidate.features = read.features
-      candidate.heading = headingShare(content, headingTerms)
       if (!groups.length) continue
       const holds = new Set((ownHeld.get(candidate.chunkId) ?? []).map((j) => ownTerms[j]!))
       const score = synonymScore(

@@ -1,4 +1,4 @@
-import { keyTerms, STOPWORDS, words } from '../../../ml/text'
+import { STOPWORDS, words } from '../../../ml/text'
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60
@@ -177,8 +177,6 @@ export interface Candidate {
   held: number[]
   /** Distinct content words of the chunk. */
   features: number
-  /** Share of the query's content words (idf-weighted) that the chunk's headings hold (see headingShare). */
-  heading?: number
   /** Positions in the vector and keyword rankings (Infinity when not in one). */
   vectorRank: number
   keywordRank: number
@@ -308,51 +306,11 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
     const score =
       params.vectorWeight * c.similarity * damping +
       params.keywordWeight * keywordRelevance(withSynonyms(c), params.bm25Half) +
-      (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0) +
-      HEADING_WEIGHT * (c.heading ?? 0)
+      (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
     scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase) })
   }
   return scored
     .sort((a, b) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf)
     .map(({ chunkId, score, rrf }) => ({ chunkId, score, rrf }))
-}
-
-/** What a chunk whose headings hold all of the query's words gains (a section named for the question is about it). */
-export const HEADING_WEIGHT = 0.1
-
-/** A heading of plain text: a paragraph of one short line without closing punctuation, or a Markdown `#` line. */
-const HEADING = /^(#{1,6}\s+.{1,80}|[^\n]{2,60}(?<![.!?;:,]))$/
-
-/** The headings of a chunk's text (see HEADING): its paragraphs (split at blank lines) short enough to be one, read without splitting the rest. */
-export function headingsOf(text: string): string[] {
-  const out: string[] = []
-  let start = 0
-  while (start < text.length) {
-    let end = text.indexOf('\n\n', start)
-    if (end < 0) end = text.length
-    if (end - start <= 90) {
-      const line = text.slice(start, end).trim()
-      if (line && !line.includes('\n') && HEADING.test(line) && line.split(/\s+/).length <= 10) out.push(line.replace(/^#+\s*/, ''))
-    }
-    start = end + 2
-  }
-  return out
-}
-
-/**
- * The share of the query's content words (`terms`: stemmed, each with its idf) that the chunk's
- * headings hold, by idf: 1 when a heading names everything the query asks about.
- */
-export function headingShare(text: string, terms: Map<string, number>): number {
-  if (!terms.size) return 0
-  const held = new Set(headingsOf(text).flatMap((heading) => keyTerms(heading)))
-  if (!held.size) return 0
-  let total = 0
-  let found = 0
-  for (const [term, weight] of terms) {
-    total += weight
-    if (held.has(term)) found += weight
-  }
-  return total > 0 ? found / total : 0
 }
