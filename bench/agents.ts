@@ -30,7 +30,7 @@ export async function benchAgents() {
   services.agents.close()
   const generator = new InstantGenerator()
   const agents = new AgentService({ db: services.db, rag: services.rag, generator: async () => generator, tools: services.tools, concurrency: 2, log: () => {} })
-  const caller = { userId: services.auth.listUsers().users[0]!.id, roles: ['admin'] }
+  const caller = { userId: (await services.auth.listUsers()).users[0]!.id, roles: ['admin'] }
   // A small collection, so the researcher really retrieves.
   await services.rag.ingest(caller.userId, 'policies', [
     { id: 'travel', content: 'The travel policy caps hotel costs at 120 euros a night. Book through the travel desk. Receipts are due within 30 days.' },

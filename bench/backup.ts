@@ -19,7 +19,7 @@ try {
   // The data: a real server database (accounts, a few conversations), grown past 1 GB in one
   // statement (8 KB random rows, incompressible like embedding vectors; no journal while filling).
   const services = createServices({ dataDir, adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {} })
-  const admin = services.auth.listUsers().users[0]!
+  const admin = (await services.auth.listUsers()).users[0]!
   for (let i = 0; i < 50; i++) await services.conversations.create(admin.id, `Conversation ${i}`)
   services.db.close()
   const filling = performance.now()

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net'
+import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 
 /** Everything the server reads from its environment, checked once. */
@@ -60,6 +62,8 @@ export interface Config {
   environment: string
   /** Origins browsers may call the API from (CORS); none by default. */
   corsOrigins: string[]
+  /** Proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` names the client, for per-IP rate limits behind nginx; none by default (the header is ignored). */
+  trustedProxies: string[]
   /** Free space (MB) the data dir keeps: a write that would leave less is refused with 507 before the disk runs out. */
   minFreeMb: number
   /** Interval of scheduled backups into `<data>/backups/`, in seconds here. */
@@ -80,6 +84,10 @@ export interface Config {
   speechModelDir: string
   /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
   databaseUrl?: string
+  /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
+  redisUrl?: string
+  /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
+  instanceId: string
 }
 
 export class ConfigError extends Error {
@@ -149,6 +157,37 @@ function postgresUrl(env: Env, name: string): string | undefined {
   return raw
 }
 
+function redisUrl(env: Env, name: string): string | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(raw)
+  } catch {}
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
+    // The URL may hold a password: never echoed.
+    throw new ConfigError(name, 'expected a Redis URL such as redis://host:6379')
+  }
+  return raw
+}
+
+function proxies(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const [address, bits, extra] = item.split('/')
+      const family = isIP(address ?? '')
+      const max = family === 6 ? 128 : 32
+      const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max)
+      if (!family || !validBits || extra !== undefined) throw new ConfigError(name, `expected addresses or CIDR ranges such as 10.0.0.0/8, got "${item}"`)
+      return item
+    })
+}
+
 function origins(env: Env, name: string): string[] {
   const raw = text(env, name)
   if (raw === undefined) return []
@@ -198,8 +237,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (jwtSecret !== undefined && jwtSecret.length < 32) {
     throw new ConfigError('UAGENT_JWT_SECRET', 'must be at least 32 characters')
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535)
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: text(env, 'HOST') ?? '127.0.0.1',
     dataDir: resolve(text(env, 'UAGENT_DATA_DIR') ?? './data'),
     jwtSecret,
@@ -227,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     mcpIdleMs: integer(env, 'UAGENT_MCP_IDLE_MS', 300_000, 1_000, 86_400_000),
     environment: text(env, 'NODE_ENV') ?? 'production',
     corsOrigins: origins(env, 'UAGENT_CORS_ORIGINS'),
+    trustedProxies: proxies(env, 'UAGENT_TRUSTED_PROXIES'),
     minFreeMb: integer(env, 'UAGENT_MIN_FREE_MB', 64, 0, 100_000_000),
     backupIntervalSeconds: duration(env, 'UAGENT_BACKUP_INTERVAL'),
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
@@ -237,5 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: postgresUrl(env, 'UAGENT_DATABASE_URL'),
+    redisUrl: redisUrl(env, 'UAGENT_REDIS_URL'),
+    instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
   }
 }

@@ -16,7 +16,7 @@ interface Stoppable {
  * reports itself stopped (or that came through app.handle) are waited for too, within the same
  * `graceMs`, so that their records are written and the database is open while they run.
  */
-export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'bus'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   services.backups?.stop()
   const deadline = Date.now() + graceMs
   const server = app.server
@@ -39,6 +39,12 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
   // Requests counted by request recording and not answered yet (none once the grace is over).
   await services.recorder.idle(Math.max(0, deadline - Date.now()))
   await new Promise((resolve) => setImmediate(resolve))
+  // A replica sharing the agent queue hands its running tasks back to it (on SQLite: nothing changes).
+  if (services.agents?.sharesQueue) {
+    await services.agents.handBack()
+    services.agents.close()
+  }
+  services.bus?.close()
   services.plugins?.close()
   await services.mcp?.close()
   services.speech?.close()
@@ -46,11 +52,12 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
   services.analyticsDb?.close()
   services.db.close()
   services.postgresMonitor?.close()
+  services.redis?.close()
   await services.postgres?.close({ timeout: 2 })
 }
 
 /** SIGINT and SIGTERM shut the server down (see shutdown) and end the process; a second signal ends it at once. */
-export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp'>>, exit: (code: number) => void = (code) => process.exit(code)) {
+export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'bus'>>, exit: (code: number) => void = (code) => process.exit(code)) {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {

@@ -1,5 +1,6 @@
 import { buildApp, createServices, type AppOptions, type Services } from '../src/app'
 import type { ChatMessage, GenerateOptions, Generator } from '../src/ml'
+import { ensureFirstAdmin } from '../src/modules/auth/bootstrap'
 import { ChatService } from '../src/modules/chat/service'
 
 export { tempDir } from './temp'
@@ -17,9 +18,19 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
     ...options,
   })
   customize?.(services)
+  // On PostgreSQL the first admin is made with a promise (startServices awaits it; here the first call does).
+  return serverOf(services, options.postgres ? ensureFirstAdmin(services.auth, services.config, services.log) : undefined)
+}
+
+/**
+ * The app built from `services` (made by createServices or startServices), with makeServer's
+ * request helpers; the first request waits for `ready` when given.
+ */
+export function serverOf(services: Services, ready?: Promise<unknown> | void) {
   const app = buildApp(services)
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+    await ready
     const headers: Record<string, string> = { ...init.headers }
     if (init.token) headers.authorization = `Bearer ${init.token}`
     let body: string | undefined

@@ -1,9 +1,10 @@
 import { SQL } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe } from 'bun:test'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import net from 'node:net'
 import { openDatabase } from '../src/db'
-import { openPostgres, type Postgres } from '../src/db/postgres'
+import { migratePostgres, type Postgres } from '../src/db/postgres'
 
 /**
  * The PostgreSQL server tests may use: a URL whose role may CREATE DATABASE
@@ -40,11 +41,16 @@ export async function emptyPostgresDatabase(): Promise<{ name: string; url: stri
   return { name, url: databaseUrl(name), track: (pool) => void entry.pools.push(pool) }
 }
 
-/** A fresh PostgreSQL database with every PostgreSQL migration applied, connected. */
+/**
+ * A fresh PostgreSQL database with every PostgreSQL migration applied, connected. Its pool lets
+ * idle connections go after 2 s (the server's own keeps them a minute): the test server is shared
+ * by every file of a run, and by other runs, and has 100 connections in all.
+ */
 export async function freshPostgres(): Promise<Postgres> {
   const database = await emptyPostgresDatabase()
-  const sql = await openPostgres(database.url)
+  const sql = new SQL(database.url, { max: 10, connectionTimeout: 10, idleTimeout: 2 })
   database.track(sql)
+  await migratePostgres(sql)
   return sql
 }
 
@@ -92,7 +98,68 @@ export function describeBackends(title: string, body: (backend: () => TestBacken
     beforeAll(async () => {
       current = { kind: 'postgres', sql: await freshPostgres(), db: openDatabase(':memory:') }
     })
-    afterAll(() => current?.db.close())
+    // The PostgreSQL server is shared by every test file of the run: connections go back at once.
+    afterAll(async () => {
+      current?.db.close()
+      if (current?.kind === 'postgres') await current.sql.close()
+    })
     body(() => current!)
   })
+}
+
+/**
+ * A user for a store's behaviour tests (`<id>@example.com`): in the backend's SQLite database,
+ * and in PostgreSQL too on that backend, whose tables name users by foreign key as SQLite's do.
+ */
+export async function insertTestUser(backend: TestBackend, roles: string[] = ['user']): Promise<string> {
+  const id = randomUUID()
+  const row = [id, `${id}@example.com`, 'x', JSON.stringify(roles), new Date().toISOString()] as const
+  backend.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [...row])
+  if (backend.kind === 'postgres') await backend.sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (${row[0]}, ${row[1]}, ${row[2]}, ${row[3]}, ${row[4]})`
+  return id
+}
+
+/** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+export async function relay(target: URL) {
+  const sockets = new Set<net.Socket>()
+  let server: net.Server | null = null
+  let port = 0
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname)
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on('error', () => {})
+          socket.on('close', () => {
+            sockets.delete(socket)
+            client.destroy()
+            upstream.destroy()
+          })
+        }
+        client.pipe(upstream)
+        upstream.pipe(client)
+      })
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as net.AddressInfo).port
+        resolve()
+      })
+    })
+  await listen()
+  return {
+    get port() {
+      return port
+    },
+    async cut() {
+      await new Promise<void>((resolve) => {
+        server!.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+      })
+    },
+    restore: listen,
+    close() {
+      server?.close()
+      for (const socket of sockets) socket.destroy()
+    },
+  }
 }

@@ -10,11 +10,14 @@ import { SqliteApiKeyStore } from '../../src/modules/apikeys/store.sqlite'
 import { PostgresApiKeyStore } from '../../src/modules/apikeys/store.postgres'
 import { openPostgres, type Postgres } from '../../src/db/postgres'
 import { AuthService } from '../../src/modules/auth/service'
+import { PostgresAuthStore } from '../../src/modules/auth/store.postgres'
+import { SqliteAuthStore } from '../../src/modules/auth/store.sqlite'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
+import { registerMigrateToPostgres } from './admin-postgres'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
 export function dataDirOf(option: string | undefined): string {
@@ -67,7 +70,7 @@ export function registerAdmin(program: Command): void {
         }
         await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())))
         const body = { success: true, file, size }
-        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR`))
+        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR (and --database-url for a server on PostgreSQL)`))
       }),
     'uagent admin backup -o nightly.tar.gz',
   )
@@ -88,21 +91,25 @@ export function registerAdmin(program: Command): void {
     admin
       .command('restore <file>')
       .description(
-        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, keeps the current data dir aside (renamed), then swaps the restored one in',
+        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, restores its PostgreSQL dump if it has one (pg_restore), keeps the current data dir aside (renamed), then swaps the restored one in',
       )
       .option('--data-dir <dir>', 'the data directory (UAGENT_DATA_DIR, default ./data)')
       .option('--force', 'restore even though server.pid names a running process')
-      .action(async (file: string, options: { dataDir?: string; force?: boolean }, command: Command) => {
+      .option('--database-url <url>', "the PostgreSQL database a backup's pg_dump is restored into with pg_restore --clean (default UAGENT_DATABASE_URL)")
+      .action(async (file: string, options: { dataDir?: string; force?: boolean; databaseUrl?: string }, command: Command) => {
         let result
+        const databaseUrl = options.databaseUrl?.trim() || process.env.UAGENT_DATABASE_URL?.trim() || undefined
         try {
-          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force })
+          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force, databaseUrl })
         } catch (error) {
           if (error instanceof RestoreError) throw new CliError('RESTORE_REFUSED', `${error.message}; nothing was changed`, EXIT.apiError)
           throw error
         }
-        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length }
+        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length, postgres: result.postgres }
         emit(command, body, () => {
           console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
+          if (result.postgres) console.log('Its PostgreSQL dump was restored into the database with pg_restore --clean --if-exists, in one transaction.')
+          else if (databaseUrl) console.log('The backup holds no PostgreSQL dump (it was made by a server on SQLite): the PostgreSQL database was not changed.')
           if (result.previous) console.log(`The data dir that was there is kept at ${result.previous}.`)
           console.log('Start the server to use it.')
         })
@@ -120,9 +127,10 @@ export function registerAdmin(program: Command): void {
       .option('--disable-mfa', 'also turn MFA off (the authenticator was lost)')
       .action(async (email: string, options: { dataDir?: string; password?: string; disableMfa?: boolean }, command: Command) => {
         const dataDir = dataDirOf(options.dataDir)
-        const db = openExistingDatabase(dataDir)
-        // API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are deleted there.
+        // Accounts and API keys kept in PostgreSQL (UAGENT_DATABASE_URL) are changed there: the
+        // data dir (a replica's may be empty) is not needed then.
         const databaseUrl = process.env.UAGENT_DATABASE_URL?.trim()
+        const db = databaseUrl ? null : openExistingDatabase(dataDir)
         let postgres: Postgres | null = null
         try {
           if (databaseUrl) {
@@ -132,30 +140,35 @@ export function registerAdmin(program: Command): void {
               throw new CliError('DATABASE', (error as Error).message, EXIT.apiError)
             }
           }
-          const auth = new AuthService(db, new TokenSigner(randomBytes(48).toString('base64url')))
+          const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db!), new TokenSigner(randomBytes(48).toString('base64url')))
           // So that the new password also ends the account's API keys, as every password change does.
-          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth))
-          const user = auth.findUserByEmail(email)
-          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${dataDir}`, EXIT.apiError)
+          auth.acceptApiKeys(new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db!), auth))
+          const user = await auth.findUserByEmail(email)
+          if (!user) throw new CliError('NOT_FOUND', `no account with email ${email.trim().toLowerCase()} in ${postgres ? 'the PostgreSQL database (UAGENT_DATABASE_URL)' : dataDir}`, EXIT.apiError)
           const { password, generated } = await newPassword(options.password)
           const sessionsRevoked = await auth.setPassword(user.id, password)
           const wasDisabled = user.disabled
-          if (wasDisabled) auth.enable(user.id)
-          if (options.disableMfa) auth.resetMfa(user.id)
+          if (wasDisabled) await auth.enable(user.id)
+          if (options.disableMfa) await auth.resetMfa(user.id)
           const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
           emit(command, body, () => {
             console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)
             if (wasDisabled) console.log('The account was disabled and is enabled again.')
             if (options.disableMfa) console.log('MFA is off for the account.')
             if (generated) console.log(`New password (shown once): ${password}`)
-            console.log('A running server picks this up at once for logins; restart it if it cached the old sessions.')
+            console.log(
+              postgres
+                ? 'Running servers on this database take the new password at once and refuse the old sessions within a second.'
+                : 'A running server picks this up at once for logins; restart it if it cached the old sessions.',
+            )
           })
         } finally {
-          db.close()
+          db?.close()
           await postgres?.close()
         }
       }),
     'uagent admin reset-password admin@example.com --data-dir /var/lib/uagent',
     'UAGENT_DATA_DIR=./data uagent admin reset-password admin@example.com --password "$NEW" --disable-mfa',
   )
+  registerMigrateToPostgres(admin)
 }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { AppError } from './errors'
-import { type RateLimiter, rateLimitHeaders } from './rate-limit'
+import { type RateDecision, type RateLimiter, rateLimitHeaders } from './rate-limit'
 
 /**
  * What the auth macro needs to know of a caller. The auth module's Principal (its user, session
@@ -55,11 +55,16 @@ export function authenticateRequest<P extends Caller>(
   // Reads the one header from `request` (`headers` would copy them all) and stays synchronous
   // unless the authenticator answers later (an API key in PostgreSQL).
   const found = auth.authenticate(bearerToken(request.headers.get('authorization')))
-  const admit = (principal: P): P => {
-    ;(request as WithPrincipal)[PRINCIPAL] = principal
-    Object.assign(set.headers, rateLimitHeaders(limiter.hit(`user:${principal.user.id}`)))
+  const counted = (principal: P, decision: RateDecision): P => {
+    Object.assign(set.headers, rateLimitHeaders(decision))
     if (adminOnly && !principal.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin role')
     return principal
+  }
+  const admit = (principal: P): P | Promise<P> => {
+    ;(request as WithPrincipal)[PRINCIPAL] = principal
+    // The rate limit answers later only when replicas share it (Redis).
+    const decision = limiter.hit(`user:${principal.user.id}`)
+    return decision instanceof Promise ? decision.then((counts) => counted(principal, counts)) : counted(principal, decision)
   }
   return found instanceof Promise ? found.then(admit) : admit(found)
 }
@@ -77,8 +82,9 @@ export function authPlugin<P extends Caller>(auth: TokenAuthenticator<P>, limite
   const authenticate = (context: { request: Request; set: { headers: Record<string, unknown> } }, adminOnly: boolean) => {
     authenticateRequest(auth, limiter, context, adminOnly)
   }
-  // An authenticator that answers later (credentials in PostgreSQL) gets awaited transforms.
-  if (auth.asynchronous) {
+  // An authenticator that answers later (credentials in PostgreSQL), or a rate limit shared by
+  // replicas (Redis), gets awaited transforms.
+  if (auth.asynchronous || limiter.asynchronous) {
     return new Elysia({ name: 'auth' }).macro({
       auth: {
         transform: async ({ request, set }) => {

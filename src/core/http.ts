@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net'
 import { Elysia, ValidationError } from 'elysia'
 import { AppError, errorBody } from './errors'
 import { isOpenAiPath, openAiErrorBody, OpenAiParamError } from './openai-error'
@@ -7,7 +8,7 @@ import { type RouteInfo, RouteTable } from './routes'
 import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
 import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from './database'
 import { NOT_BLANK } from './schema'
-import type { RateLimiter } from './rate-limit'
+import type { RateDecision, RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
 
 const REQUEST_ID = 'x-request-id'
@@ -19,6 +20,8 @@ export interface HttpOptions {
   log?: (line: string) => void
   /** Origins allowed to call from a browser (UAGENT_CORS_ORIGINS); none by default. */
   corsOrigins?: string[]
+  /** Proxies whose X-Forwarded-For names the client (UAGENT_TRUSTED_PROXIES); none by default. */
+  trustedProxies?: string[]
   /** Called when a request failed because PostgreSQL cannot be reached (so /health can say so). */
   onDatabaseLost?: (error: unknown) => void
   /** Called when a write failed because the storage is full (so /health can say so). */
@@ -136,9 +139,38 @@ function validationParam(error: ValidationError): string | null {
   return error.type === 'body' && first?.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : null
 }
 
-/** Peer address for per-IP limits; "local" for in-process requests (app.handle). */
-export function clientAddress(server: AddressSource | null, request: Request): string {
-  return server?.requestIP?.(request)?.address ?? 'local'
+/**
+ * The proxies (nginx in front of replicas) whose X-Forwarded-For is believed: addresses or CIDR
+ * ranges (UAGENT_TRUSTED_PROXIES). Null when none are configured: the header is then ignored, so
+ * that no client can choose its own rate-limit key.
+ */
+export function trustedProxies(entries: readonly string[]): BlockList | null {
+  if (!entries.length) return null
+  const list = new BlockList()
+  for (const entry of entries) {
+    const [address, bits] = entry.split('/') as [string, string | undefined]
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    if (bits === undefined) list.addAddress(address, family)
+    else list.addSubnet(address, Number(bits), family)
+  }
+  return list
+}
+
+const familyOf = (address: string) => (isIP(address) === 6 ? 'ipv6' : 'ipv4')
+
+/**
+ * Peer address for per-IP limits; "local" for in-process requests (app.handle). When the peer is a
+ * trusted proxy, the client is the right-most address of X-Forwarded-For that is not a trusted
+ * proxy itself (the left-most ones are whatever the client sent).
+ */
+export function clientAddress(server: AddressSource | null, request: Request, proxies: BlockList | null = null): string {
+  const peer = server?.requestIP?.(request)?.address ?? 'local'
+  if (proxies === null || peer === 'local' || !proxies.check(peer, familyOf(peer))) return peer
+  const forwarded = request.headers.get('x-forwarded-for')
+  if (!forwarded) return peer
+  const hops = forwarded.split(',').map((hop) => hop.trim()).filter((hop) => isIP(hop) !== 0)
+  for (let i = hops.length - 1; i >= 0; i--) if (!proxies.check(hops[i]!, familyOf(hops[i]!))) return hops[i]!
+  return hops[0] ?? peer
 }
 
 /**
@@ -157,6 +189,29 @@ export function httpCore(options: HttpOptions) {
     Object.assign(headers, securityHeaders(pathname))
     if (cors.enabled) Object.assign(headers, cors.headersFor(request.headers.get('origin')))
   }
+  type TransformContext = { request: Request; path: string; route: string; set: { headers: Record<string, unknown> } }
+  // Anonymous callers are limited per IP before validation, so malformed bodies count too.
+  // Authenticated callers are limited per user once their token is verified (auth macro).
+  // Health probes are exempt: monitors poll them, and they cost next to nothing.
+  const anonymous = (request: Request, path: string) => !request.headers.has('authorization') && path !== '/health'
+  const proxies = trustedProxies(options.trustedProxies ?? [])
+  const ipKey = (request: Request) => `ip:${clientAddress(options.server?.() ?? null, request, proxies)}`
+  const refuseForm = (request: Request, route: string) => {
+    // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
+    if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
+    }
+  }
+  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it.
+  const transform = ({ request, path, route, set }: TransformContext) => {
+    refuseForm(request, route)
+    if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(ipKey(request)) as RateDecision))
+  }
+  // With a rate limit shared by replicas (Redis) the count answers later: an awaited hook.
+  const sharedTransform = async ({ request, path, route, set }: TransformContext) => {
+    refuseForm(request, route)
+    if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(await options.limiter.hit(ipKey(request))))
+  }
   // No onRequest hook: one makes Elysia read `request.url` and build a full context on every
   // request, for every route (measured: ~20 % of /health throughput). Each check sits in the
   // latest hook that still runs before the work it guards.
@@ -173,17 +228,7 @@ export function httpCore(options: HttpOptions) {
       const size = (await request.clone().arrayBuffer()).byteLength
       if (size > options.maxRequestBytes) throw tooLarge()
     })
-    .onTransform({ as: 'global' }, ({ request, path, route, set }) => {
-      // A JSON route sent something else (curl -d sends a form): say so, rather than which field is missing.
-      if (BODY_METHODS.has(request.method) && !isJson(request.headers.get('content-type')) && hasBody(request) && routes.takesJson(request.method, route)) {
-        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
-      }
-      // Anonymous callers are limited per IP before validation, so malformed bodies count too.
-      // Authenticated callers are limited per user once their token is verified (auth macro).
-      // Health probes are exempt: monitors poll them, and they cost next to nothing.
-      if (request.headers.has('authorization') || path === '/health') return
-      Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(`ip:${clientAddress(options.server?.() ?? null, request)}`)))
-    })
+    .onTransform({ as: 'global' }, options.limiter.asynchronous ? sharedTransform : transform)
     .onBeforeHandle({ as: 'global' }, (context) => {
       const { body, request, route } = context
       // Validation lets numbers beyond exact range through wherever a schema has no upper bound.

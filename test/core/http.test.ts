@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { httpCore } from '../../src/core/http'
-import { RateLimiter } from '../../src/core/rate-limit'
+import { type RateDecision, RateLimiter } from '../../src/core/rate-limit'
 import { makeServer } from '../helpers'
 
 describe('errors and request ids', () => {
@@ -134,7 +134,7 @@ describe('limits', () => {
     const limiter = new RateLimiter(1, 60)
     limiter.hit('user:a')
     expect(() => limiter.hit('user:a')).toThrow()
-    expect(limiter.hit('user:b').remaining).toBe(0)
+    expect((limiter.hit('user:b') as RateDecision).remaining).toBe(0)
   })
 })
 

@@ -4,15 +4,11 @@ import type { ConversationStore } from '../../src/modules/conversations/store'
 import { PostgresConversationStore } from '../../src/modules/conversations/store.postgres'
 import { SqliteConversationStore } from '../../src/modules/conversations/store.sqlite'
 import { makeServer } from '../helpers'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
 
 /** The store of a backend, and a user it may hold conversations of (SQLite's users table has a foreign key). */
-function storeOf(backend: TestBackend): { store: ConversationStore; user(): string } {
-  const user = () => {
-    const id = randomUUID()
-    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
-    return id
-  }
+function storeOf(backend: TestBackend): { store: ConversationStore; user(): Promise<string> } {
+  const user = () => insertTestUser(backend)
   return { store: backend.kind === 'postgres' ? new PostgresConversationStore(backend.sql) : new SqliteConversationStore(backend.db), user }
 }
 
@@ -28,8 +24,8 @@ async function status(promise: Promise<unknown>): Promise<string> {
 describeBackends('conversation store', (backend) => {
   test('messages come back in order with their tokens and metadata; another user gets 404, not the content', async () => {
     const { store, user } = storeOf(backend())
-    const alice = user()
-    const bob = user()
+    const alice = await user()
+    const bob = await user()
     const conversation = await store.create(alice, 'Zürich trip ✈')
     await store.append(conversation.id, [
       { role: 'user', content: 'Where to eat? ½ price 🍕', tokens: 7 },
@@ -48,8 +44,8 @@ describeBackends('conversation store', (backend) => {
 
   test('list: newest activity first, paged, with the total and each conversation’s messages', async () => {
     const { store, user } = storeOf(backend())
-    const owner = user()
-    const other = user()
+    const owner = await user()
+    const other = await user()
     await store.create(other, 'not yours')
     const ids: string[] = []
     for (let i = 0; i < 5; i++) {
@@ -68,13 +64,13 @@ describeBackends('conversation store', (backend) => {
     const rest = await store.list(owner, 10, 2)
     expect(rest.conversations.map((c) => c.title)).toEqual(['c3', 'c2', 'c1'])
     expect((await store.list(owner, 10, 50)).conversations).toEqual([])
-    expect((await store.list(user(), 10, 0)).total).toBe(0)
+    expect((await store.list(await user(), 10, 0)).total).toBe(0)
   })
 
   test('rename moves updatedAt; delete removes; both are 404 for another user', async () => {
     const { store, user } = storeOf(backend())
-    const owner = user()
-    const other = user()
+    const owner = await user()
+    const other = await user()
     const conversation = await store.create(owner, 'old')
     await Bun.sleep(2)
     expect(await status(store.rename(conversation.id, other, 'stolen'))).toBe('NOT_FOUND')
@@ -89,7 +85,7 @@ describeBackends('conversation store', (backend) => {
 
   test('an exchange is stored whole or not at all; a conversation deleted meanwhile stays deleted (409)', async () => {
     const { store, user } = storeOf(backend())
-    const owner = user()
+    const owner = await user()
     const id = randomUUID()
     // The second message breaks a constraint: neither it, the first, nor the new conversation is kept.
     const broken = store.append(id, [{ role: 'user', content: 'hello' }, { role: 'robot' as 'user', content: 'no' }], { userId: owner, title: 'hello' })
@@ -106,8 +102,8 @@ describeBackends('conversation store', (backend) => {
 
   test('deleteAllOf removes one user’s conversations and no one else’s', async () => {
     const { store, user } = storeOf(backend())
-    const gone = user()
-    const kept = user()
+    const gone = await user()
+    const kept = await user()
     for (const owner of [gone, gone, kept]) await store.append(randomUUID(), [{ role: 'user', content: 'x' }], { userId: owner, title: 'x' })
     await store.deleteAllOf(gone)
     expect((await store.list(gone, 10, 0)).total).toBe(0)

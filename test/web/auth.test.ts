@@ -52,9 +52,9 @@ test('an account with MFA gets the code step; a wrong code is refused next to th
   const { page } = browser
   const admin = await server.services.auth.login(ADMIN.email, ADMIN.password, null)
   const user = await server.services.auth.createUser('mfa@example.com', 'mfa-password-1', ['user'])
-  const { secret } = server.services.auth.setupMfa(user.id)
+  const { secret } = await server.services.auth.setupMfa(user.id)
   const totp = new TOTP({ secret, digits: 6, period: 30 })
-  server.services.auth.enableMfa(user.id, totp.generate())
+  await server.services.auth.enableMfa(user.id, totp.generate())
   expect(admin.accessToken).toBeTruthy()
   await page.goto('/app')
   await page.getByLabel('Email').fill('mfa@example.com')

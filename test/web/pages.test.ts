@@ -65,7 +65,7 @@ test('an admin creates a user, who is then listed', async () => {
   await form.getByLabel('Password').fill('a-long-password-1')
   await form.getByRole('button', { name: 'Create user' }).click()
   await page.getByRole('cell', { name: 'new.person@example.com', exact: true }).waitFor()
-  expect(server.services.auth.listUsers(100, 0).users.map((u) => u.email)).toContain('new.person@example.com')
+  expect((await server.services.auth.listUsers(100, 0)).users.map((u) => u.email)).toContain('new.person@example.com')
 })
 
 test('an API key is shown once at creation, then listed by name and revoked', async () => {

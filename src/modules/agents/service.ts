@@ -2,10 +2,12 @@ import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Generator } from '../../ml'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { AGENTS, AGENT_NAMES, DEFAULT_AGENTS, agentNamed } from './catalog'
 import { AgentFailure, runTask, type TaskSpec } from './orchestrate'
 import { andThen, type MaybePromise, whenDone } from '../../db/maybe-promise'
-import type { TaskRow, TaskStatus, TaskStore } from './store'
+import { type EventBus, LocalBus } from '../../core/bus'
+import { type ClaimedTask, type SharedTaskQueue, sharedQueueOf, STALE, type TaskRow, type TaskStatus, type TaskStore } from './store'
 import { SqliteTaskStore } from './store.sqlite'
 import { EMPTY_TOOLBOX, type PluginToolbox, type ToolCaller } from './tools'
 import type { AgentResult } from './types'
@@ -14,7 +16,7 @@ export interface AgentServiceDeps {
   db: Database
   /** Where tasks are kept (default: the SQLite database `db`). */
   store?: TaskStore
-  rag: RagService
+  rag: RagService<RagStore>
   generator: () => Promise<Generator>
   /** The plugins' tools (default: none). */
   tools?: PluginToolbox
@@ -25,7 +27,36 @@ export interface AgentServiceDeps {
   /** How long finished tasks are kept, in milliseconds (default 7 days). */
   retentionMs?: number
   log?: (line: string) => void
+  /** Where task events go (progress, end, cancel, a task queued): other replicas' too with Redis (default: this process only). */
+  bus?: EventBus
+  /** This replica's name in a shared queue: the owner of the tasks it runs (default: a random id). */
+  instanceId?: string
+  /** Shared queue: how often a replica's running tasks show they are alive, in ms (default 3000). */
+  heartbeatMs?: number
+  /** Shared queue: a running task whose heartbeat is older than this is failed, in ms (default 15000). */
+  staleMs?: number
+  /** Shared queue: how often the queue is looked at when no event can wake this replica (Redis absent or lost), in ms (default 1000). */
+  pollMs?: number
 }
+
+/** The bus topic of agent task events. */
+export const AGENTS_TOPIC = 'agents'
+
+/** What a follower of a task (a WebSocket client) is sent while it is not over. */
+export interface TaskProgress {
+  taskId: string
+  status: TaskStatus
+  progress: number
+  currentAgent: string | null
+  results: AgentResult[]
+}
+
+/** Defaults of the shared queue (PostgreSQL); see "Agent tasks across replicas" in docs/replicas.md. */
+export const HEARTBEAT_MS = 3_000
+export const STALE_MS = 15_000
+export const POLL_MS = 1_000
+/** With events arriving, the queue and awaited tasks are still looked at this often, in case one was missed. */
+const SAFETY_MS = 5_000
 
 /** What a caller asks for (POST /agents/execute, or a voice command). */
 export interface AgentRequest {
@@ -58,10 +89,18 @@ interface Waiter {
 }
 
 const PRUNE_EVERY_MS = 60_000
+const ENDED: TaskStatus[] = ['completed', 'failed', 'cancelled']
 
 /**
  * Multi-agent tasks: validation, the stored task queue (at most `concurrency` running, the rest
  * queued up to `queueLimit`), cancellation that aborts the running generation, and retention.
+ *
+ * On SQLite the queue is this process's. On a shared store (PostgreSQL) the queue is the
+ * database's, shared by every replica: a task submitted anywhere is stored `queued`; each
+ * replica claims queued tasks for its free slots (woken by a bus event, or by a poll every
+ * `pollMs` when no event can come), keeps a heartbeat on the ones it runs, and fails any
+ * replica's running task whose heartbeat is older than `staleMs`. Cancel and status work from
+ * any replica: the database says, the bus tells the owner to stop.
  */
 export class AgentService {
   readonly store: TaskStore
@@ -77,6 +116,22 @@ export class AgentService {
   private averageMs = 5_000
   private readonly timer: ReturnType<typeof setInterval>
   tools: PluginToolbox
+  readonly bus: EventBus
+  private readonly shared: (TaskStore & SharedTaskQueue) | null
+  readonly instanceId: string
+  readonly heartbeatMs: number
+  readonly staleMs: number
+  private readonly pollMs: number
+  private readonly sharedTimers: ReturnType<typeof setInterval>[] = []
+  private readonly followers = new Map<string, Set<(event: Record<string, unknown>) => void>>()
+  private readonly stopListening: () => void
+  /** A claim is under way (one at a time); another pump was asked for meanwhile. */
+  private claiming = false
+  private pumpAgain = false
+  private lastSafety = 0
+  private closed = false
+  /** The last shared-queue failure logged, so that a lost database is logged once, not every poll. */
+  private lastProblem: string | null = null
 
   constructor(private readonly deps: AgentServiceDeps) {
     this.store = deps.store ?? new SqliteTaskStore(deps.db)
@@ -86,12 +141,22 @@ export class AgentService {
     this.tools = deps.tools ?? EMPTY_TOOLBOX
     this.log = deps.log ?? ((line) => console.error(line))
     const logFailure = (error: unknown) => this.log(`agents: ${(error as Error)?.message ?? String(error)}`)
-    whenDone(
-      andThen(this.store.failOrphans(), (orphans) => {
-        if (orphans) this.log(`agents: ${orphans} task(s) left queued or running by the previous run marked failed`)
-      }),
-      logFailure,
-    )
+    this.bus = deps.bus ?? new LocalBus(this.log)
+    this.shared = sharedQueueOf(this.store)
+    this.instanceId = deps.instanceId ?? crypto.randomUUID()
+    this.heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS
+    this.staleMs = deps.staleMs ?? STALE_MS
+    this.pollMs = deps.pollMs ?? POLL_MS
+    this.stopListening = this.bus.subscribe(AGENTS_TOPIC, (event) => this.onEvent(event))
+    if (this.shared) this.startSharedQueue(this.shared)
+    else {
+      whenDone(
+        andThen(this.store.failOrphans(), (orphans) => {
+          if (orphans) this.log(`agents: ${orphans} task(s) left queued or running by the previous run marked failed`)
+        }),
+        logFailure,
+      )
+    }
     whenDone(this.prune(), logFailure)
     this.timer = setInterval(() => whenDone(this.prune(), logFailure), 3600_000)
     ;(this.timer as { unref?: () => void }).unref?.()
@@ -102,7 +167,7 @@ export class AgentService {
   }
 
   /** Checks a request (agents known, collections the caller's) and fills in the defaults. */
-  validate(caller: ToolCaller, request: AgentRequest): TaskSpec {
+  validate(caller: ToolCaller, request: AgentRequest): MaybePromise<TaskSpec> {
     const task = request.task.trim()
     if (!task) throw new AppError('VALIDATION_ERROR', 'body.task: must not be empty')
     const agents = request.agents ?? DEFAULT_AGENTS
@@ -114,8 +179,10 @@ export class AgentService {
     const maxIterations = request.maxIterations ?? 3
     if (!Number.isInteger(maxIterations) || maxIterations < 1 || maxIterations > 10) throw new AppError('VALIDATION_ERROR', 'body.maxIterations: must be an integer from 1 to 10')
     const collections = request.collections?.length ? [...new Set(request.collections)] : null
-    for (const name of collections ?? []) this.deps.rag.collection(caller.userId, name)
-    return { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
+    const spec: TaskSpec = { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
+    // Each is looked up (404 when not the caller's): at once on SQLite, awaited on PostgreSQL.
+    const lookups = (collections ?? []).map((name) => this.deps.rag.collection(caller.userId, name)).filter((found) => found instanceof Promise)
+    return lookups.length ? Promise.all(lookups).then(() => spec) : spec
   }
 
   /**
@@ -123,7 +190,10 @@ export class AgentService {
    * 429 QUEUE_FULL (with Retry-After) when `queueLimit` tasks are already waiting.
    */
   submit(caller: ToolCaller, request: AgentRequest): MaybePromise<{ taskId: string; status: 'queued' }> {
-    const spec = this.validate(caller, request)
+    return andThen(this.validate(caller, request), (spec) => (this.shared ? this.submitShared(this.shared, caller, spec) : this.enqueue(caller, spec)))
+  }
+
+  private enqueue(caller: ToolCaller, spec: TaskSpec): MaybePromise<{ taskId: string; status: 'queued' }> {
     if (this.queue.length >= this.queueLimit) {
       const seconds = Math.max(1, Math.ceil(((this.queue.length / this.concurrency + 1) * this.averageMs) / 1000))
       throw new AppError('QUEUE_FULL', `${this.queue.length} agent tasks are already waiting; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } })
@@ -137,6 +207,20 @@ export class AgentService {
     })
   }
 
+  /** The shared queue's submit: the limit counts every replica's queued tasks; the bus wakes the replicas. */
+  private async submitShared(shared: SharedTaskQueue, caller: ToolCaller, spec: TaskSpec): Promise<{ taskId: string; status: 'queued' }> {
+    const waiting = await shared.queuedCount()
+    if (waiting >= this.queueLimit) {
+      const seconds = Math.max(1, Math.ceil(((waiting / this.concurrency + 1) * this.averageMs) / 1000))
+      throw new AppError('QUEUE_FULL', `${waiting} agent tasks are already waiting; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } })
+    }
+    if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) whenDone(this.prune(), (error) => this.log(`agents: pruning failed: ${(error as Error)?.message}`))
+    const id = crypto.randomUUID()
+    await this.store.create(id, caller.userId, spec, caller.roles)
+    this.bus.publish(AGENTS_TOPIC, { kind: 'queued', taskId: id })
+    return { taskId: id, status: 'queued' as const }
+  }
+
   /**
    * Runs a task to its end and answers with its results (POST /agents/execute without async).
    * A `signal` that aborts (the client went away) cancels the task.
@@ -144,7 +228,7 @@ export class AgentService {
   async execute(caller: ToolCaller, request: AgentRequest, signal?: AbortSignal): Promise<ExecuteResponse> {
     const submitted = this.submit(caller, request)
     const { taskId } = submitted instanceof Promise ? await submitted : submitted
-    const cancel = () => this.cancelTask(taskId)
+    const cancel = () => this.cancelTask(taskId, caller.userId)
     signal?.addEventListener('abort', cancel, { once: true })
     if (signal?.aborted) cancel()
     try {
@@ -156,6 +240,8 @@ export class AgentService {
     const row = found instanceof Promise ? await found : found
     if (!row) throw notFound(`Task ${taskId}`)
     if (row.status === 'cancelled') throw new AppError('CONFLICT', `Task ${taskId} was cancelled before it finished`)
+    // Shared queue: this server stopped and handed the task back to the queue, where another runs it.
+    if (row.status === 'queued' || row.status === 'running') throw new AppError('CONFLICT', `Task ${taskId} went back to the queue when this server stopped; follow it at /agents/task/${taskId}`)
     const failure = this.failure.get(taskId)
     this.failure.delete(taskId)
     if (row.status === 'failed') throw failure ?? new Error(row.error ?? 'The task failed')
@@ -206,6 +292,7 @@ export class AgentService {
   }
 
   private pump(): void {
+    if (this.shared) return this.pumpShared(this.shared)
     while (this.running.size < this.concurrency && this.queue.length) {
       const next = this.queue.shift()!
       const started = this.store.start(next.id)
@@ -242,10 +329,153 @@ export class AgentService {
     }
   }
 
+  /**
+   * Shared queue: claims queued tasks, one claim at a time, while this replica has a free slot;
+   * a wake-up that comes during a claim makes it look once more when that claim finds nothing.
+   */
+  private pumpShared(shared: SharedTaskQueue): void {
+    if (this.closed) return
+    if (this.claiming) {
+      this.pumpAgain = true
+      return
+    }
+    if (this.running.size >= this.concurrency) return
+    this.claiming = true
+    this.pumpAgain = false
+    shared.claim(this.instanceId).then(
+      (row) => {
+        this.claiming = false
+        this.lastProblem = null
+        if (!row) {
+          if (this.pumpAgain) this.pumpShared(shared)
+          return
+        }
+        if (this.closed) {
+          whenDone(shared.release(row.id, this.instanceId), (error) => this.log(`agents: task ${row.id} could not be handed back: ${(error as Error)?.message}`))
+          return
+        }
+        this.runClaimed(row)
+        this.pumpShared(shared)
+      },
+      (error) => {
+        this.claiming = false
+        this.problem('could not take a task from the queue', error)
+      },
+    )
+  }
+
+  private runClaimed(row: ClaimedTask): void {
+    const request = JSON.parse(row.request) as { agents: string[]; parallel: boolean; maxIterations: number; collections: string[] | null }
+    let roles: string[] = []
+    try {
+      roles = JSON.parse(row.caller_roles)
+    } catch {}
+    const entry: Queued = { id: row.id, caller: { userId: row.user_id, roles }, spec: { task: row.task, ...request } }
+    const controller = new AbortController()
+    this.running.set(row.id, controller)
+    this.announce(row.id, row.user_id, { status: 'running', progress: row.progress, currentAgent: null, results: [] })
+    void this.run(entry, controller).finally(() => {
+      this.running.delete(row.id)
+      this.settle(row.id)
+      this.pump()
+    })
+  }
+
+  /** Logs a shared-queue failure once until the queue works again. */
+  private problem(what: string, error: unknown): void {
+    const message = `agents: ${what}: ${(error as Error)?.message ?? String(error)}`
+    if (message === this.lastProblem) return
+    this.lastProblem = message
+    this.log(message)
+  }
+
+  /** Tells every replica's followers (and waiting execute calls) where a task stands. */
+  private announce(taskId: string, userId: string, state: { status: TaskStatus; progress: number; currentAgent: string | null; results: AgentResult[]; error?: string; code?: string }): void {
+    this.bus.publish(AGENTS_TOPIC, { kind: 'update', taskId, userId, ...state })
+  }
+
+  private onEvent(event: Record<string, unknown>): void {
+    const taskId = typeof event.taskId === 'string' ? event.taskId : null
+    if (event.kind === 'queued') {
+      if (this.shared) this.pumpShared(this.shared)
+      return
+    }
+    if (!taskId) return
+    if (event.kind === 'cancel') {
+      this.running.get(taskId)?.abort(new AppError('CONFLICT', 'The task was cancelled'))
+      return
+    }
+    if (event.kind !== 'update') return
+    for (const follower of this.followers.get(taskId) ?? []) follower(event)
+    // A task of the shared queue that ended on another replica releases the execute() waiting here.
+    if (this.shared && !this.running.has(taskId) && ENDED.includes(event.status as TaskStatus) && this.waiters.has(taskId)) {
+      if (event.status === 'failed' && typeof event.error === 'string') {
+        this.failure.set(taskId, typeof event.code === 'string' ? new AppError(event.code as never, event.error) : new Error(event.error))
+      }
+      this.release(taskId)
+    }
+  }
+
+  /**
+   * Shared queue: the start-up sweep (only stale tasks, and this replica's own from before a
+   * restart), then the timers: heartbeat, stale sweep, and the poll that stands in for events.
+   */
+  private startSharedQueue(shared: SharedTaskQueue): void {
+    const sweep = (own?: { owner: string; ms: number }) =>
+      shared.failStale(this.staleMs, own).then(
+        (rows) => {
+          for (const row of rows) this.announce(row.id, row.user_id, { status: 'failed', progress: 0, currentAgent: null, results: [], error: STALE })
+          if (rows.length) this.log(`agents: ${rows.length} running task(s) whose replica stopped marked failed`)
+        },
+        (error) => this.problem('the sweep of stopped replicas\' tasks failed', error),
+      )
+    // This replica's own tasks from before a restart are failed as soon as they miss a heartbeat.
+    void sweep({ owner: this.instanceId, ms: this.heartbeatMs + 1000 }).then(() => this.pumpShared(shared))
+    const every = (ms: number, work: () => void) => {
+      const timer = setInterval(work, ms)
+      ;(timer as { unref?: () => void }).unref?.()
+      this.sharedTimers.push(timer)
+    }
+    every(this.heartbeatMs, () => {
+      const ids = [...this.running.keys()]
+      if (!ids.length) return
+      shared.heartbeat(this.instanceId, ids).then(
+        (alive) => {
+          // A task no longer running here was cancelled or failed elsewhere: its run stops.
+          const still = new Set(alive)
+          for (const id of ids) if (!still.has(id)) this.running.get(id)?.abort(new AppError('CONFLICT', 'The task ended elsewhere'))
+        },
+        (error) => this.problem('the heartbeat of running tasks failed', error),
+      )
+    })
+    every(Math.max(500, Math.floor(this.staleMs / 3)), () => void sweep())
+    every(this.pollMs, () => {
+      const safety = Date.now() - this.lastSafety >= SAFETY_MS
+      if (this.bus.shared && !safety) return
+      this.lastSafety = Date.now()
+      this.pumpShared(shared)
+      this.checkAwaited()
+    })
+  }
+
+  /** Shared queue without events: the execute() calls waiting here on tasks run elsewhere read their rows. */
+  private checkAwaited(): void {
+    for (const taskId of this.waiters.keys()) {
+      if (this.running.has(taskId)) continue
+      whenDone(
+        andThen(this.store.get(taskId), (row) => {
+          if (!row || ENDED.includes(row.status)) this.release(taskId)
+        }),
+        (error) => this.problem('reading an awaited task failed', error),
+      )
+    }
+  }
+
   private async run({ id, caller, spec }: Queued, controller: AbortController): Promise<void> {
     const started = Date.now()
     const active = new Set<string>()
     const shown = () => (active.size ? [...active].join(', ') : null)
+    let done: { progress: number; results: AgentResult[] } = { progress: 0, results: [] }
     // A progress write that fails (PostgreSQL lost) is logged; the task's end is written as usual.
     const progressLost = (error: unknown) => this.log(`agents: progress of task ${id} not stored: ${(error as Error)?.message ?? String(error)}`)
     try {
@@ -259,10 +489,13 @@ export class AgentService {
         onAgentStart: (agent) => {
           active.add(agent)
           whenDone(this.store.current(id, shown()), progressLost)
+          this.announce(id, caller.userId, { status: 'running', ...done, currentAgent: shown() })
         },
         onAgentDone: (result, progress, all) => {
           active.delete(result.agent)
           whenDone(this.store.progress(id, progress, shown(), all), progressLost)
+          done = { progress, results: all }
+          this.announce(id, caller.userId, { status: 'running', ...done, currentAgent: shown() })
         },
       })
       if (controller.signal.aborted) return
@@ -270,6 +503,7 @@ export class AgentService {
       const completed = this.store.complete(id, { ...outcome, totalExecutionTime })
       if (completed instanceof Promise) await completed
       this.averageMs = this.averageMs * 0.8 + totalExecutionTime * 0.2
+      this.announce(id, caller.userId, { status: 'completed', progress: 100, currentAgent: null, results: outcome.results })
     } catch (error) {
       if (controller.signal.aborted) return
       const cause = error instanceof AgentFailure ? error.reason : error
@@ -281,6 +515,7 @@ export class AgentService {
         this.log(`agents: task ${id} failed: ${(cause as Error)?.stack ?? String(cause)}`)
         this.failure.set(id, new Error(message))
       }
+      this.announce(id, caller.userId, { status: 'failed', ...done, currentAgent: null, error: message, ...(cause instanceof AppError ? { code: cause.code } : {}) })
     }
   }
 
@@ -308,7 +543,7 @@ export class AgentService {
   cancel(userId: string, taskId: string): MaybePromise<{ success: boolean; taskId: string; status: 'cancelled' }> {
     return andThen(this.store.find(userId, taskId), (row) => {
       if (!row) throw notFound(`Task ${taskId}`)
-      return andThen(this.cancelTask(taskId), (ended) => {
+      return andThen(this.cancelTask(taskId, userId), (ended) => {
         if (ended) return { success: true, taskId, status: 'cancelled' as const }
         return andThen(this.store.get(taskId), (now) => {
           throw new AppError('CONFLICT', `Task ${taskId} has already ended (${now?.status ?? row.status})`)
@@ -317,13 +552,79 @@ export class AgentService {
     })
   }
 
-  private cancelTask(taskId: string): MaybePromise<boolean> {
+  private cancelTask(taskId: string, userId?: string): MaybePromise<boolean> {
     return andThen(this.store.end(taskId, 'cancelled', 'Cancelled by the user'), (ended) => {
       const at = this.queue.findIndex((entry) => entry.id === taskId)
       if (at >= 0) this.queue.splice(at, 1)
       this.running.get(taskId)?.abort(new AppError('CONFLICT', 'The task was cancelled'))
       if (ended && at >= 0) this.settle(taskId)
+      if (ended && userId) {
+        // The replica running it (maybe another) stops it; followers hear of the end.
+        if (this.shared) this.bus.publish(AGENTS_TOPIC, { kind: 'cancel', taskId })
+        this.announce(taskId, userId, { status: 'cancelled', progress: 0, currentAgent: null, results: [], error: 'Cancelled by the user' })
+      }
       return ended
+    })
+  }
+
+  /**
+   * Follows the caller's task to its end (a WebSocket client): `onProgress` is called with each
+   * new state while it is queued or running, wherever it runs; the promise answers with the task
+   * as GET /agents/task/{id} shows it once it has ended (404 for unknown ids and others' tasks).
+   * An aborted `signal` stops following and answers null.
+   */
+  follow(userId: string, taskId: string, onProgress: (progress: TaskProgress) => void, signal: AbortSignal): Promise<ReturnType<typeof describe> | null> {
+    return new Promise((resolve, reject) => {
+      let finished = false
+      let last = ''
+      let shownProgress = -1
+      let ticks = 0
+      const listeners = this.followers.get(taskId) ?? new Set()
+      this.followers.set(taskId, listeners)
+      const finish = (settle: () => void) => {
+        if (finished) return
+        finished = true
+        listeners.delete(listener)
+        if (!listeners.size && this.followers.get(taskId) === listeners) this.followers.delete(taskId)
+        clearInterval(timer)
+        signal.removeEventListener('abort', onAbort)
+        settle()
+      }
+      const emit = (state: TaskProgress, fromRow: boolean) => {
+        // A row read while events arrive may be older than the last event shown.
+        if (fromRow && state.status === 'running' && state.progress < shownProgress) return
+        const key = JSON.stringify(state)
+        if (key === last) return
+        last = key
+        shownProgress = Math.max(shownProgress, state.progress)
+        onProgress(state)
+      }
+      const check = () =>
+        whenDone(
+          andThen(this.store.find(userId, taskId), (row) => {
+            if (finished) return
+            if (!row) return finish(() => reject(notFound(`Task ${taskId}`)))
+            if (ENDED.includes(row.status)) return finish(() => resolve(describe(row)))
+            emit({ taskId, status: row.status, progress: row.progress, currentAgent: row.current_agent, results: JSON.parse(row.results) as AgentResult[] }, true)
+          }),
+          (error) => finish(() => reject(error)),
+        )
+      const listener = (event: Record<string, unknown>) => {
+        if (finished || event.userId !== userId) return
+        if (ENDED.includes(event.status as TaskStatus)) return check()
+        emit({ taskId, status: event.status as TaskStatus, progress: Number(event.progress) || 0, currentAgent: (event.currentAgent as string | null) ?? null, results: (event.results as AgentResult[]) ?? [] }, false)
+      }
+      const onAbort = () => finish(() => resolve(null))
+      listeners.add(listener)
+      signal.addEventListener('abort', onAbort, { once: true })
+      // Events may be missed (Redis lost, or never there): the row is read again now and then.
+      const timer = setInterval(() => {
+        ticks++
+        if ((this.store.asynchronous && !this.bus.shared) || ticks % 5 === 0) check()
+      }, this.pollMs)
+      ;(timer as { unref?: () => void }).unref?.()
+      if (signal.aborted) return onAbort()
+      check()
     })
   }
 
@@ -338,9 +639,41 @@ export class AgentService {
     return this.store.counts()
   }
 
-  /** Stops the prune timer and cancels what is running (the tasks end as cancelled). */
+  /** Whether the queue is the database's, shared by every replica (PostgreSQL). */
+  get sharesQueue(): boolean {
+    return this.shared !== null
+  }
+
+  /**
+   * Shared queue: a replica that stops takes no more tasks and hands its running ones back to the
+   * queue, where another replica takes them (from their start). Nothing to do on SQLite.
+   */
+  async handBack(): Promise<void> {
+    const shared = this.shared
+    if (!shared) return
+    this.closed = true
+    const running = [...this.running]
+    for (const [, controller] of running) controller.abort(new AppError('CONFLICT', 'The replica running the task stopped'))
+    await Promise.all(
+      running.map(([id]) =>
+        shared.release(id, this.instanceId).then(
+          () => this.bus.publish(AGENTS_TOPIC, { kind: 'queued', taskId: id }),
+          (error) => this.log(`agents: task ${id} could not be handed back to the queue: ${(error as Error)?.message ?? String(error)}`),
+        ),
+      ),
+    )
+  }
+
+  /** Stops the prune timer and cancels what is running (the tasks end as cancelled; on a shared queue they go back to the queue). */
   close(): void {
     clearInterval(this.timer)
+    this.closed = true
+    this.stopListening()
+    for (const timer of this.sharedTimers) clearInterval(timer)
+    if (this.shared) {
+      void this.handBack()
+      return
+    }
     const lost = (error: unknown) => this.log(`agents: cancelling at close failed: ${(error as Error)?.message ?? String(error)}`)
     for (const entry of [...this.queue]) whenDone(this.cancelTask(entry.id), lost)
     for (const id of [...this.running.keys()]) whenDone(this.cancelTask(id), lost)

@@ -1,19 +1,58 @@
 import type { Postgres } from '../../db/postgres'
 import type { TaskSpec } from './orchestrate'
-import { now, ORPHANED, requestOf, type TaskOutcome, type TaskRow, type TaskStatus, type TaskStore } from './store'
+import { type ClaimedTask, now, ORPHANED, requestOf, type SharedTaskQueue, STALE, type TaskOutcome, type TaskRow, type TaskStatus, type TaskStore } from './store'
 import type { AgentResult } from './types'
 
 const COLUMNS =
   'id, user_id, status, task, request, progress, current_agent, results, final_synthesis, confidence, iterations, total_execution_time, error, created_at, started_at, ended_at'
 
-/** Agent tasks in PostgreSQL (UAGENT_DATABASE_URL). */
-export class PostgresTaskStore implements TaskStore {
+/** Agent tasks in PostgreSQL (UAGENT_DATABASE_URL), and the queue every replica shares. */
+export class PostgresTaskStore implements TaskStore, SharedTaskQueue {
   readonly asynchronous = true
 
   constructor(private readonly sql: Postgres) {}
 
-  async create(id: string, userId: string, spec: TaskSpec): Promise<void> {
-    await this.sql`INSERT INTO agent_tasks (id, user_id, status, task, request, created_at) VALUES (${id}, ${userId}, 'queued', ${spec.task}, ${requestOf(spec)}, ${now()})`
+  async create(id: string, userId: string, spec: TaskSpec, roles: string[] = []): Promise<void> {
+    await this.sql`
+      INSERT INTO agent_tasks (id, user_id, status, task, request, created_at, caller_roles)
+      VALUES (${id}, ${userId}, 'queued', ${spec.task}, ${requestOf(spec)}, ${now()}, ${JSON.stringify(roles)})`
+  }
+
+  async claim(owner: string): Promise<ClaimedTask | null> {
+    const rows: ClaimedTask[] = await this.sql.unsafe(
+      `UPDATE agent_tasks SET status = 'running', owner = $1, heartbeat_at = now(), started_at = $2
+       WHERE id = (SELECT id FROM agent_tasks WHERE status = 'queued' ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT 1) AND status = 'queued'
+       RETURNING ${COLUMNS}, caller_roles`,
+      [owner, now()],
+    )
+    return rows[0] ?? null
+  }
+
+  async heartbeat(owner: string, ids: string[]): Promise<string[]> {
+    if (!ids.length) return []
+    const rows: { id: string }[] = await this.sql`
+      UPDATE agent_tasks SET heartbeat_at = now() WHERE id IN ${this.sql(ids)} AND owner = ${owner} AND status = 'running' RETURNING id`
+    return rows.map((row) => row.id)
+  }
+
+  async failStale(staleMs: number, own?: { owner: string; ms: number }): Promise<{ id: string; user_id: string }[]> {
+    const rows: { id: string; user_id: string }[] = await this.sql`
+      UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ${now()}, error = ${STALE}
+      WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})
+        OR (owner = ${own?.owner ?? null} AND heartbeat_at < now() - make_interval(secs => ${(own?.ms ?? staleMs) / 1000})))
+      RETURNING id, user_id`
+    return [...rows]
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.sql`
+      UPDATE agent_tasks SET status = 'queued', owner = NULL, heartbeat_at = NULL, started_at = NULL, progress = 0, current_agent = NULL, results = '[]'
+      WHERE id = ${id} AND owner = ${owner} AND status = 'running'`
+  }
+
+  async queuedCount(): Promise<number> {
+    const [row]: { n: string }[] = await this.sql`SELECT count(*) AS n FROM agent_tasks WHERE status = 'queued'`
+    return Number(row!.n)
   }
 
   async get(id: string): Promise<TaskRow | null> {

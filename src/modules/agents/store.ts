@@ -39,7 +39,8 @@ export interface TaskOutcome {
  */
 export interface TaskStore {
   readonly asynchronous: boolean
-  create(id: string, userId: string, spec: TaskSpec): MaybePromise<void>
+  /** A new queued task; `roles` are the caller's (kept by a shared queue, for the replica that runs it). */
+  create(id: string, userId: string, spec: TaskSpec, roles?: string[]): MaybePromise<void>
   get(id: string): MaybePromise<TaskRow | null>
   /** The user's task; null for unknown ids and other users' tasks alike. */
   find(userId: string, id: string): MaybePromise<TaskRow | null>
@@ -62,6 +63,39 @@ export interface TaskStore {
   deleteAllOf(userId: string): MaybePromise<void>
 }
 
+/** A claimed task, with what a replica needs to run it. */
+export interface ClaimedTask extends TaskRow {
+  /** The caller's roles, JSON. */
+  caller_roles: string
+}
+
+/**
+ * A task store that several replicas share as one queue (PostgreSQL): a task queued by any
+ * replica is claimed by one, whose heartbeat says it is still alive; any replica fails the
+ * running tasks whose heartbeat stopped. Times are the database's clock.
+ */
+export interface SharedTaskQueue {
+  /** The oldest queued task, now running under `owner` (one replica wins it); null when none waits. */
+  claim(owner: string): Promise<ClaimedTask | null>
+  /** Refreshes the heartbeat of `owner`'s running tasks among `ids`; returns the ids still running (the others ended elsewhere). */
+  heartbeat(owner: string, ids: string[]): Promise<string[]>
+  /**
+   * Fails the running tasks whose heartbeat is older than `staleMs` (and, given `own`, the running
+   * tasks of `own.owner` whose heartbeat is older than `own.ms`: a replica starting again is not
+   * running them; the short limit spares a live replica misconfigured with the same id); returns them.
+   */
+  failStale(staleMs: number, own?: { owner: string; ms: number }): Promise<{ id: string; user_id: string }[]>
+  /** Hands `owner`'s running task back to the queue (a replica that stops), as if never started. */
+  release(id: string, owner: string): Promise<void>
+  /** Tasks waiting in the queue, on every replica. */
+  queuedCount(): Promise<number>
+}
+
+/** The store's shared queue, when it has one. */
+export function sharedQueueOf(store: TaskStore): (TaskStore & SharedTaskQueue) | null {
+  return 'claim' in store && typeof (store as Partial<SharedTaskQueue>).claim === 'function' ? (store as TaskStore & SharedTaskQueue) : null
+}
+
 export const now = () => new Date().toISOString()
 
 export function requestOf(spec: TaskSpec): string {
@@ -69,3 +103,5 @@ export function requestOf(spec: TaskSpec): string {
 }
 
 export const ORPHANED = 'The server stopped before this task finished'
+
+export const STALE = 'The replica running this task stopped'

@@ -47,6 +47,20 @@ class BatchHistogram {
   }
 }
 
+/** A sample line of the exposition text with an `instance` label added (comments unchanged). */
+function withInstanceLabel(line: string, instance: string): string {
+  if (line === '' || line.startsWith('#')) return line
+  const label = `instance="${instance.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`
+  const brace = line.indexOf('{')
+  const space = line.indexOf(' ')
+  if (brace !== -1 && brace < space) {
+    // After the series' own labels, as the registry places its default labels.
+    const close = line.lastIndexOf('}')
+    return `${line.slice(0, close)}${close > brace + 1 ? ',' : ''}${label}${line.slice(close)}`
+  }
+  return `${line.slice(0, space)}{${label}}${line.slice(space)}`
+}
+
 let processRegistry: Registry | null = null
 
 /**
@@ -175,6 +189,17 @@ export class PrometheusMetrics {
     }
   }
 
+  /**
+   * Names this server among replicas: every series it exposes, the process's too, gets an
+   * `instance` label (Prometheus keeps a scraped label of that name as `exported_instance`).
+   */
+  labelInstance(instance: string): void {
+    this.instance = instance
+    this.registry.setDefaultLabels({ instance })
+  }
+
+  private instance: string | null = null
+
   dropped(count: number): void {
     this.droppedRecords.inc(count)
   }
@@ -185,10 +210,12 @@ export class PrometheusMetrics {
 
   /** The exposition text: this app's metrics, then the process's (CPU, memory, event loop, heap). */
   async render(): Promise<string> {
+    const instance = this.instance
     const process = (await processMetrics().metrics())
       .split('\n')
       // A figure with no samples yet (the event-loop monitor's first moments) says NaN: left out.
       .filter((line) => !/ (NaN|Nan)$/.test(line))
+      .map((line) => (instance === null ? line : withInstanceLabel(line, instance)))
       .join('\n')
     return `${await this.registry.metrics()}\n${process}`
   }

@@ -59,7 +59,7 @@ export function expirySeconds(expiresIn: number | string): number {
 export class ApiKeyService implements ApiKeyResolver {
   constructor(
     private readonly store: ApiKeyStore,
-    private readonly users: { getUser(id: string): User | null },
+    private readonly users: { getUser(id: string): MaybePromise<User | null> },
   ) {}
 
   /** Whether authenticate, isLive and revokeAllForUser answer with promises (PostgreSQL). */
@@ -105,7 +105,7 @@ export class ApiKeyService implements ApiKeyResolver {
    * Deletes every key of a user. Called whenever the user's password changes (their own change,
    * an admin's reset, the host's `uagent admin reset-password`), so that keys made under the old
    * password stop working at once. A disabled account's keys are refused while it stays disabled;
-   * a deleted account's keys go with it (foreign key cascade in SQLite; see createServices for PostgreSQL).
+   * a deleted account's keys go with it (foreign key cascade, on either backend).
    */
   revokeAllForUser(userId: string): MaybePromise<number> {
     return this.store.removeAllOf(userId)
@@ -122,7 +122,10 @@ export class ApiKeyService implements ApiKeyResolver {
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) {
       throw new AppError('UNAUTHORIZED', `API key "${row.name}" expired at ${row.expires_at}; create a new one`)
     }
-    const user = this.users.getUser(row.user_id)
+    return andThen(this.users.getUser(row.user_id), (user) => this.admitOwner(row, user, now))
+  }
+
+  private admitOwner(row: KeyRow, user: User | null, now: number): MaybePromise<Principal> {
     if (!user) throw new AppError('UNAUTHORIZED', 'The owner of this API key no longer exists')
     if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
     const principal: Principal = { user, sessionId: `${KEY_SESSION_PREFIX}${row.id}`, isAdmin: user.roles.includes('admin'), apiKeyId: row.id }
@@ -136,8 +139,7 @@ export class ApiKeyService implements ApiKeyResolver {
   isLive(sessionId: string): MaybePromise<boolean> {
     return andThen(this.store.byId(sessionId.slice(KEY_SESSION_PREFIX.length)), (row) => {
       if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now())) return false
-      const user = this.users.getUser(row.user_id)
-      return user !== null && !user.disabled
+      return andThen(this.users.getUser(row.user_id), (user) => user !== null && !user.disabled)
     })
   }
 }

@@ -41,11 +41,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .post(
       '/logout',
-      ({ principal }) => {
+      async ({ principal }) => {
         if (principal.apiKeyId) {
           throw new AppError('VALIDATION_ERROR', 'An API key has no session to log out of: revoke the key with DELETE /auth/api-keys/{id}')
         }
-        auth.revokeSession(principal.sessionId)
+        await auth.revokeSession(principal.sessionId)
         return { success: true, message: 'Session revoked' }
       },
       { auth: true, response: { 200: SuccessResponse, ...errors }, detail: { summary: 'Revoke the current session' } },
@@ -70,10 +70,10 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .get(
       '/users',
-      ({ query }) => {
+      async ({ query }) => {
         const limit = query.limit ?? 50
         const offset = query.offset ?? 0
-        const { users, total } = auth.listUsers(limit, offset)
+        const { users, total } = await auth.listUsers(limit, offset)
         return { users, total, hasMore: offset + users.length < total }
       },
       {
@@ -87,7 +87,7 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
       '/users/:id/password',
       async ({ params, body }) => {
         const sessionsRevoked = await auth.setPassword(params.id, body.newPassword)
-        return { success: true, message: 'Password set; every session of the user was signed out', user: auth.getUser(params.id)!, sessionsRevoked }
+        return { success: true, message: 'Password set; every session of the user was signed out', user: (await auth.getUser(params.id))!, sessionsRevoked }
       },
       {
         admin: true,
@@ -99,9 +99,9 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/unlock',
-      ({ params }) => {
-        const cleared = auth.unlock(params.id)
-        return { success: true, message: `Login throttling cleared (${cleared} recorded failure${cleared === 1 ? '' : 's'})`, user: auth.getUser(params.id)! }
+      async ({ params }) => {
+        const cleared = await auth.unlock(params.id)
+        return { success: true, message: `Login throttling cleared (${cleared} recorded failure${cleared === 1 ? '' : 's'})`, user: (await auth.getUser(params.id))! }
       },
       {
         admin: true,
@@ -112,8 +112,8 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/disable',
-      ({ params }) => {
-        const { user, sessionsRevoked } = auth.disable(params.id)
+      async ({ params }) => {
+        const { user, sessionsRevoked } = await auth.disable(params.id)
         return { success: true, message: 'User disabled; their tokens no longer work', user, sessionsRevoked }
       },
       {
@@ -125,7 +125,7 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/enable',
-      ({ params }) => ({ success: true, message: 'User enabled; they can log in again', user: auth.enable(params.id) }),
+      async ({ params }) => ({ success: true, message: 'User enabled; they can log in again', user: await auth.enable(params.id) }),
       {
         admin: true,
         params: UserParams,
@@ -135,7 +135,7 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .delete(
       '/users/:id',
-      ({ params }) => ({ success: true, message: 'User deleted with everything they owned', user: auth.deleteUser(params.id) }),
+      async ({ params }) => ({ success: true, message: 'User deleted with everything they owned', user: await auth.deleteUser(params.id) }),
       {
         admin: true,
         params: UserParams,
@@ -160,8 +160,8 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .post(
       '/mfa/enable',
-      ({ principal, body }) => {
-        auth.enableMfa(principal.user.id, body.code)
+      async ({ principal, body }) => {
+        await auth.enableMfa(principal.user.id, body.code)
         return { success: true, mfaEnabled: true }
       },
       {
@@ -173,8 +173,8 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/mfa/disable',
-      ({ principal, body }) => {
-        auth.disableMfa(principal.user.id, body.code)
+      async ({ principal, body }) => {
+        await auth.disableMfa(principal.user.id, body.code)
         return { success: true, mfaEnabled: false }
       },
       {

@@ -1,8 +1,10 @@
-import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import { ACCESS_TOKEN_SECONDS, hashToken, newOpaqueToken, type TokenSigner } from '../../core/tokens'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { matchTotp, newTotpSecret, otpauthUrl } from './mfa'
+import { LIVE_CHECK_MS, LiveCache } from './live-cache'
+import type { AuthStore, UserRow } from './store'
 
 /**
  * argon2id at OWASP's recommended floor (19 MiB, 2 passes, 1 lane) rather than Bun's default of
@@ -21,19 +23,6 @@ export interface User {
   mfaEnabled: boolean
   createdAt: string
   disabled: boolean
-}
-
-interface UserRow {
-  id: string
-  email: string
-  password_hash: string
-  roles: string
-  mfa_enabled: number
-  mfa_secret: string | null
-  mfa_pending_secret: string | null
-  mfa_last_step: number
-  created_at: string
-  disabled_at: string | null
 }
 
 export interface LoginResult {
@@ -81,26 +70,24 @@ function toUser(row: UserRow): User {
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
-/** Accounts, sessions, tokens, MFA and login throttling. Owns the SQL of those tables. */
+/** Accounts, sessions, tokens, MFA and login throttling, kept in an AuthStore (SQLite or PostgreSQL). */
 export class AuthService {
-  private readonly userById
-  private readonly userByEmail
-  private readonly liveSession
   /**
-   * Callers of live sessions, by session id. This process is the only writer of users and
-   * sessions, so every change that could alter a principal (revocation, MFA state) drops the
-   * cache; a revoked session is refused on its very next request, as without the cache.
+   * Callers of live sessions and users, as last read. Every change this process makes that could
+   * alter a principal (revocation, password, disabled, MFA state) drops the entries it touches, so
+   * a revoked session is refused on its very next request. On PostgreSQL entries expire after
+   * LIVE_CHECK_MS, so changes made by other servers are seen too; on SQLite they never do.
    */
-  private readonly principals = new Map<string, Principal>()
+  private readonly cache: LiveCache<Principal, User>
+  /** Session reads under way on PostgreSQL: concurrent requests of one session share one. */
+  private readonly pending = new Map<string, Promise<UserRow | null>>()
   private apiKeys: ApiKeyResolver | null = null
 
   constructor(
-    private readonly db: Database,
+    private readonly store: AuthStore,
     private readonly signer: TokenSigner,
   ) {
-    this.userById = db.query<UserRow, [string]>('SELECT * FROM users WHERE id = ?')
-    this.userByEmail = db.query<UserRow, [string]>('SELECT * FROM users WHERE email = ?')
-    this.liveSession = db.query<{ user_id: string }, [string]>('SELECT user_id FROM sessions WHERE id = ? AND revoked_at IS NULL')
+    this.cache = new LiveCache(store.asynchronous ? LIVE_CHECK_MS : null)
   }
 
   /** Lets bearer tokens that start with `uak_` authenticate as personal API keys. */
@@ -109,11 +96,11 @@ export class AuthService {
   }
 
   /**
-   * Whether authenticate() and isSessionLive() may answer with a promise (API keys in
-   * PostgreSQL); on SQLite they answer at once, and the auth macro stays synchronous.
+   * Whether authenticate() and isSessionLive() may answer with a promise (accounts or API keys
+   * in PostgreSQL); on SQLite they answer at once, and the auth macro stays synchronous.
    */
   get asynchronous(): boolean {
-    return this.apiKeys?.asynchronous ?? false
+    return this.store.asynchronous || (this.apiKeys?.asynchronous ?? false)
   }
 
   /**
@@ -126,18 +113,18 @@ export class AuthService {
     return this.apiKeys?.asynchronous ? Promise.resolve(this.apiKeys.revokeAllForUser(userId)) : null
   }
 
-  private keysInTransaction(userId: string): void {
-    if (this.apiKeys && !this.apiKeys.asynchronous) this.apiKeys.revokeAllForUser(userId)
+  private keysInTransaction(userId: string): (() => void) | undefined {
+    const keys = this.apiKeys
+    return keys && !keys.asynchronous ? () => void keys.revokeAllForUser(userId) : undefined
   }
 
-  countUsers(): number {
-    return this.db.query<{ n: number }, []>('SELECT count(*) AS n FROM users').get()!.n
+  countUsers(): MaybePromise<number> {
+    return this.store.countUsers()
   }
 
   /** A page of accounts, oldest first (admin view: never a password hash or MFA secret). */
-  listUsers(limit = 1_000_000, offset = 0): { users: User[]; total: number } {
-    const users = this.db.query<UserRow, [number, number]>('SELECT * FROM users ORDER BY created_at, email LIMIT ? OFFSET ?').all(limit, offset).map(toUser)
-    return { users, total: this.countUsers() }
+  listUsers(limit = 1_000_000, offset = 0): MaybePromise<{ users: User[]; total: number }> {
+    return andThen(this.store.listUsers(limit, offset), (rows) => andThen(this.store.countUsers(), (total) => ({ users: rows.map(toUser), total })))
   }
 
   /**
@@ -150,144 +137,170 @@ export class AuthService {
     this.deletionSteps.push(step)
   }
 
-  private requireUser(id: string): UserRow {
-    const row = this.userById.get(id)
-    if (!row) throw new AppError('NOT_FOUND', `User ${id} not found`)
-    return row
+  /** Called with each user this process admits (a caller, an API key's owner, a user read by id) when the accounts are in PostgreSQL. */
+  private readonly seenSteps: ((user: User) => void)[] = []
+
+  onUserSeen(step: (user: User) => void): void {
+    this.seenSteps.push(step)
+  }
+
+  private seen(user: User | null): void {
+    if (user) for (const step of this.seenSteps) step(user)
+  }
+
+  private requireUser(id: string): MaybePromise<UserRow> {
+    return andThen(this.store.userById(id), (row) => {
+      if (!row) throw new AppError('NOT_FOUND', `User ${id} not found`)
+      return row
+    })
   }
 
   /** Enabled admins other than `userId`; the last one may not be disabled or deleted. */
-  private assertNotLastAdmin(row: UserRow, action: string): void {
+  private async assertNotLastAdmin(row: UserRow, action: string): Promise<void> {
     if (!JSON.parse(row.roles).includes('admin') || row.disabled_at !== null) return
-    const others = this.db
-      .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM users WHERE id != ? AND disabled_at IS NULL AND EXISTS (SELECT 1 FROM json_each(users.roles) WHERE value = 'admin')`)
-      .get(row.id)!.n
-    if (others === 0) throw new AppError('CONFLICT', `Cannot ${action} the last admin: make another user an admin first`)
+    if ((await this.store.otherEnabledAdmins(row.id)) === 0) throw new AppError('CONFLICT', `Cannot ${action} the last admin: make another user an admin first`)
   }
 
-  /** Forgets every cached principal of a user, so their tokens are checked against the database again. */
-  private forgetPrincipals(userId: string): void {
-    for (const [sessionId, principal] of this.principals) if (principal.user.id === userId) this.principals.delete(sessionId)
+  /**
+   * Runs a write, forgetting what it changes both before (a request meanwhile reads it again)
+   * and once it is done (a read that raced the write is not trusted).
+   */
+  private changing<T>(target: { userId?: string; sessionId?: string }, write: () => MaybePromise<T>): MaybePromise<T> {
+    this.cache.forget(target)
+    return andThen(write(), (value) => {
+      this.cache.forget(target)
+      for (const listener of this.changeListeners) listener(target)
+      return value
+    })
+  }
+
+  private readonly changeListeners: ((target: { userId?: string; sessionId?: string }) => void)[] = []
+
+  /**
+   * Calls `listener` after each committed change to a session or user (logout, password, roles,
+   * disabled, MFA, deleted): the replicas are told (through Redis), so that they drop what they
+   * cached at once rather than within LIVE_CHECK_MS.
+   */
+  onChanged(listener: (target: { userId?: string; sessionId?: string }) => void): void {
+    this.changeListeners.push(listener)
+  }
+
+  /** Another replica changed a session or user: what this one cached of it is read again. */
+  changedElsewhere(target: { userId?: string; sessionId?: string }): void {
+    this.cache.forget(target)
   }
 
   /** Revokes every live session of a user; returns how many there were. */
-  revokeAllSessions(userId: string): number {
-    this.forgetPrincipals(userId)
-    return this.db.run('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [new Date().toISOString(), userId]).changes
+  revokeAllSessions(userId: string): MaybePromise<number> {
+    return this.changing({ userId }, () => this.store.revokeAllSessions(userId, new Date().toISOString()))
   }
 
   /** Sets a user's password (admin, or host recovery); signs out every session, deletes the API keys, clears login throttling. */
   async setPassword(id: string, newPassword: string): Promise<number> {
-    const row = this.requireUser(id)
+    const row = await this.requireUser(id)
     const hash = await Bun.password.hash(newPassword, PASSWORD_HASHING)
-    let revoked = 0
     const keysGone = this.revokeKeysFirst(id)
     if (keysGone) await keysGone
-    this.db.transaction(() => {
-      this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, id])
-      this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email])
-      revoked = this.revokeAllSessions(id)
-      this.keysInTransaction(id)
-    }).immediate()
-    return revoked
+    return this.changing({ userId: id }, () =>
+      this.store.setPassword(id, hash, { at: new Date().toISOString(), clearFailures: row.email, alsoInTransaction: this.keysInTransaction(id) }),
+    )
   }
 
   /** Clears the login throttling of an account. Returns how many recorded failures were dropped. */
-  unlock(id: string): number {
-    const row = this.requireUser(id)
-    return this.db.run('DELETE FROM login_failures WHERE email = ?', [row.email]).changes
+  async unlock(id: string): Promise<number> {
+    const row = await this.requireUser(id)
+    return this.store.clearFailures(row.email)
   }
 
   /** Disables an account: no logins, and every token of it stops working at once. */
-  disable(id: string): { user: User; sessionsRevoked: number } {
-    const row = this.requireUser(id)
-    this.assertNotLastAdmin(row, 'disable')
-    let revoked = 0
-    this.db.transaction(() => {
-      this.db.run('UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?', [new Date().toISOString(), id])
-      revoked = this.revokeAllSessions(id)
-    }).immediate()
-    return { user: this.getUser(id)!, sessionsRevoked: revoked }
+  async disable(id: string): Promise<{ user: User; sessionsRevoked: number }> {
+    const row = await this.requireUser(id)
+    await this.assertNotLastAdmin(row, 'disable')
+    const revoked = await this.changing({ userId: id }, () => this.store.disableUser(id, new Date().toISOString()))
+    return { user: (await this.getUser(id))!, sessionsRevoked: revoked }
   }
 
-  enable(id: string): User {
-    this.requireUser(id)
-    this.db.run('UPDATE users SET disabled_at = NULL WHERE id = ?', [id])
-    this.forgetPrincipals(id)
-    return this.getUser(id)!
+  async enable(id: string): Promise<User> {
+    await this.requireUser(id)
+    await this.changing({ userId: id }, () => this.store.enableUser(id))
+    return (await this.getUser(id))!
   }
 
   /** Deletes a user and everything they own (the registered steps first, then the rows by cascade). */
-  deleteUser(id: string): User {
-    const row = this.requireUser(id)
-    this.assertNotLastAdmin(row, 'delete')
-    this.forgetPrincipals(id)
+  async deleteUser(id: string): Promise<User> {
+    const row = await this.requireUser(id)
+    await this.assertNotLastAdmin(row, 'delete')
+    this.cache.forget({ userId: id })
     for (const step of this.deletionSteps) step(id)
-    this.db.run('DELETE FROM users WHERE id = ?', [id])
+    await this.changing({ userId: id }, () => this.store.deleteUser(id))
     return toUser(row)
   }
 
-  findUserByEmail(email: string): User | null {
-    const row = this.userByEmail.get(normalizeEmail(email))
-    return row ? toUser(row) : null
+  findUserByEmail(email: string): MaybePromise<User | null> {
+    return andThen(this.store.userByEmail(normalizeEmail(email)), (row) => (row ? toUser(row) : null))
   }
 
   /** Turns MFA off for a user without a code (host recovery only). */
-  resetMfa(id: string): void {
-    this.requireUser(id)
-    this.db.run('UPDATE users SET mfa_enabled = 0, mfa_secret = NULL, mfa_pending_secret = NULL, mfa_last_step = 0 WHERE id = ?', [id])
-    this.forgetPrincipals(id)
+  async resetMfa(id: string): Promise<void> {
+    await this.requireUser(id)
+    await this.changing({ userId: id }, () => this.store.disableMfa(id, true))
   }
 
-  getUser(id: string): User | null {
-    const row = this.userById.get(id)
-    return row ? toUser(row) : null
+  /**
+   * A user, or null. On PostgreSQL, answered from what this process read within LIVE_CHECK_MS
+   * (API keys and chat ask on every request), otherwise read again.
+   */
+  getUser(id: string): MaybePromise<User | null> {
+    if (!this.store.asynchronous) {
+      const row = this.store.userById(id) as UserRow | null
+      return row ? toUser(row) : null
+    }
+    const cached = this.cache.user(id)
+    if (cached) return cached.user
+    const [at, epoch] = [this.cache.now(), this.cache.epoch]
+    return andThen(this.store.userById(id), (row) => {
+      const user = row ? toUser(row) : null
+      this.seen(user)
+      this.cache.rememberUser(id, user, at, epoch)
+      return user
+    })
   }
 
   /** The emails of those of `ids` that are accounts (deleted ones are left out). */
-  emailsOf(ids: string[]): Map<string, string> {
-    const emails = new Map<string, string>()
-    for (const id of new Set(ids)) {
-      const row = this.userById.get(id)
-      if (row) emails.set(id, row.email)
-    }
-    return emails
+  emailsOf(ids: string[]): MaybePromise<Map<string, string>> {
+    return andThen(this.store.usersByIds([...new Set(ids)]), (rows) => new Map(rows.map((row) => [row.id, row.email])))
   }
 
   async createUser(email: string, password: string, roles: Role[]): Promise<User> {
     return this.insertUser(email, await Bun.password.hash(password, PASSWORD_HASHING), roles)
   }
 
-  /** For start-up, before the server answers anything. */
+  /** For start-up on SQLite, before the server answers anything. */
   createUserSync(email: string, password: string, roles: Role[]): User {
-    return this.insertUser(email, Bun.password.hashSync(password, PASSWORD_HASHING), roles)
+    if (this.store.asynchronous) throw new Error('createUserSync needs the SQLite store: use createUser')
+    return this.insertUser(email, Bun.password.hashSync(password, PASSWORD_HASHING), roles) as User
   }
 
-  private insertUser(email: string, hash: string, roles: Role[]): User {
+  /** Inserts an account; CONFLICT when the email is taken (checked by the insert itself, so two at once make one). */
+  private insertUser(email: string, hash: string, roles: Role[]): MaybePromise<User> {
     const normalized = normalizeEmail(email)
-    if (this.userByEmail.get(normalized)) throw new AppError('CONFLICT', `A user with email ${normalized} already exists`)
-    const id = randomUUID()
-    const uniqueRoles = [...new Set(roles.length ? roles : ['user'])]
-    this.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [
-      id,
-      normalized,
-      hash,
-      JSON.stringify(uniqueRoles),
-      new Date().toISOString(),
-    ])
-    return this.getUser(id)!
+    const row = { id: randomUUID(), email: normalized, password_hash: hash, roles: JSON.stringify([...new Set(roles.length ? roles : ['user'])]), created_at: new Date().toISOString() }
+    return andThen(this.store.insertUser(row), (inserted) => {
+      if (!inserted) throw new AppError('CONFLICT', `A user with email ${normalized} already exists`)
+      return toUser({ ...row, mfa_enabled: 0, mfa_secret: null, mfa_pending_secret: null, mfa_last_step: 0, disabled_at: null })
+    })
   }
 
   async login(email: string, password: string, mfaCode: string | null | undefined, userAgent?: string): Promise<LoginResult> {
     const normalized = normalizeEmail(email)
-    this.assertNotThrottled(normalized)
-    const row = this.userByEmail.get(normalized)
+    await this.assertNotThrottled(normalized)
+    const row = await this.store.userByEmail(normalized)
     // Hash anyway when the user is unknown, so timing does not reveal which emails exist.
     const passwordOk = row
       ? await Bun.password.verify(password, row.password_hash)
       : (await Bun.password.verify(password, DUMMY_HASH), false)
     if (!row || !passwordOk) {
-      this.recordFailure(normalized)
+      await this.recordFailure(normalized)
       throw new AppError('INVALID_CREDENTIALS', 'Invalid email or password')
     }
     if (row.disabled_at !== null) throw new AppError('FORBIDDEN', 'This account has been disabled by an administrator')
@@ -295,42 +308,33 @@ export class AuthService {
       if (mfaCode === undefined || mfaCode === null || mfaCode === '') {
         throw new AppError('MFA_REQUIRED', 'This account has MFA enabled: send mfaCode with the 6-digit code from your authenticator')
       }
-      if (!this.consumeTotp(row, row.mfa_secret!, mfaCode)) {
-        this.recordFailure(normalized)
+      if (!(await this.consumeTotp(row, row.mfa_secret!, mfaCode))) {
+        await this.recordFailure(normalized)
         throw new AppError('INVALID_MFA_CODE', 'Invalid or already used MFA code')
       }
     }
-    this.db.run('DELETE FROM login_failures WHERE email = ?', [normalized])
+    await this.store.clearFailures(normalized)
     const sessionId = randomUUID()
-    const now = new Date().toISOString()
-    this.db.run('INSERT INTO sessions (id, user_id, created_at, last_used_at, user_agent) VALUES (?, ?, ?, ?, ?)', [
-      sessionId,
-      row.id,
-      now,
-      now,
-      userAgent ?? null,
-    ])
+    await this.store.insertSession({ id: sessionId, userId: row.id, at: new Date().toISOString(), userAgent: userAgent ?? null })
     return this.issueTokens(toUser(row), sessionId)
   }
 
   /** Rotates a refresh token. Presenting one that was already rotated revokes its session. */
   async refresh(refreshToken: string): Promise<LoginResult> {
     const hash = hashToken(refreshToken)
-    const stored = this.db
-      .query<{ session_id: string; used_at: string | null }, [string]>('SELECT session_id, used_at FROM refresh_tokens WHERE token_hash = ?')
-      .get(hash)
+    const stored = await this.store.refreshToken(hash)
     if (!stored) throw new AppError('UNAUTHORIZED', 'Invalid refresh token')
-    if (stored.used_at !== null) {
-      this.revokeSession(stored.session_id)
-      throw new AppError('UNAUTHORIZED', 'Refresh token was already used; the session has been revoked, log in again')
+    const reused = async () => {
+      await this.revokeSession(stored.session_id)
+      return new AppError('UNAUTHORIZED', 'Refresh token was already used; the session has been revoked, log in again')
     }
-    const session = this.liveSession.get(stored.session_id)
-    if (!session) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
-    const user = this.getUser(session.user_id)
-    if (!user || user.disabled) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
-    const now = new Date().toISOString()
-    this.db.run('UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ?', [now, hash])
-    this.db.run('UPDATE sessions SET last_used_at = ? WHERE id = ?', [now, stored.session_id])
+    if (stored.used_at !== null) throw await reused()
+    const owner = await this.store.liveSessionOwner(stored.session_id)
+    if (!owner) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    const user = toUser(owner)
+    if (user.disabled) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+    // Used by a concurrent refresh meanwhile: the token was presented twice.
+    if (!(await this.store.useRefreshToken(hash, stored.session_id, new Date().toISOString()))) throw await reused()
     return this.issueTokens(user, stored.session_id)
   }
 
@@ -340,121 +344,120 @@ export class AuthService {
    * other session of the account and deletes its API keys. Returns how many sessions were signed out.
    */
   async changePassword(userId: string, keepSessionId: string, currentPassword: string, newPassword: string): Promise<number> {
-    const row = this.userById.get(userId)!
-    this.assertNotThrottled(row.email)
+    const row = (await this.store.userById(userId))!
+    await this.assertNotThrottled(row.email)
     if (!(await Bun.password.verify(currentPassword, row.password_hash))) {
-      this.recordFailure(row.email)
+      await this.recordFailure(row.email)
       throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong')
     }
     const hash = await Bun.password.hash(newPassword, PASSWORD_HASHING)
-    const others = this.db
-      .query<{ id: string }, [string, string]>('SELECT id FROM sessions WHERE user_id = ? AND id != ? AND revoked_at IS NULL')
-      .all(userId, keepSessionId)
     // Keys made under the old password stop working with it.
     const keysGone = this.revokeKeysFirst(userId)
     if (keysGone) await keysGone
-    this.db.transaction(() => {
-      this.db.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, userId])
-      for (const { id } of others) this.revokeSession(id)
-      this.keysInTransaction(userId)
-    }).immediate()
-    return others.length
+    return this.changing({ userId }, () =>
+      this.store.setPassword(userId, hash, { at: new Date().toISOString(), keepSessionId, alsoInTransaction: this.keysInTransaction(userId) }),
+    )
   }
 
-  isSessionLive(sessionId: string): boolean | Promise<boolean> {
+  /** Whether a session (or the API key behind an `apikey:` one) still works; WebSocket messages check this. */
+  isSessionLive(sessionId: string): MaybePromise<boolean> {
     if (this.apiKeys && sessionId.startsWith('apikey:')) return this.apiKeys.isLive(sessionId)
-    return this.liveSession.get(sessionId) !== null
+    if (this.cache.sessionSeenLive(sessionId)) return true
+    return andThen(this.store.liveSessionUser(sessionId), (userId) => userId !== null)
   }
 
-  revokeSession(sessionId: string): void {
-    this.principals.delete(sessionId)
-    this.db.run('UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), sessionId])
+  revokeSession(sessionId: string): MaybePromise<void> {
+    return this.changing({ sessionId }, () => this.store.revokeSession(sessionId, new Date().toISOString()))
   }
 
   /**
    * Resolves a bearer token (access token, or personal API key) to its caller; the session must
-   * still be live. A promise only for an API key kept in PostgreSQL (see `asynchronous`).
+   * still be live. A promise only when the accounts or API keys are in PostgreSQL (see
+   * `asynchronous`), and there only when what this process read is older than LIVE_CHECK_MS.
    */
-  authenticate(token: string): Principal | Promise<Principal> {
+  authenticate(token: string): MaybePromise<Principal> {
     if (this.apiKeys && token.startsWith('uak_')) return this.apiKeys.authenticate(token)
     const claims = this.signer.verify(token)
-    const cached = this.principals.get(claims.sid)
-    if (cached && cached.user.id === claims.sub) return cached
+    const cached = this.cache.principal(claims.sid, claims.sub)
+    if (cached) return cached
     // The session must still be live, so that logout and reuse detection bite at once.
-    const session = this.liveSession.get(claims.sid)
-    if (!session || session.user_id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
-    const user = this.getUser(claims.sub)
-    if (!user) throw new AppError('UNAUTHORIZED', 'User no longer exists')
-    if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
-    const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
-    if (this.principals.size >= 10_000) this.principals.clear()
-    this.principals.set(claims.sid, principal)
-    return principal
+    const [at, epoch] = [this.cache.now(), this.cache.epoch]
+    return andThen(this.sessionOwner(claims.sid), (row) => {
+      if (!row || row.id !== claims.sub) throw new AppError('UNAUTHORIZED', 'Session has been revoked; log in again')
+      const user = toUser(row)
+      if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
+      const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
+      this.cache.rememberPrincipal(claims.sid, principal, at, epoch)
+      if (this.store.asynchronous) {
+        this.seen(user)
+        this.cache.rememberUser(user.id, user, at, epoch)
+      }
+      return principal
+    })
   }
 
-  setupMfa(userId: string): { secret: string; otpauthUrl: string } {
-    const user = this.userById.get(userId)!
+  /** A live session's owner; on PostgreSQL, one read shared by the requests that ask at once. */
+  private sessionOwner(sessionId: string): MaybePromise<UserRow | null> {
+    if (!this.store.asynchronous) return this.store.liveSessionOwner(sessionId)
+    const pending = this.pending.get(sessionId)
+    if (pending) return pending
+    const read = Promise.resolve(this.store.liveSessionOwner(sessionId)).finally(() => this.pending.delete(sessionId))
+    this.pending.set(sessionId, read)
+    return read
+  }
+
+  async setupMfa(userId: string): Promise<{ secret: string; otpauthUrl: string }> {
+    const user = (await this.store.userById(userId))!
     if (user.mfa_enabled === 1) throw new AppError('CONFLICT', 'MFA is already enabled; disable it first to set up a new secret')
     const secret = newTotpSecret()
-    this.db.run('UPDATE users SET mfa_pending_secret = ? WHERE id = ?', [secret, userId])
+    await this.store.setMfaPending(userId, secret)
     return { secret, otpauthUrl: otpauthUrl(secret, user.email) }
   }
 
-  enableMfa(userId: string, code: string): void {
-    const user = this.userById.get(userId)!
+  async enableMfa(userId: string, code: string): Promise<void> {
+    const user = (await this.store.userById(userId))!
     if (user.mfa_enabled === 1) throw new AppError('CONFLICT', 'MFA is already enabled')
     if (!user.mfa_pending_secret) throw new AppError('VALIDATION_ERROR', 'Call POST /auth/mfa/setup before enabling MFA')
-    if (!this.consumeTotp(user, user.mfa_pending_secret, code)) {
+    if (!(await this.consumeTotp(user, user.mfa_pending_secret, code))) {
       throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
     }
-    this.db.run('UPDATE users SET mfa_enabled = 1, mfa_secret = mfa_pending_secret, mfa_pending_secret = NULL WHERE id = ?', [userId])
-    this.principals.clear()
+    await this.changing({ userId }, () => this.store.enableMfa(userId))
   }
 
-  disableMfa(userId: string, code: string): void {
-    const user = this.userById.get(userId)!
+  async disableMfa(userId: string, code: string): Promise<void> {
+    const user = (await this.store.userById(userId))!
     if (user.mfa_enabled !== 1) throw new AppError('VALIDATION_ERROR', 'MFA is not enabled')
-    if (!this.consumeTotp(user, user.mfa_secret!, code)) {
+    if (!(await this.consumeTotp(user, user.mfa_secret!, code))) {
       throw new AppError('INVALID_MFA_CODE', 'Invalid MFA code', { status: 400 })
     }
-    this.db.run('UPDATE users SET mfa_enabled = 0, mfa_secret = NULL, mfa_last_step = 0 WHERE id = ?', [userId])
-    this.principals.clear()
+    await this.changing({ userId }, () => this.store.disableMfa(userId, false))
   }
 
-  private consumeTotp(user: UserRow, secret: string, code: string): boolean {
+  private consumeTotp(user: UserRow, secret: string, code: string): MaybePromise<boolean> {
     const step = matchTotp(secret, code.trim())
     if (step === null) return false
     // Each code works once: the step must be newer than the last one accepted.
-    const updated = this.db.run('UPDATE users SET mfa_last_step = ? WHERE id = ? AND mfa_last_step < ?', [step, user.id, step])
-    return updated.changes === 1
+    return this.store.consumeTotpStep(user.id, step)
   }
 
-  private assertNotThrottled(email: string): void {
-    const since = Date.now() - THROTTLE_WINDOW_MS
-    const recent = this.db
-      .query<{ at: number }, [string, number, number]>('SELECT at FROM login_failures WHERE email = ? AND at > ? ORDER BY at DESC LIMIT ?')
-      .all(email, since, THROTTLE_FAILURES)
+  private async assertNotThrottled(email: string): Promise<void> {
+    const recent = await this.store.recentFailures(email, Date.now() - THROTTLE_WINDOW_MS, THROTTLE_FAILURES)
     if (recent.length < THROTTLE_FAILURES) return
-    const oldest = recent[recent.length - 1]!.at
+    const oldest = recent[recent.length - 1]!
     const retryAfter = Math.max(1, Math.ceil((oldest + THROTTLE_WINDOW_MS - Date.now()) / 1000))
     throw new AppError('TOO_MANY_ATTEMPTS', `Too many failed logins for this account; try again in ${retryAfter} seconds`, {
       headers: { 'retry-after': String(retryAfter) },
     })
   }
 
-  private recordFailure(email: string): void {
+  private recordFailure(email: string): MaybePromise<void> {
     const now = Date.now()
-    this.db.run('INSERT INTO login_failures (email, at) VALUES (?, ?)', [email, now])
-    this.db.run('DELETE FROM login_failures WHERE at <= ?', [now - THROTTLE_WINDOW_MS])
+    return this.store.recordFailure(email, now, now - THROTTLE_WINDOW_MS)
   }
 
   private async issueTokens(user: User, sessionId: string): Promise<LoginResult> {
     const refreshToken = newOpaqueToken()
-    this.db.run('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)', [
-      hashToken(refreshToken),
-      sessionId,
-      new Date().toISOString(),
-    ])
+    await this.store.insertRefreshToken(hashToken(refreshToken), sessionId, new Date().toISOString())
     const accessToken = this.signer.sign({ sub: user.id, sid: sessionId, roles: user.roles })
     return {
       success: true,

@@ -56,7 +56,8 @@ export interface Exchange {
 export interface ChatDeps {
   conversations: ConversationStore
   generator: () => Promise<Generator>
-  userExists: (id: string) => boolean
+  /** A promise when the accounts are in PostgreSQL. */
+  userExists: (id: string) => boolean | Promise<boolean>
 }
 
 /** Chat: prompt assembly, generation (whole or streamed), and storing both turns. */
@@ -77,7 +78,8 @@ export class ChatService {
     // reply streamed and the reply stored are the same text.
     const input = { ...raw, message: raw.message.toWellFormed(), context: raw.context?.toWellFormed() }
     const { conversations } = this.deps
-    if (!this.deps.userExists(input.userId)) throw notFound(`User ${input.userId}`)
+    const exists = this.deps.userExists(input.userId)
+    if (!(exists instanceof Promise ? await exists : exists)) throw notFound(`User ${input.userId}`)
     const existing = input.conversationId ? await conversations.get(input.conversationId, input.userId) : null
     const generator = await this.deps.generator()
     const optimized = input.optimizePrompt === true

@@ -54,7 +54,7 @@ function cleanOperation(operation: Node, hooks: RouteInfo['hooks'] | undefined):
 
 const wsOperation = (types: string[]) => ({
   tags: ['WebSocket'],
-  summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute',
+  summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute, agent_task',
   description: WS_DESCRIPTION,
   operationId: 'websocket',
   security: [],

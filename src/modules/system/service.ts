@@ -20,6 +20,8 @@ export interface SystemDeps {
   db: Database
   /** PostgreSQL's state when UAGENT_DATABASE_URL is set (see PostgresMonitor): `problem` is null while it answers. */
   postgres?: { readonly problem: string | null }
+  /** Redis (UAGENT_REDIS_URL), when replicas share it. */
+  redis?: { readonly problem: string | null }
   engines?: EngineStatusSource
   features: Features
   maxRequestSize: string
@@ -137,9 +139,12 @@ export class SystemService {
     const postgresProblem = this.deps.postgres?.problem ?? null
     const connections: Record<string, string> = { database, vectorStore, embedder: engines.embedder, llm: engines.llm }
     if (this.deps.postgres) connections.postgres = postgresProblem === null ? 'connected' : 'unreachable'
+    const redisProblem = this.deps.redis?.problem ?? null
+    if (this.deps.redis) connections.redis = redisProblem === null ? 'connected' : 'unreachable'
     const storage = this.storage()
     const reasons: string[] = []
     if (postgresProblem !== null) reasons.push(`postgresql: DATABASE_UNAVAILABLE, UAGENT_DATABASE_URL cannot be reached (${postgresProblem})`)
+    if (redisProblem !== null) reasons.push(`redis: UAGENT_REDIS_URL cannot be reached (${redisProblem}); rate limits are counted per replica`)
     if (database !== 'connected') reasons.push('database: not answering')
     if (vectorStore !== 'connected') reasons.push('vector store: sqlite-vec not loaded')
     if (engines.embedder === 'error') reasons.push(`embedder: ${engines.embedderReason ?? 'cannot be loaded'}`)

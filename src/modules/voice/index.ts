@@ -120,10 +120,10 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
     )
     .post(
       '/command',
-      ({ body, principal }) => {
+      async ({ body, principal }) => {
         if (body.command === undefined && body.audio === undefined) throw new AppError('VALIDATION_ERROR', 'command: required (or audio, base64)')
         const userId = actingUserId(principal, body.userId)
-        const target = userId === principal.user.id ? principal.user : auth.getUser(userId)
+        const target = userId === principal.user.id ? principal.user : await auth.getUser(userId)
         if (!target) throw notFound('User')
         const caller = { userId, roles: target.roles }
         return commands.handle(caller, {

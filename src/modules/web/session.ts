@@ -106,9 +106,9 @@ export function webSessionModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/logout',
-      ({ principal, request, set }) => {
+      async ({ principal, request, set }) => {
         if (principal.apiKeyId) throw new AppError('VALIDATION_ERROR', 'An API key has no web session to sign out of')
-        auth.revokeSession(principal.sessionId)
+        await auth.revokeSession(principal.sessionId)
         set.headers['set-cookie'] = [sessionCookie(request, '', 0), hintCookie(request, 0)] as unknown as string
         return { success: true, message: 'Signed out: the session is revoked and its cookie cleared' }
       },

@@ -86,7 +86,7 @@ export function wsModule(
   return new Elysia({ name: 'module:ws', tags: ['WebSocket'] }).ws('/ws', {
     idleTimeout: WS_IDLE_TIMEOUT,
     sendPings: true,
-    detail: { summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute' },
+    detail: { summary: 'WebSocket channel: auth, stream_chat, voice_command, plugin_execute, agent_task' },
     open(ws) {
       sockets.set(ws.id, { principal: null, running: new Set() })
     },
@@ -168,7 +168,9 @@ export function wsModule(
         const controller = new AbortController()
         state.running.add(controller)
         try {
-          limiter.hit(`user:${state.principal.user.id}`)
+          // Answers later only when replicas share the limit (Redis).
+          const counted = limiter.hit(`user:${state.principal.user.id}`)
+          if (counted instanceof Promise) await counted
           const context = { principal: state.principal, signal: controller.signal, send: (reply: Record<string, unknown>) => send(withId(reply as Reply)) }
           outcome.usageKey = context
           const data = await handler(context, decoded)

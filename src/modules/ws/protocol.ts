@@ -25,14 +25,36 @@ export const ClientMessages = {
     parameters: t.Optional(t.Record(t.String(), t.Unknown())),
     id,
   }),
+  agent_task: t.Object(
+    {
+      type: t.Literal('agent_task'),
+      taskId: t.Optional(t.String({ maxLength: 100, description: 'Follow this task of yours (started by any means, on any replica)' })),
+      task: t.Optional(t.String({ minLength: 1, maxLength: 32_000, description: 'Or start a task (as POST /agents/execute) and follow it; closing the socket cancels it' })),
+      agents: t.Optional(t.Array(t.String(), { minItems: 1, maxItems: 10 })),
+      parallel: t.Optional(t.Boolean()),
+      maxIterations: t.Optional(t.Integer({ minimum: 1, maximum: 10 })),
+      collections: t.Optional(t.Array(t.String(), { maxItems: 50 })),
+      id,
+    },
+    { description: 'taskId, or task and agents' },
+  ),
 }
 
 export const ServerMessages = {
   auth_success: t.Object({ type: t.Literal('auth_success'), userId: t.String(), sessionId: t.String(), id }),
   stream_chunk: t.Object({ type: t.Literal('stream_chunk'), content: t.String({ description: 'The next piece of the reply' }), id }),
+  task_progress: t.Object({
+    type: t.Literal('task_progress'),
+    taskId: t.String(),
+    status: t.Union([t.Literal('queued'), t.Literal('running')]),
+    progress: t.Integer({ minimum: 0, maximum: 100 }),
+    currentAgent: t.Nullable(t.String()),
+    results: t.Array(t.Unknown(), { description: 'The results of the agents done so far, as in GET /agents/task/{taskId}' }),
+    id,
+  }),
   chat_response: t.Object({
     type: t.Literal('chat_response'),
-    data: t.Unknown({ description: 'The result: a ChatResponse (stream_chat), VoiceCommandResponse (voice_command) or PluginExecuteResponse (plugin_execute)' }),
+    data: t.Unknown({ description: 'The result: a ChatResponse (stream_chat), VoiceCommandResponse (voice_command), PluginExecuteResponse (plugin_execute) or the ended task as GET /agents/task/{taskId} shows it (agent_task)' }),
     id,
   }),
   error: t.Object({
@@ -48,6 +70,7 @@ export const WS_DESCRIPTION = `Upgrade to a WebSocket. Every message, both ways,
 1. Send \`{"type":"auth","token":"<accessToken>"}\` first; the server answers \`auth_success {userId, sessionId}\`, or \`error {code:"UNAUTHORIZED"}\` (the socket stays open; try again).
 2. \`stream_chat {message, conversationId?, context?, optimizePrompt?}\` → \`stream_chunk {content}\` … then \`chat_response {data: ChatResponse}\`.
 3. \`voice_command {command, context?}\` → \`chat_response {data: VoiceCommandResponse}\`; \`plugin_execute {plugin, action, parameters}\` → \`chat_response {data: PluginExecuteResponse}\` (when those areas are installed).
+   \`agent_task {taskId}\` follows one of your agent tasks, whichever replica runs it (or \`agent_task {task, agents, parallel?, maxIterations?, collections?}\` starts one and follows it; closing the socket cancels it): \`task_progress {taskId, status, progress, currentAgent, results}\` at each change, then \`chat_response {data}\` with the ended task as \`GET /agents/task/{taskId}\` shows it.
 4. Anything before \`auth\` → \`error {code:"UNAUTHORIZED"}\`; invalid JSON, a bad shape or an unknown \`type\` → \`error {code:"VALIDATION_ERROR"}\`. Errors never close the socket. Frames larger than the request size limit close it with 1009; closing the socket cancels what it started.
 
 The message shapes are under \`x-websocket\` of this operation: \`client\` (what a client sends) and \`server\` (what it receives).`

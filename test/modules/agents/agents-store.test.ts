@@ -4,16 +4,11 @@ import type { TaskSpec } from '../../../src/modules/agents/orchestrate'
 import type { TaskStore } from '../../../src/modules/agents/store'
 import { PostgresTaskStore } from '../../../src/modules/agents/store.postgres'
 import { SqliteTaskStore } from '../../../src/modules/agents/store.sqlite'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 import { agentServer, pollTask, TokenGenerator } from './fakes'
 
-function tasksOf(backend: TestBackend): { store: TaskStore; user(): string } {
-  const user = () => {
-    const id = randomUUID()
-    // SQLite's agent_tasks has a foreign key to users.
-    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
-    return id
-  }
+function tasksOf(backend: TestBackend): { store: TaskStore; user(): Promise<string> } {
+  const user = () => insertTestUser(backend)
   return { store: backend.kind === 'postgres' ? new PostgresTaskStore(backend.sql) : new SqliteTaskStore(backend.db), user }
 }
 
@@ -23,10 +18,10 @@ const result = (agent: string) => ({ agent, output: `${agent} output`, confidenc
 describeBackends('agent task store', (backend) => {
   test('a task goes queued → running → completed once; updates touch only a running task; owners only', async () => {
     const { store, user } = tasksOf(backend())
-    const owner = user()
+    const owner = await user()
     const id = randomUUID()
     await store.create(id, owner, spec('Write a note'))
-    expect(await store.find(user(), id)).toBeNull()
+    expect(await store.find(await user(), id)).toBeNull()
     expect(await store.find(owner, id)).toMatchObject({ id, user_id: owner, status: 'queued', task: 'Write a note', progress: 0, results: '[]', iterations: 0 })
     expect(JSON.parse((await store.get(id))!.request)).toEqual({ agents: ['researcher', 'writer'], parallel: false, maxIterations: 2, collections: null })
     await store.progress(id, 50, 'researcher', [result('researcher')])
@@ -49,8 +44,8 @@ describeBackends('agent task store', (backend) => {
 
   test('list: newest first, paged, filtered by status; counts; orphans failed; prune; a user’s tasks deleted', async () => {
     const { store, user } = tasksOf(backend())
-    const owner = user()
-    const other = user()
+    const owner = await user()
+    const other = await user()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) {
       const id = randomUUID()

@@ -7,16 +7,14 @@ import { PostgresApiKeyStore } from '../../../src/modules/apikeys/store.postgres
 import { SqliteApiKeyStore } from '../../../src/modules/apikeys/store.sqlite'
 import type { User } from '../../../src/modules/auth/service'
 import { makeServer, openInbox } from '../../helpers'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 
 /** The key service of a backend over a set of users the test controls (disabled, deleted). */
 function keysOf(backend: TestBackend) {
   const store: ApiKeyStore = backend.kind === 'postgres' ? new PostgresApiKeyStore(backend.sql) : new SqliteApiKeyStore(backend.db)
   const users = new Map<string, User>()
-  const user = (roles: string[] = ['user']) => {
-    const id = randomUUID()
-    // SQLite's api_keys has a foreign key to users.
-    backend.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [id, `${id}@example.com`, 'x', JSON.stringify(roles), new Date().toISOString()])
+  const user = async (roles: string[] = ['user']) => {
+    const id = await insertTestUser(backend, roles)
     users.set(id, { id, email: `${id}@example.com`, roles, mfaEnabled: false, createdAt: new Date().toISOString(), disabled: false })
     return id
   }
@@ -44,7 +42,7 @@ async function outcome(run: () => unknown): Promise<string> {
 describeBackends('API key store', (backend) => {
   test('a key is stored hashed, listed newest first without its secret, and authenticates as its owner', async () => {
     const { service, store, user } = keysOf(backend())
-    const owner = user(['user', 'admin'])
+    const owner = await user(['user', 'admin'])
     const first = await service.create(owner, ' laptop ')
     const second = await service.create(owner, 'CI', '1h')
     expect(first).toMatchObject({ name: 'laptop', lastUsedAt: null, expiresAt: null })
@@ -57,13 +55,13 @@ describeBackends('API key store', (backend) => {
     // The first use is recorded.
     expect((await service.list(owner)).find((key) => key.id === first.id)!.lastUsedAt).not.toBeNull()
     expect(await service.isLive(`apikey:${first.id}`)).toBe(true)
-    expect(await service.list(user())).toEqual([])
+    expect(await service.list(await user())).toEqual([])
   })
 
   test('unknown, expired, revoked, a disabled or deleted owner: 401; revoke is 404 for someone else’s key', async () => {
     const { service, store, users, user } = keysOf(backend())
-    const owner = user()
-    const other = user()
+    const owner = await user()
+    const other = await user()
     expect(await outcome(() => service.authenticate('uak_nothing-like-this'))).toBe('UNAUTHORIZED')
     const expiring = await service.create(owner, 'short', 1)
     await store.insert({ ...(await store.byId(expiring.id))!, id: randomUUID(), expires_at: new Date(Date.now() - 1000).toISOString() }, hashToken('uak_expired'))
@@ -90,8 +88,8 @@ describeBackends('API key store', (backend) => {
 
   test('revokeAllForUser deletes one user’s keys and counts them; 100 keys at most', async () => {
     const { service, user } = keysOf(backend())
-    const owner = user()
-    const other = user()
+    const owner = await user()
+    const other = await user()
     for (let i = 0; i < 100; i++) await service.create(owner, `k${i}`)
     expect(await outcome(() => service.create(owner, 'one too many'))).toBe('CONFLICT')
     const kept = await service.create(other, 'kept')

@@ -1,8 +1,7 @@
 import type { PostgresMigration } from '.'
 
-// Identifiers and ISO times sort byte by byte, as in SQLite (COLLATE "C"). user_id has no foreign
-// key while accounts still live in SQLite: a deleted user's conversations are removed by the
-// conversation store (see createServices).
+// Identifiers and ISO times sort byte by byte, as in SQLite (COLLATE "C"). user_id got its foreign
+// key to users (ON DELETE CASCADE) in migration 017, once the accounts had moved to PostgreSQL.
 export const conversations: PostgresMigration = {
   version: 2,
   name: 'conversations',

@@ -1,7 +1,7 @@
 import type { PostgresMigration } from '.'
 
-// `seq` orders tasks made in the same millisecond as SQLite's rowid does. user_id has no foreign
-// key while accounts live in SQLite: a deleted user's tasks are removed by the task store.
+// `seq` orders tasks made in the same millisecond as SQLite's rowid does. user_id got its foreign
+// key to users (ON DELETE CASCADE) in migration 017.
 export const agentTasks: PostgresMigration = {
   version: 6,
   name: 'agent_tasks',

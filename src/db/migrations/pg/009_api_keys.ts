@@ -1,7 +1,7 @@
 import type { PostgresMigration } from '.'
 
-// `seq` orders keys made in the same millisecond as SQLite's rowid does. user_id has no foreign
-// key while accounts live in SQLite: a deleted user's keys are removed by the key store.
+// `seq` orders keys made in the same millisecond as SQLite's rowid does. user_id got its foreign
+// key to users (ON DELETE CASCADE) in migration 017.
 export const apiKeys: PostgresMigration = {
   version: 9,
   name: 'api_keys',

@@ -1,7 +1,6 @@
 import type { PostgresMigration } from '.'
 
-// user_id has no foreign key while accounts live in SQLite: a deleted user's records are removed
-// by the voice store.
+// user_id got its foreign key to users (ON DELETE CASCADE) in migration 017.
 export const voice: PostgresMigration = {
   version: 10,
   name: 'voice',
