@@ -29,7 +29,7 @@ async function code(work: () => unknown): Promise<string> {
 describeBackends('RAG store', (backend) => {
   test('synonyms (issue 37): "buy" finds "purchase", "compact discs" finds CDs, the exact word first; a repeated passage takes one place', async () => {
     const { rag, user } = ragOf(backend())
-    const alice = user()
+    const alice = await user()
     const repeated = 'Backups run nightly at two; restore a backup with harbor restore and the snapshot id.'
     await rag.ingest(alice, 'office', [
       { id: 'procurement', content: 'To purchase software licences, open a ticket with procurement and attach the quote from the vendor.' },
