@@ -9,7 +9,7 @@ import { RagService } from '../src/modules/rag/service'
 import type { RagStore, StoredDocument } from '../src/modules/rag/store'
 import { PostgresRagStore } from '../src/modules/rag/store.postgres'
 import { seededRandom } from '../scripts/fixtures/onnx-graph'
-import { addBenchUser, BENCH_DATABASE_SKIPPED, scratchPostgres } from './postgres-database'
+import { BENCH_DATABASE_SKIPPED, scratchPostgres } from './postgres-database'
 
 const DIMENSIONS = 384
 const CHUNKS = Number(process.env.BENCH_RAG_PG_CHUNKS ?? 100_000)
@@ -93,7 +93,6 @@ export async function benchRagPostgres() {
     return
   }
   try {
-    await addBenchUser(database.sql, 'bench')
     const sqlite = services()
     const postgres = services(new PostgresRagStore(database.sql))
     const sqliteMbs = await ingest(sqlite.rag)

@@ -8,7 +8,7 @@ import { rankingParams } from '../../src/modules/rag/ranking/params'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
 import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
-import { addBenchUser, BENCH_DATABASE_SKIPPED, scratchPostgres } from '../postgres-database'
+import { BENCH_DATABASE_SKIPPED, scratchPostgres } from '../postgres-database'
 import { GROUPS, ingestNow, type LabelledQuery, metrics, prepare, top10 } from './harness'
 
 export async function rankingOnPostgres(embedder: Embedder, docs: Map<string, { id: string; content: string }[]>, check: LabelledQuery[], sqlite: { query: LabelledQuery; docs: string[] }[]) {
@@ -19,7 +19,6 @@ export async function rankingOnPostgres(embedder: Embedder, docs: Map<string, { 
     return
   }
   try {
-    await addBenchUser(database.sql, 'bench')
     const db = openDatabase(':memory:')
     const rag = new RagService<RagStore>({ db, store: new PostgresRagStore(database.sql), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
     const started = performance.now()

@@ -131,12 +131,8 @@ export async function copyToPostgres(
   sources: CopySource[],
   sql: Postgres,
   progress: (line: string) => void = () => {},
-  /**
-   * Runs in the copy's transaction once the tables are copied, with the source of each copied
-   * table: what a store must build rather than copy (RAG's vectors and keyword index). A failure
-   * undoes the copy.
-   */
-  complete?: (tx: Postgres, sourceOf: (table: string) => Database | undefined) => Promise<void>,
+  /** More to write in the same transaction, once every table is copied and counted (tables lists PostgreSQL's). */
+  finish?: (tx: Postgres, tables: string[]) => Promise<void>,
 ): Promise<CopyReport> {
   const tables: string[] = (
     await sql.unsafe(
@@ -184,7 +180,7 @@ export async function copyToPostgres(
     for (const { name, virtual } of sqliteTables(source.db)) {
       if (origin.has(name)) continue
       if (tables.includes(name) && !virtual) origin.set(name, source)
-      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite virtual table (an index PostgreSQL builds its own way)' : 'no PostgreSQL table' })
+      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite index (virtual table)' : 'no PostgreSQL table' })
     }
   }
 
@@ -234,14 +230,7 @@ export async function copyToPostgres(
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
     }
-    if (complete) {
-      try {
-        await complete(tx, (table) => origin.get(table)?.db)
-      } catch (error) {
-        if (error instanceof CopyError) throw error
-        throw new CopyError(`the copy could not be completed (${(error as Error).message.replace(/\s+/g, ' ').trim()}); the copy was undone`)
-      }
-    }
+    await finish?.(tx as unknown as Postgres, tables)
   })
   return report
 }

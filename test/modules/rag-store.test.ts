@@ -27,6 +27,28 @@ async function code(work: () => unknown): Promise<string> {
 }
 
 describeBackends('RAG store', (backend) => {
+  test('synonyms (issue 37): "buy" finds "purchase", "compact discs" finds CDs, the exact word first; a repeated passage takes one place', async () => {
+    const { rag, user } = ragOf(backend())
+    const alice = await user()
+    const repeated = 'Backups run nightly at two; restore a backup with harbor restore and the snapshot id.'
+    await rag.ingest(alice, 'office', [
+      { id: 'procurement', content: 'To purchase software licences, open a ticket with procurement and attach the quote from the vendor.' },
+      { id: 'media', content: 'Members of plugdev can mount CDs and USB sticks without asking an administrator.' },
+      { id: 'cars', content: 'Visitors park their car in the lower garage and get a ticket at the gate.' },
+      { id: 'vehicles', content: 'Company automobiles are booked through the fleet desk two days ahead.' },
+      { id: 'backup-1', content: repeated },
+      { id: 'backup-2', content: repeated },
+      { id: 'restore', content: 'To restore files from a nightly snapshot, list snapshots first, then restore the one you need.' },
+    ])
+    const top = async (query: string, limit = 3) => (await rag.search(alice, 'office', query, limit)).results.map((r) => r.id)
+    expect((await top('buy'))[0]).toBe('procurement')
+    expect((await top('Which team may use compact discs?'))[0]).toBe('media')
+    expect((await top('car')).slice(0, 2)).toEqual(['cars', 'vehicles'])
+    const two = await top('restore a nightly backup', 2)
+    expect(two).toContain('restore')
+    expect(two.filter((id) => id.startsWith('backup-'))).toHaveLength(1)
+  })
+
   test('the intranet corpus: each keyword query and each paraphrase finds its document in the top three', async () => {
     const { rag, user } = ragOf(backend())
     const alice = await user()
@@ -181,6 +203,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG on several replicas${TEST_DATABASE_URL 
       new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
     const one = make()
     const two = make()
+    // Collections name their owner by foreign key (PostgreSQL migration 018).
     await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', ${new Date().toISOString()})`
     await one.ingest('u1', 'shared', corpus.documents)
     // The second instance loads the collection's vectors on its first search.

@@ -179,6 +179,12 @@ export class PostgresRagStore implements RagStore {
     this.dropCached(collection.id)
   }
 
+  /** Every collection of a user (a deleted account's). */
+  async deleteAllOf(userId: string): Promise<void> {
+    const rows = await this.sql`DELETE FROM rag_collections WHERE user_id = ${userId} RETURNING id`
+    for (const row of rows) this.dropCached(Number(row.id))
+  }
+
   private dropCached(collectionId: number): void {
     this.cache.invalidate(collectionId)
     this.loaded.delete(collectionId)
