@@ -38,7 +38,7 @@ async function serve(recording: boolean) {
   }
   app.stop(true)
   await services.recorder.close()
-  const recorded = services.db.query<{ n: number }, []>('SELECT count(*) AS n FROM analytics_requests').get()!.n
+  const recorded = services.analyticsDb.query<{ n: number }, []>('SELECT count(*) AS n FROM analytics_requests').get()!.n
   services.db.close()
   rmSync(dataDir, { recursive: true, force: true })
   console.log(JSON.stringify({ recorded }))

@@ -1,6 +1,6 @@
 // RAG: ingest throughput with the built-in embedder, search latency at 10k and 100k chunks next to a
 // brute-force cosine scan in TypeScript, and recall@10 of the vector search against that scan.
-import { RagStore } from '../src/modules/rag/store'
+import { SqliteRagStore as RagStore } from '../src/modules/rag/store.sqlite'
 import { inMemoryRag } from '../test/rag-service'
 import { seededRandom } from '../scripts/fixtures/onnx-graph'
 

@@ -3,6 +3,7 @@
 // the active embedder) beside the chunker and scoring of before (bench/ranking/before), in one run.
 import { activeEmbedder, corpora, evaluateBefore, GROUPS, ingestBefore, ingestNow, type Metrics, metrics, prepare, set, top10 } from './ranking/harness'
 import { isFitted, rankingParams } from '../src/modules/rag/ranking/params'
+import { rankingOnPostgres } from './ranking/postgres'
 
 export async function benchRanking() {
   const embedder = await activeEmbedder()
@@ -31,6 +32,7 @@ export async function benchRanking() {
   const all = metrics(after.map((r) => ({ expected: r.query.expected, docs: r.docs })))
   const allBefore = metrics(before.map((r) => ({ expected: r.query.expected, docs: r.docs })))
   console.log(`goals: recall@10 >= 0.92 ${all.recall >= 0.92 ? 'ok' : 'MISSED'}; MRR@10 higher than before ${all.mrr > allBefore.mrr ? 'ok' : 'MISSED'}`)
+  await rankingOnPostgres(embedder, docs, check, after)
 }
 
 if (import.meta.main) await benchRanking()

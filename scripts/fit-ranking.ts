@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { activeEmbedder, corpora, ingestNow, type LabelledQuery, metrics, type Prepared, prepare, root, set, top10 } from '../bench/ranking/harness'
+import type { SqliteRagStore } from '../src/modules/rag/store.sqlite'
 import { relevantPassages } from '../src/modules/rag/answer/answer'
 import stored from '../src/modules/rag/ranking/params.json'
 import type { RankingParams } from '../src/modules/rag/ranking/scoring'
@@ -108,7 +109,7 @@ const texts = new Map<Prepared, Map<number, string>>()
 /** The documents /rag/answer would answer from with this floor: the results at or above it that relevantPassages keeps. */
 const answerable = (p: Prepared, floor: number) => {
   let text = texts.get(p)
-  if (!text) texts.set(p, (text = new Map([...now.rag.store.chunks(p.candidates.map((c) => c.chunkId))].map(([id, c]) => [id, c.content]))))
+  if (!text) texts.set(p, (text = new Map([...(now.rag.store as SqliteRagStore).chunks(p.candidates.map((c) => c.chunkId))].map(([id, c]) => [id, c.content]))))
   const results = top10(p, best)
     .filter((r) => r.score >= floor)
     .map((r) => ({ id: r.doc, score: r.score, content: text!.get(r.chunkId) ?? '', metadata: {} }))

@@ -30,6 +30,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
@@ -37,7 +38,6 @@ import { AuthService } from './modules/auth/service'
 import { LocalAccountRows } from './modules/auth/local-rows'
 import { PostgresAuthStore } from './modules/auth/store.postgres'
 import { SqliteAuthStore } from './modules/auth/store.sqlite'
-import { andThen } from './db/maybe-promise'
 import { docsModule } from './modules/docs'
 import { openAiModule } from './modules/openai'
 import { OpenAiService } from './modules/openai/service'
@@ -47,6 +47,8 @@ import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { RagService } from './modules/rag/service'
+import type { RagStore } from './modules/rag/store'
+import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
@@ -62,19 +64,25 @@ import { registerAgentSocket } from './modules/agents/socket'
 import { answerQuestion } from './modules/rag/answer/answer'
 import { pluginsModule } from './modules/plugins'
 import { PluginService } from './modules/plugins/service'
+import { PostgresPluginStore } from './modules/plugins/store.postgres'
+import { SqlitePluginStore } from './modules/plugins/store.sqlite'
+import { movePluginRegistry } from './modules/plugins/move'
+import { moveMcpServers } from './modules/mcp/move'
 import { registerPluginSocket } from './modules/plugins/socket'
 import { createToolbox, type PluginToolbox } from './modules/plugins/tools'
 import { analyticsModule } from './modules/analytics'
 import { mcpModule } from './modules/mcp'
 import { McpEndpoint } from './modules/mcp/server'
 import { combineToolboxes, McpClientService } from './modules/mcp/service'
-import { SqliteMcpServerStore } from './modules/mcp/store'
+import { SqliteMcpServerStore } from './modules/mcp/store.sqlite'
+import { PostgresMcpServerStore } from './modules/mcp/store.postgres'
 import { servedTools } from './modules/mcp/tools'
 import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
 import { AnalyticsService } from './modules/analytics/service'
+import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
@@ -108,9 +116,13 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+
+/** Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written (`{ collectionId }`). */
+const ACCOUNTS_TOPIC = 'accounts'
+const COLLECTIONS_TOPIC = 'collections'
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -124,7 +136,7 @@ export interface Services {
   redis: RedisLink | null
   /** Events a client waits for (agent task progress), to every replica through Redis when there is one. */
   bus: EventBus
-  /** The request records' own database (analytics.db beside uagent.db). */
+  /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
   apiKeys: ApiKeyService
@@ -133,7 +145,7 @@ export interface Services {
   models: Models
   conversations: ConversationStore
   chat: ChatService
-  rag: RagService
+  rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
   speech: SpeechService
@@ -150,7 +162,8 @@ export interface Services {
   storage: StorageGuard
   /** Request records: buffered, written in batches; close() flushes (see shutdown). */
   recorder: RequestRecorder
-  analytics: AnalyticsService
+  /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
+  analytics: Analytics
   prometheus: PrometheusMetrics
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
@@ -184,6 +197,8 @@ export function createServices(options: AppOptions = {}): Services {
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
+  // Names this server's own events on the bus (instance ids may repeat, e.g. two servers in one process).
+  const origin = randomUUID()
   const inMemory = database === ':memory:'
   const dbPath = typeof database === 'string' ? database : `${config.dataDir}/uagent.db`
   if (!inMemory && !(database instanceof Database)) assertWritableDir(dirname(dbPath))
@@ -193,6 +208,15 @@ export function createServices(options: AppOptions = {}): Services {
   const db = database instanceof Database ? database : openDatabase(dbPath)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), signer)
+  // Replicas tell each other at once what changed in accounts and collections; the time-limited
+  // reads (LIVE_CHECK_MS, a collection's version every 100 ms) remain the promise when Redis is lost.
+  if (postgres && redis) {
+    auth.onChanged((target) => bus.publish(ACCOUNTS_TOPIC, { ...target, from: origin }))
+    bus.subscribe(ACCOUNTS_TOPIC, (event) => {
+      if (event.from === origin) return
+      auth.changedElsewhere({ userId: typeof event.userId === 'string' ? event.userId : undefined, sessionId: typeof event.sessionId === 'string' ? event.sessionId : undefined })
+    })
+  }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
@@ -214,7 +238,14 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService({ db, embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  if (postgres && redis && rag.store instanceof PostgresRagStore) {
+    const store = rag.store
+    store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
+    bus.subscribe(COLLECTIONS_TOPIC, (event) => {
+      if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
+    })
+  }
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -223,11 +254,15 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
+    ...(postgres ? { postgres } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
-  const analytics = new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
+  const analytics: Analytics = postgres
+    ? new PostgresAnalyticsService(postgres, startedAt, (ids) => auth.emailsOf(ids))
+    : new AnalyticsService(analyticsDb, startedAt, (ids) => auth.emailsOf(ids))
   const plugins = new PluginService({
     db,
+    ...(postgres ? { store: new PostgresPluginStore(postgres) } : {}),
     storage,
     rag,
     // An in-memory database forgets installs at exit, so its plugins live in a temporary folder too.
@@ -240,8 +275,8 @@ export function createServices(options: AppOptions = {}): Services {
     log,
   })
   const mcp = new McpClientService({
-    store: new SqliteMcpServerStore(db),
-    reservedNames: () => plugins.list().plugins.map((plugin) => plugin.name),
+    store: postgres ? new PostgresMcpServerStore(postgres) : new SqliteMcpServerStore(db),
+    reservedNames: () => andThen(plugins.current(), () => plugins.list().plugins.map((plugin) => plugin.name)),
     timeoutMs: config.mcpTimeoutMs,
     idleMs: config.mcpIdleMs,
     log,
@@ -263,7 +298,12 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    for (const collection of rag.listCollections(userId).collections) rag.deleteCollection(userId, collection.name)
+    // The RAG tables in PostgreSQL name no user by foreign key: the store deletes them.
+    if (rag.store instanceof PostgresRagStore) {
+      rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
+      return
+    }
+    for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
   // The stores still in SQLite name their owners by foreign key to its users table: with the
   // accounts in PostgreSQL, each user this server admits gets a key row there.
@@ -272,7 +312,7 @@ export function createServices(options: AppOptions = {}): Services {
     auth.onUserSeen((user) => localRows.ensure(user))
     auth.onUserDeleted((userId) => localRows.forget(userId))
   }
-  const collectionNames = (userId: string) => rag.listCollections(userId).collections.map((c) => c.name)
+  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({
@@ -281,7 +321,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
-    grammarNames: (userId) => ({ collections: collectionNames(userId), plugins: voice.pluginNames(), agents: voice.agentNames() }),
+    grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
     collectionNames,
@@ -299,7 +339,7 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log })
+    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
   const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
@@ -328,7 +368,7 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   try {
     // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
-    const services = createServices({ ...options, postgres, sharedJwtSecret })
+    const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
@@ -343,6 +383,34 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   }
 }
 
+/**
+ * The shared registries (plugins, MCP servers) are read once before the first request, and the
+ * files of this data dir that PostgreSQL lacks (a server moved from SQLite: its plugins and audio)
+ * are stored there, so that every server on it serves them.
+ */
+async function withSharedRegistries(services: Services): Promise<Services> {
+  if (services.postgres) await moveRegistriesFromSqlite(services, services.postgres)
+  await services.plugins.current()
+  await services.mcp.current()
+  await services.plugins.storeLocalPackages()
+  const audio = await services.speech.audio.storeLocalFiles()
+  if (audio) services.log(`${audio} audio file(s) of this data dir are now stored in PostgreSQL, for every server on it`)
+  return services
+}
+
+/**
+ * A server that kept its plugins and MCP servers in SQLite before they lived in PostgreSQL: its
+ * registries move there at its first start on PostgreSQL (their files are stored next).
+ */
+async function moveRegistriesFromSqlite(services: Services, postgres: Postgres): Promise<void> {
+  const plugins = await movePluginRegistry(new SqlitePluginStore(services.db), new PostgresPluginStore(postgres))
+  const mcp = await moveMcpServers(new SqliteMcpServerStore(services.db), new PostgresMcpServerStore(postgres))
+  const said = (what: string, { moved, kept }: { moved: string[]; kept: string[] }) =>
+    [moved.length ? `${what} ${moved.join(', ')} moved from SQLite to PostgreSQL` : '', kept.length ? `${what} ${kept.join(', ')} already in PostgreSQL (kept as they are there)` : ''].filter(Boolean)
+  const lines = [...said('Plugins', plugins), ...said('MCP servers', mcp)]
+  if (lines.length) services.log(`${lines.join('; ')}`)
+}
+
 /** Waits for Redis's first answer (an unreachable Redis leaves the server degraded, never stopped). */
 async function withRedis(services: Services): Promise<Services> {
   if (services.redis && !(await services.redis.start())) services.log('The server starts without Redis: /health says degraded until UAGENT_REDIS_URL answers')
@@ -354,7 +422,7 @@ export function buildApp(services: Services) {
   const { config, auth, limiter, system, log, chat, conversations, rag, plugins, agents, backups, recorder, analytics, prometheus, speech, voice } = services
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
-  const library = new DocumentLibrary(rag, services.db)
+  const library = new DocumentLibrary(rag)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)

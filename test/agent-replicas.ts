@@ -1,4 +1,3 @@
-import { Database } from 'bun:sqlite'
 import { buildApp, startServices, type Services } from '../src/app'
 import { AgentService } from '../src/modules/agents/service'
 import { PostgresTaskStore } from '../src/modules/agents/store.postgres'
@@ -83,23 +82,3 @@ export function client(port: number) {
   return { call, login }
 }
 
-/**
- * Makes an account of `from` known to the server whose SQLite database is at `toDb` (same id,
- * email and password hash), for as long as accounts live in each server's own SQLite database.
- * An account the other server knows already (accounts in PostgreSQL) is left alone.
- */
-export function shareAccount(from: Services, toDb: Database | string, userId: string): void {
-  const db = typeof toDb === 'string' ? new Database(toDb) : toDb
-  try {
-    const has = (target: Database) => target.query('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'users') !== null
-    if (!has(from.db) || !has(db)) return
-    if (db.query('SELECT 1 FROM users WHERE id = ?').get(userId)) return
-    const row = from.db.query<Record<string, string | number | null>, [string]>('SELECT * FROM users WHERE id = ?').get(userId)
-    if (!row) return
-    const columns = Object.keys(row)
-    db.run('PRAGMA busy_timeout = 5000')
-    db.run(`INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row) as (string | number | null)[])
-  } finally {
-    if (typeof toDb === 'string') db.close()
-  }
-}

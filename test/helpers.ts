@@ -18,9 +18,16 @@ export function makeServer(options: AppOptions = {}, customize?: (services: Serv
     ...options,
   })
   customize?.(services)
-  const app = buildApp(services)
   // On PostgreSQL the first admin is made with a promise (startServices awaits it; here the first call does).
-  const ready = options.postgres ? ensureFirstAdmin(services.auth, services.config, services.log) : undefined
+  return serverOf(services, options.postgres ? ensureFirstAdmin(services.auth, services.config, services.log) : undefined)
+}
+
+/**
+ * The app built from `services` (made by createServices or startServices), with makeServer's
+ * request helpers; the first request waits for `ready` when given.
+ */
+export function serverOf(services: Services, ready?: Promise<unknown> | void) {
+  const app = buildApp(services)
 
   async function call(method: string, path: string, init: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
     await ready

@@ -2,6 +2,7 @@ import { SQL } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe } from 'bun:test'
 import { randomBytes, randomUUID } from 'node:crypto'
+import net from 'node:net'
 import { openDatabase } from '../src/db'
 import { migratePostgres, type Postgres } from '../src/db/postgres'
 
@@ -116,4 +117,49 @@ export async function insertTestUser(backend: TestBackend, roles: string[] = ['u
   backend.db.run('INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?)', [...row])
   if (backend.kind === 'postgres') await backend.sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (${row[0]}, ${row[1]}, ${row[2]}, ${row[3]}, ${row[4]})`
   return id
+}
+
+/** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+export async function relay(target: URL) {
+  const sockets = new Set<net.Socket>()
+  let server: net.Server | null = null
+  let port = 0
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname)
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on('error', () => {})
+          socket.on('close', () => {
+            sockets.delete(socket)
+            client.destroy()
+            upstream.destroy()
+          })
+        }
+        client.pipe(upstream)
+        upstream.pipe(client)
+      })
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as net.AddressInfo).port
+        resolve()
+      })
+    })
+  await listen()
+  return {
+    get port() {
+      return port
+    },
+    async cut() {
+      await new Promise<void>((resolve) => {
+        server!.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+      })
+    },
+    restore: listen,
+    close() {
+      server?.close()
+      for (const socket of sockets) socket.destroy()
+    },
+  }
 }

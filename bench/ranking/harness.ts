@@ -6,7 +6,8 @@ import { loadConfig } from '../../src/config'
 import { createModels, type Embedder } from '../../src/ml'
 import { chunkOptionsFor } from '../../src/modules/rag/chunking'
 import { type Candidate, candidatePools, type RankingParams, rankCandidates, type RankingTerms } from '../../src/modules/rag/ranking/scoring'
-import type { CollectionRow } from '../../src/modules/rag/store'
+import type { RagService } from '../../src/modules/rag/service'
+import type { CollectionRow, RagStore } from '../../src/modules/rag/store'
 import { fillerDocuments } from '../../test/fixtures/filler'
 import { identifierCorpus } from '../../test/fixtures/identifier-corpus'
 import { inMemoryRag } from '../../test/rag-service'
@@ -58,12 +59,11 @@ export interface Prepared {
 }
 
 /** Every corpus ingested as it is now (RagService: today's chunker), one collection each. */
-export async function ingestNow(embedder: Embedder, docs: Map<string, { id: string; content: string }[]>) {
-  const { rag } = inMemoryRag({ user: 'bench', embedder })
+export async function ingestNow(embedder: Embedder, docs: Map<string, { id: string; content: string }[]>, rag: RagService<RagStore> = inMemoryRag({ user: 'bench', embedder }).rag) {
   const collections = new Map<string, CollectionRow>()
   for (const [name, documents] of docs) {
     for (let i = 0; i < documents.length; i += 500) await rag.ingest('bench', name, documents.slice(i, i + 500))
-    collections.set(name, rag.collection('bench', name))
+    collections.set(name, await rag.collection('bench', name))
   }
   return { rag, collections }
 }
@@ -93,9 +93,9 @@ export async function prepare(embedder: Embedder, now: Awaited<ReturnType<typeof
   for (const query of queries) {
     const collection = now.collections.get(query.corpus)!
     // The vector search would use: the query's, leaned towards its synonyms' (RagService.queryVector).
-    const synonyms = now.rag.expansion(collection, query.query)
+    const synonyms = await now.rag.expansion(collection, query.query)
     const vector = await now.rag.queryVector(embedder, query.query, synonyms)
-    const { candidates, terms, chunks } = now.rag.candidates(collection, vector, query.query, WIDEST, synonyms)
+    const { candidates, terms, chunks } = await now.rag.candidates(collection, vector, query.query, WIDEST, synonyms)
     out.push({ query, candidates, terms, docs: new Map([...chunks].map(([id, chunk]) => [id, chunk.docId])) })
   }
   return out

@@ -17,6 +17,7 @@ import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
+import { registerMigrateToPostgres } from './admin-postgres'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
 export function dataDirOf(option: string | undefined): string {
@@ -69,7 +70,7 @@ export function registerAdmin(program: Command): void {
         }
         await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())))
         const body = { success: true, file, size }
-        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR`))
+        emit(command, body, () => console.log(`Backup saved to ${file} (${size} bytes). Restore it with: uagent admin restore ${file} --data-dir DIR (and --database-url for a server on PostgreSQL)`))
       }),
     'uagent admin backup -o nightly.tar.gz',
   )
@@ -90,21 +91,25 @@ export function registerAdmin(program: Command): void {
     admin
       .command('restore <file>')
       .description(
-        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, keeps the current data dir aside (renamed), then swaps the restored one in',
+        'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, restores its PostgreSQL dump if it has one (pg_restore), keeps the current data dir aside (renamed), then swaps the restored one in',
       )
       .option('--data-dir <dir>', 'the data directory (UAGENT_DATA_DIR, default ./data)')
       .option('--force', 'restore even though server.pid names a running process')
-      .action(async (file: string, options: { dataDir?: string; force?: boolean }, command: Command) => {
+      .option('--database-url <url>', "the PostgreSQL database a backup's pg_dump is restored into with pg_restore --clean (default UAGENT_DATABASE_URL)")
+      .action(async (file: string, options: { dataDir?: string; force?: boolean; databaseUrl?: string }, command: Command) => {
         let result
+        const databaseUrl = options.databaseUrl?.trim() || process.env.UAGENT_DATABASE_URL?.trim() || undefined
         try {
-          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force })
+          result = await restoreBackup(resolve(file), dataDirOf(options.dataDir), { force: options.force, databaseUrl })
         } catch (error) {
           if (error instanceof RestoreError) throw new CliError('RESTORE_REFUSED', `${error.message}; nothing was changed`, EXIT.apiError)
           throw error
         }
-        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length }
+        const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length, postgres: result.postgres }
         emit(command, body, () => {
           console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
+          if (result.postgres) console.log('Its PostgreSQL dump was restored into the database with pg_restore --clean --if-exists, in one transaction.')
+          else if (databaseUrl) console.log('The backup holds no PostgreSQL dump (it was made by a server on SQLite): the PostgreSQL database was not changed.')
           if (result.previous) console.log(`The data dir that was there is kept at ${result.previous}.`)
           console.log('Start the server to use it.')
         })
@@ -165,4 +170,5 @@ export function registerAdmin(program: Command): void {
     'uagent admin reset-password admin@example.com --data-dir /var/lib/uagent',
     'UAGENT_DATA_DIR=./data uagent admin reset-password admin@example.com --password "$NEW" --disable-mfa',
   )
+  registerMigrateToPostgres(admin)
 }

@@ -11,6 +11,22 @@ export type Postgres = SQL
  */
 export const MIGRATION_LOCK = 756_167_001
 
+/**
+ * The connection options of a pool (host, port, user, password, database, TLS), for another
+ * pool to the same database: a worker thread's (the recorder's writer) cannot share this one.
+ */
+export function postgresConnection(sql: Postgres): { hostname?: string; port?: number; username?: string; password?: string; database?: string; tls?: unknown } {
+  const { hostname, port, username, password, database, tls } = (sql as unknown as { options: Record<string, unknown> }).options
+  return {
+    hostname: hostname as string | undefined,
+    port: port as number | undefined,
+    username: username as string | undefined,
+    password: typeof password === 'string' ? password : undefined,
+    database: database as string | undefined,
+    ...(tls ? { tls } : {}),
+  }
+}
+
 /** The URL without its password, for messages. */
 export function redactUrl(url: string): string {
   try {

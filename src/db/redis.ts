@@ -9,7 +9,7 @@ import { redactUrl } from './postgres'
  * back to what one replica can do alone until a ping finds Redis again.
  */
 /** How long a ping (with its reconnection) may take before Redis counts as lost. */
-const PING_TIMEOUT_MS = 1000
+const PING_TIMEOUT_MS = 2000
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -1,53 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import net from 'node:net'
 import { openPostgres } from '../../src/db/postgres'
 import { makeServer } from '../helpers'
-import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
-
-/** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
-async function relay(target: URL) {
-  const sockets = new Set<net.Socket>()
-  let server: net.Server | null = null
-  let port = 0
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port || 5432), target.hostname)
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on('error', () => {})
-          socket.on('close', () => {
-            sockets.delete(socket)
-            client.destroy()
-            upstream.destroy()
-          })
-        }
-        client.pipe(upstream)
-        upstream.pipe(client)
-      })
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as net.AddressInfo).port
-        resolve()
-      })
-    })
-  await listen()
-  return {
-    get port() {
-      return port
-    },
-    async cut() {
-      await new Promise<void>((resolve) => {
-        server!.close(() => resolve())
-        for (const socket of sockets) socket.destroy()
-      })
-    },
-    restore: listen,
-    close() {
-      server?.close()
-      for (const socket of sockets) socket.destroy()
-    },
-  }
-}
+import { emptyPostgresDatabase, POSTGRES_SKIPPED, relay, TEST_DATABASE_URL } from '../postgres'
 
 describe.skipIf(!TEST_DATABASE_URL)(`PostgreSQL lost while serving${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   const closers: (() => void)[] = []

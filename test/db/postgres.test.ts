@@ -116,7 +116,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`PostgreSQL migrations${TEST_DATABASE_URL ? 
     const database = await emptyPostgresDatabase()
     const result = await startServer({ UAGENT_DATA_DIR: tempDir('pg-up'), UAGENT_DATABASE_URL: database.url })
     expect(result.stdout).toContain('listening on')
-    expect(result.stderr).toContain('PostgreSQL (UAGENT_DATABASE_URL) holds: conversations')
+    expect(result.stderr).toContain('PostgreSQL (UAGENT_DATABASE_URL) holds every store')
     const check = new SQL(database.url, { max: 1 })
     database.track(check)
     expect((await check`SELECT count(*) AS n FROM schema_migrations`)[0].n).toBe(String(PG_MIGRATIONS.length))

@@ -3,7 +3,8 @@
 // and chunks holding a phrase of the query moved first. Paired with ./chunking.ts, the chunker of then.
 import { words } from '../../../src/ml/text'
 import { cosineDistance, queryPhrases } from '../../../src/modules/rag/ranking/scoring'
-import type { CollectionRow, RagStore } from '../../../src/modules/rag/store'
+import type { CollectionRow } from '../../../src/modules/rag/store'
+import type { SqliteRagStore as RagStore } from '../../../src/modules/rag/store.sqlite'
 
 const VECTOR_WEIGHT = 0.6
 const BM25_HALF = 4

@@ -8,7 +8,7 @@ import { ErrorResponse } from '../system/model'
 import { BackupsResponse } from './model'
 import type { BackupService } from './service'
 
-const errors = { 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 507: ErrorResponse }
+const errors = { 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
 /** Streams a file and removes it once sent (or once the client goes away). */
 function streamOnce(path: string): ReadableStream<Uint8Array> {
@@ -65,7 +65,8 @@ export function adminModule(backups: BackupService | null, auth: AuthService, li
       {
         admin: true,
         detail: {
-          summary: 'Make a consistent backup of the running server and download it (.tar.gz: database, key file, plugins, audio, manifest with checksums) (admin)',
+          summary:
+            'Make a consistent backup of the running server and download it (.tar.gz: database, key file, plugins, audio, with UAGENT_DATABASE_URL a pg_dump of PostgreSQL, manifest with checksums) (admin); 503 TOOL_UNAVAILABLE when the server runs on PostgreSQL and pg_dump is not installed',
           responses: {
             200: { description: 'The archive', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
             ...Object.fromEntries(

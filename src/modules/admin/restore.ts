@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs'
 import * as sqliteVec from 'sqlite-vec'
 import { schemaVersion } from '../../db'
 import { MIGRATIONS } from '../../db/migrations'
+import { findPgTool, libpqEnvFromUrl, runPgTool } from '../../db/pg-tools'
 import { readTar } from './archive'
 import { DATA_FOLDERS, type Manifest } from './snapshot'
 
@@ -22,9 +23,19 @@ export interface RestoreResult {
   /** Where the data dir that was there before now is (renamed, never deleted); null when there was none. */
   previous: string | null
   manifest: Manifest
+  /** Whether the archive's PostgreSQL dump was restored into the database (pg_restore). */
+  postgres: boolean
 }
 
-const ALLOWED_TOP = new Set(['manifest.json', 'uagent.db', 'analytics.db', 'jwt-secret'])
+export interface RestoreOptions {
+  force?: boolean
+  /** The PostgreSQL database a backup's postgres.dump is restored into (UAGENT_DATABASE_URL). */
+  databaseUrl?: string
+  /** The pg_restore program (default: pg_restore on PATH). */
+  pgRestore?: string
+}
+
+const ALLOWED_TOP = new Set(['manifest.json', 'uagent.db', 'analytics.db', 'jwt-secret', 'postgres.dump'])
 
 function safePath(path: string): boolean {
   if (!path || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false
@@ -60,7 +71,7 @@ export function liveServerPid(dataDir: string): number | null {
  * the current data dir aside (never deleting it) and moves the restored one into its place.
  * Nothing is touched until every check has passed.
  */
-export async function restoreBackup(archive: string, dataDirOption: string, options: { force?: boolean } = {}): Promise<RestoreResult> {
+export async function restoreBackup(archive: string, dataDirOption: string, options: RestoreOptions = {}): Promise<RestoreResult> {
   const dataDir = resolve(dataDirOption)
   if (!existsSync(archive)) throw new RestoreError(`no archive at ${archive}`)
   const pid = liveServerPid(dataDir)
@@ -145,13 +156,37 @@ export async function restoreBackup(archive: string, dataDirOption: string, opti
     }
     if (hashes.has('jwt-secret')) chmodSync(join(staging, 'jwt-secret'), 0o600)
 
+    // The PostgreSQL part, last of all the checks and before the data dir is swapped: pg_restore
+    // in one transaction (--single-transaction), so that a failure leaves the database as it was.
+    const dump = hashes.has('postgres.dump')
+    if (dump) {
+      if (!options.databaseUrl) {
+        throw new RestoreError('the backup holds a PostgreSQL dump (postgres.dump): name the database to restore it into with --database-url or UAGENT_DATABASE_URL')
+      }
+      const pgRestore = findPgTool(options.pgRestore ?? 'pg_restore')
+      if (!pgRestore) throw new RestoreError("the backup holds a PostgreSQL dump and pg_restore is not installed: install PostgreSQL's client programs (Debian: apt-get install postgresql-client)")
+      let env: Record<string, string>
+      try {
+        env = libpqEnvFromUrl(options.databaseUrl)
+      } catch {
+        throw new RestoreError('the database URL is not a postgres:// URL')
+      }
+      try {
+        await runPgTool(pgRestore, ['--clean', '--if-exists', '--no-owner', '--single-transaction', '--exit-on-error', '--no-password', `--dbname=${env.PGDATABASE ?? ''}`, join(staging, 'postgres.dump')], env)
+      } catch (error) {
+        throw new RestoreError(`pg_restore could not restore the PostgreSQL dump (${(error as Error).message}); the database was left as it was`)
+      }
+      // (It lives in PostgreSQL now, not in the data dir.)
+      rmSync(join(staging, 'postgres.dump'), { force: true })
+    }
+
     let previous: string | null = null
     if (existsSync(dataDir)) {
       previous = `${dataDir}.before-restore-${stamp}`
       renameSync(dataDir, previous)
     }
     renameSync(staging, dataDir)
-    return { dataDir, previous, manifest }
+    return { dataDir, previous, manifest, postgres: dump }
   } finally {
     rmSync(staging, { recursive: true, force: true })
   }

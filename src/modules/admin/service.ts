@@ -2,6 +2,8 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import pkg from '../../../package.json'
 import { AppError } from '../../core/errors'
+import { findPgTool, libpqEnvOf, runPgTool } from '../../db/pg-tools'
+import type { Postgres } from '../../db/postgres'
 import type { Manifest, SnapshotRequest } from './snapshot'
 
 export interface BackupInfo {
@@ -20,6 +22,13 @@ export interface BackupOptions {
   /** Scheduled backups kept in <dataDir>/backups. */
   keep: number
   log: (line: string) => void
+  /**
+   * The PostgreSQL database the server keeps its stores in (UAGENT_DATABASE_URL): each backup
+   * holds a dump of it (pg_dump --format=custom, as postgres.dump) beside the data dir's files.
+   */
+  postgres?: Postgres | null
+  /** The pg_dump program (default: pg_dump on PATH). */
+  pgDump?: string
 }
 
 const NAME = /^uagent-backup-[0-9TZ-]+\.tar\.gz$/
@@ -39,10 +48,46 @@ export class BackupService {
   /** Makes an archive at `<dataDir>/backups/<name>` and returns its path and manifest. */
   async create(name = `uagent-backup-${stamp()}.tar.gz`): Promise<{ path: string; name: string; size: number; manifest: Manifest }> {
     if (this.running) throw new AppError('CONFLICT', 'A backup is already being made; try again when it is done')
+    const pgDump = this.options.postgres ? findPgTool(this.options.pgDump ?? 'pg_dump') : null
+    if (this.options.postgres && !pgDump) {
+      throw new AppError(
+        'TOOL_UNAVAILABLE',
+        "This server keeps its data in PostgreSQL and pg_dump is not installed on its host, so no backup was made: install PostgreSQL's client programs (Debian: apt-get install postgresql-client) and try again",
+      )
+    }
     mkdirSync(this.dir, { recursive: true, mode: 0o700 })
     const path = join(this.dir, name)
-    const request: SnapshotRequest = { dataDir: this.options.dataDir, dbPath: this.options.dbPath, analyticsPath: this.options.analyticsPath, outFile: path, serverVersion: pkg.version }
-    const work = new Promise<{ size: number; manifest: Manifest }>((resolve, reject) => {
+    const dump = pgDump ? join(this.dir, `.postgres-${crypto.randomUUID()}.dump`) : undefined
+    const work = (async () => {
+      try {
+        if (pgDump && dump) await this.dumpPostgres(pgDump, dump)
+        return await this.snapshot({ dataDir: this.options.dataDir, dbPath: this.options.dbPath, analyticsPath: this.options.analyticsPath, postgresDump: dump, outFile: path, serverVersion: pkg.version })
+      } finally {
+        if (dump) rmSync(dump, { force: true })
+      }
+    })()
+    this.running = work
+    try {
+      const { size, manifest } = await work
+      return { path, name, size, manifest }
+    } finally {
+      this.running = null
+    }
+  }
+
+  /** pg_dump of the server's PostgreSQL database into `file` (a consistent snapshot: the server goes on meanwhile). */
+  private async dumpPostgres(pgDump: string, file: string): Promise<void> {
+    try {
+      await runPgTool(pgDump, ['--format=custom', '--no-password', `--file=${file}`], libpqEnvOf(this.options.postgres!))
+    } catch (error) {
+      this.options.log(`Backup: pg_dump failed: ${(error as Error).message}`)
+      throw new AppError('DATABASE_UNAVAILABLE', 'pg_dump could not dump the PostgreSQL database (see the server log); no backup was made')
+    }
+  }
+
+  /** The archive itself, made by a worker thread. */
+  private snapshot(request: SnapshotRequest): Promise<{ size: number; manifest: Manifest }> {
+    return new Promise<{ size: number; manifest: Manifest }>((resolve, reject) => {
       const worker = new Worker(new URL('./snapshot-worker.ts', import.meta.url).href)
       worker.onmessage = (event: MessageEvent) => {
         worker.terminate()
@@ -56,13 +101,6 @@ export class BackupService {
       }
       worker.postMessage(request)
     })
-    this.running = work
-    try {
-      const { size, manifest } = await work
-      return { path, name, size, manifest }
-    } finally {
-      this.running = null
-    }
   }
 
   /** The archives in backups/, newest first. */

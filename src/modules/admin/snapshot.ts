@@ -12,6 +12,8 @@ export interface SnapshotRequest {
   dbPath: string
   /** The request records' database (analytics.db), copied beside it when given. */
   analyticsPath?: string
+  /** A pg_dump (custom format) of the server's PostgreSQL database, archived as postgres.dump. */
+  postgresDump?: string
   /** Where the .tar.gz goes (written as <file>.partial, then renamed). */
   outFile: string
   serverVersion: string
@@ -79,6 +81,7 @@ export async function writeSnapshot(request: SnapshotRequest): Promise<{ size: n
     }
     const entries: { path: string; source: string }[] = [{ path: 'uagent.db', source: copy }]
     if (records) entries.push({ path: 'analytics.db', source: recordsCopy })
+    if (request.postgresDump) entries.push({ path: 'postgres.dump', source: request.postgresDump })
     const key = join(request.dataDir, 'jwt-secret')
     if (existsSync(key)) entries.push({ path: 'jwt-secret', source: key })
     for (const folder of DATA_FOLDERS) {

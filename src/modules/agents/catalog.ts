@@ -26,7 +26,7 @@ function title(result: SearchResult): string {
 /** The researcher's search: every allowed collection, best passages across them. */
 async function research(input: AgentInput): Promise<AgentWork> {
   const { rag, caller } = input
-  const names = input.collections ?? rag.listCollections(caller.userId).collections.map((c) => c.name)
+  const names = input.collections ?? (await rag.listCollections(caller.userId)).collections.map((c) => c.name)
   const embedder = await rag.embedder()
   const notes: string[] = []
   // A later round widens the search with what the critic found missing.
@@ -35,7 +35,7 @@ async function research(input: AgentInput): Promise<AgentWork> {
   const found: (SearchResult & { collection: string })[] = []
   const wanted = termSet(query)
   for (const name of names) {
-    const collection = rag.collection(caller.userId, name)
+    const collection = await rag.collection(caller.userId, name)
     if (collection.embedder !== embedder.id) {
       notes.push(`Collection ${name} was embedded with ${collection.embedder}, not the active ${embedder.id}, so it was not searched.`)
       continue

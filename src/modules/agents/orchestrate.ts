@@ -2,6 +2,7 @@
 // the critic's objections sending the work round again, then the synthesis and the confidence.
 import { type Generator, replyBudget } from '../../ml'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { agentNamed } from './catalog'
 import { reviewWork, stepsOf } from './review'
 import { NO_COLLECTIONS, keySentences, textUnits } from './text-work'
@@ -28,7 +29,7 @@ export interface TaskOutcome {
 export interface RunContext {
   caller: ToolCaller
   generator: Generator
-  rag: RagService
+  rag: RagService<RagStore>
   tools: PluginToolbox
   signal: AbortSignal
   onAgentStart?: (agent: string, round: number) => void

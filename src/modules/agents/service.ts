@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import type { Generator } from '../../ml'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { AGENTS, AGENT_NAMES, DEFAULT_AGENTS, agentNamed } from './catalog'
 import { AgentFailure, runTask, type TaskSpec } from './orchestrate'
 import { andThen, type MaybePromise, whenDone } from '../../db/maybe-promise'
@@ -15,7 +16,7 @@ export interface AgentServiceDeps {
   db: Database
   /** Where tasks are kept (default: the SQLite database `db`). */
   store?: TaskStore
-  rag: RagService
+  rag: RagService<RagStore>
   generator: () => Promise<Generator>
   /** The plugins' tools (default: none). */
   tools?: PluginToolbox
@@ -50,7 +51,7 @@ export interface TaskProgress {
   results: AgentResult[]
 }
 
-/** Defaults of the shared queue (PostgreSQL); see docs/replicas-agents.md. */
+/** Defaults of the shared queue (PostgreSQL); see "Agent tasks across replicas" in docs/replicas.md. */
 export const HEARTBEAT_MS = 3_000
 export const STALE_MS = 15_000
 export const POLL_MS = 1_000
@@ -166,7 +167,7 @@ export class AgentService {
   }
 
   /** Checks a request (agents known, collections the caller's) and fills in the defaults. */
-  validate(caller: ToolCaller, request: AgentRequest): TaskSpec {
+  validate(caller: ToolCaller, request: AgentRequest): MaybePromise<TaskSpec> {
     const task = request.task.trim()
     if (!task) throw new AppError('VALIDATION_ERROR', 'body.task: must not be empty')
     const agents = request.agents ?? DEFAULT_AGENTS
@@ -178,8 +179,10 @@ export class AgentService {
     const maxIterations = request.maxIterations ?? 3
     if (!Number.isInteger(maxIterations) || maxIterations < 1 || maxIterations > 10) throw new AppError('VALIDATION_ERROR', 'body.maxIterations: must be an integer from 1 to 10')
     const collections = request.collections?.length ? [...new Set(request.collections)] : null
-    for (const name of collections ?? []) this.deps.rag.collection(caller.userId, name)
-    return { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
+    const spec: TaskSpec = { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
+    // Each is looked up (404 when not the caller's): at once on SQLite, awaited on PostgreSQL.
+    const lookups = (collections ?? []).map((name) => this.deps.rag.collection(caller.userId, name)).filter((found) => found instanceof Promise)
+    return lookups.length ? Promise.all(lookups).then(() => spec) : spec
   }
 
   /**
@@ -187,8 +190,10 @@ export class AgentService {
    * 429 QUEUE_FULL (with Retry-After) when `queueLimit` tasks are already waiting.
    */
   submit(caller: ToolCaller, request: AgentRequest): MaybePromise<{ taskId: string; status: 'queued' }> {
-    const spec = this.validate(caller, request)
-    if (this.shared) return this.submitShared(this.shared, caller, spec)
+    return andThen(this.validate(caller, request), (spec) => (this.shared ? this.submitShared(this.shared, caller, spec) : this.enqueue(caller, spec)))
+  }
+
+  private enqueue(caller: ToolCaller, spec: TaskSpec): MaybePromise<{ taskId: string; status: 'queued' }> {
     if (this.queue.length >= this.queueLimit) {
       const seconds = Math.max(1, Math.ceil(((this.queue.length / this.concurrency + 1) * this.averageMs) / 1000))
       throw new AppError('QUEUE_FULL', `${this.queue.length} agent tasks are already waiting; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } })

@@ -1,5 +1,6 @@
 import type { Generator } from '../../ml'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import type { Step } from './text-work'
 import type { PluginToolbox, ToolCaller, ToolCallRecord } from './tools'
 
@@ -41,7 +42,7 @@ export interface AgentInput {
   generator: Generator
   /** True for the built-in extractive engine, which cannot write free text. */
   builtin: boolean
-  rag: RagService
+  rag: RagService<RagStore>
   tools: PluginToolbox
   signal: AbortSignal
 }

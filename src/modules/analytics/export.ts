@@ -18,19 +18,21 @@ const csvLine = (values: (string | number | null)[]) => `${values.map(csvField).
  * The rows as a byte stream, produced as the client reads it (a page of rows per pull): a JSON
  * array of row objects, or CSV with a header row and CRLF line ends.
  */
-export function exportStream(rows: Iterator<ExportRow>, format: ExportFormat, rowsPerChunk = 500): ReadableStream<Uint8Array> {
+export function exportStream(rows: Iterator<ExportRow> | AsyncIterator<ExportRow>, format: ExportFormat, rowsPerChunk = 500): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   let started = false
   let count = 0
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    // (A page read from PostgreSQL arrives later: the pull then waits for each row; SQLite's come at once.)
+    async pull(controller) {
       let text = ''
       if (!started) {
         started = true
         text = format === 'csv' ? csvLine([...COLUMNS]) : '['
       }
       for (let i = 0; i < rowsPerChunk; i++) {
-        const next = rows.next()
+        let next = rows.next()
+        if (next instanceof Promise) next = await next
         if (next.done) {
           if (format === 'json') text += count ? '\n]\n' : ']\n'
           if (text) controller.enqueue(encoder.encode(text))

@@ -8,7 +8,7 @@ import { exportStream } from './export'
 import { DashboardResponse, ExportQuery, MetricsQuery, MetricsResponse } from './model'
 import type { PrometheusMetrics } from './prometheus'
 import type { RequestRecorder } from './recorder'
-import type { AnalyticsService } from './service'
+import type { Analytics } from './service.postgres'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 429: ErrorResponse }
 
@@ -27,7 +27,8 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 export interface AnalyticsDeps {
-  analytics: AnalyticsService
+  /** SQLite's (answers at once) or PostgreSQL's (answers with promises). */
+  analytics: Analytics
   recorder: RequestRecorder
   prometheus: PrometheusMetrics
   auth: AuthService
@@ -44,7 +45,7 @@ export function analyticsModule({ analytics, recorder, prometheus, auth, limiter
       '/analytics/dashboard',
       async () => {
         await recorder.settle()
-        return analytics.dashboard()
+        return await analytics.dashboard()
       },
       {
         admin: true,
@@ -56,7 +57,7 @@ export function analyticsModule({ analytics, recorder, prometheus, auth, limiter
       '/analytics/metrics',
       async ({ query }) => {
         await recorder.settle()
-        return analytics.metrics(query.timeRange ?? '24h', query.metric)
+        return await analytics.metrics(query.timeRange ?? '24h', query.metric)
       },
       {
         admin: true,

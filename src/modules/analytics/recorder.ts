@@ -1,8 +1,10 @@
 import type { Database } from 'bun:sqlite'
+import { type Postgres, postgresConnection } from '../../db/postgres'
 import { DAY, HOUR, MINUTE, type RequestRecord } from './record'
 import { type BatchSums, sumBatch } from './batch-sums'
 import { COMPLETION, DURATION, FIELDS, METHOD, MODEL, PROMPT, type RecordBatch, recordsOf, ROUTE, STATUS, StringIds, TS, USER } from './record-batch'
 import { RecordStore } from './record-store'
+import { PostgresRecordStore } from './record-store.postgres'
 import { WriterThread } from './writer-thread'
 
 export { DAY, HOUR, MINUTE, type RequestRecord } from './record'
@@ -28,6 +30,12 @@ export interface RecorderOptions {
   onDrop?: (count: number) => void
   /** `thread` (default): a database file is written by a worker thread; `inline`: always here. */
   writer?: 'thread' | 'inline'
+  /**
+   * Records go to PostgreSQL instead (UAGENT_DATABASE_URL), always through a writer thread with
+   * a connection of its own (record-writer-postgres.worker.ts): a batch it could not write is kept
+   * there and written before the next one, or at the next flush (up to maxPending records).
+   */
+  postgres?: Postgres
 }
 
 /** The route of a request that matched no route: a fixed label, never the path itself. */
@@ -64,19 +72,35 @@ export class RequestRecorder {
   epoch = Date.now() - performance.now()
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
-  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  /** PostgreSQL's records, for write() and prune() (batches go through the writer thread). */
+  private readonly postgres: PostgresRecordStore | null = null
 
   constructor(
     private readonly db: Database,
     options: RecorderOptions,
   ) {
-    this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...options }
+    const { postgres, ...rest } = options
+    this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...rest }
     this.store = new RecordStore(db)
     const file = db.filename
+    if (postgres) {
+      this.postgres = new PostgresRecordStore(postgres)
+      this.writer = new WriterThread(
+        { postgres: postgresConnection(postgres), maxPending: this.options.maxPending },
+        (count, reason) => this.drop(count, reason),
+        (rows) => {
+          if (this.spare) this.writer?.retire(this.spare)
+          this.spare = rows
+        },
+        (sums) => this.summed(sums),
+        (count, reason) => this.logFailure(`analytics: ${count} request records not yet stored in PostgreSQL (${reason}); kept, written again with the next batch`),
+      )
+    }
     // A database file gets its writes done by a worker thread with a connection of its own, so
     // that SQLite's work stays off the thread that answers requests. (An in-memory database
     // cannot be shared with another thread: its writes stay here.)
-    if (this.options.writer === 'thread' && file && file !== ':memory:') {
+    else if (this.options.writer === 'thread' && file && file !== ':memory:') {
       this.writer = new WriterThread(
         file,
         (count, reason) => this.drop(count, reason),
@@ -194,7 +218,7 @@ export class RequestRecorder {
 
   /** Records waiting to be written. */
   get pendingCount(): number {
-    return this.count + this.retry.length
+    return this.count + this.retry.length + (this.writer?.kept ?? 0)
   }
 
   /**
@@ -209,7 +233,11 @@ export class RequestRecorder {
     // one would move later requests' times back by up to 1 ms, before those of earlier ones.
     const epoch = Date.now() - performance.now()
     if (Math.abs(epoch - this.epoch) >= 1) this.epoch = epoch
-    if (this.count === 0 && this.retry.length === 0) return
+    if (this.count === 0 && this.retry.length === 0) {
+      // Records PostgreSQL's thread kept are written again at the next flush, new records or not.
+      this.writer?.retry()
+      return
+    }
     let batch: RecordBatch | null = null
     if (this.count) {
       batch = { count: this.count, rows: this.rows, ...this.strings.take() }
@@ -252,13 +280,19 @@ export class RequestRecorder {
     await new Promise((resolve) => setImmediate(resolve))
     this.flush()
     await this.writer?.drained()
+    // (PostgreSQL's thread: what it kept, once more.)
+    if (this.writer?.kept) {
+      this.writer.retry()
+      await this.writer.drained()
+    }
   }
 
   /**
    * Writes records now, in one transaction on the server's connection (benchmarks load records
-   * in bulk with it). Throws what SQLite throws.
+   * in bulk with it). Throws what SQLite throws; on PostgreSQL, a promise of the write.
    */
-  write(records: RequestRecord[]): void {
+  write(records: RequestRecord[]): void | Promise<void> {
+    if (this.postgres) return this.postgres.write(records)
     this.store.write(records)
   }
 
@@ -277,11 +311,16 @@ export class RequestRecorder {
     } catch {
       // Counting a drop must not fail either.
     }
+    const why = reason === 'SQLITE_FULL' ? 'the database is full' : `the database refused them (${reason})`
+    this.logFailure(`analytics: ${count} request records dropped: ${why}; ${this.droppedTotal} dropped since start`)
+  }
+
+  /** Logs a failure to store records, at most once a minute. */
+  private logFailure(line: string): void {
     const now = Date.now()
     if (now - this.lastFailureLog >= MINUTE) {
       this.lastFailureLog = now
-      const why = reason === 'SQLITE_FULL' ? 'the database is full' : `the database refused them (${reason})`
-      this.options.log?.(`analytics: ${count} request records dropped: ${why}; ${this.droppedTotal} dropped since start`)
+      this.options.log?.(line)
     }
   }
 
@@ -292,6 +331,7 @@ export class RequestRecorder {
   async prune(now = Date.now()): Promise<number> {
     const cutoffHour = Math.floor((now - this.options.retentionDays * DAY) / HOUR)
     const cutoff = cutoffHour * HOUR
+    if (this.postgres) return this.postgres.prune(cutoff, () => this.closed)
     // The records before the cutoff lie among the ids of the minutes before it (see RecordStore).
     const last = this.db.query<{ id: number | null }, [number]>('SELECT max(last_id) AS id FROM analytics_spans WHERE minute < ?').get(cutoff / MINUTE)?.id ?? -1
     const slice = this.db.prepare('DELETE FROM analytics_records WHERE id IN (SELECT id FROM analytics_records WHERE id <= ? AND ts < ? LIMIT 5000)')
@@ -335,6 +375,13 @@ export class RequestRecorder {
     if (this.pruneTimer) clearTimeout(this.pruneTimer)
     this.flushTimer = null
     this.pruneTimer = null
+    // PostgreSQL's thread: what it kept, once more; what it still cannot write is dropped.
+    if (this.writer?.kept) {
+      await this.writer.drained()
+      this.writer.retry()
+      await this.writer.drained()
+      if (this.writer.kept) this.drop(this.writer.kept, 'PostgreSQL did not take them before the server stopped')
+    }
     await this.writer?.close()
   }
 }

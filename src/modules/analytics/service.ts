@@ -18,14 +18,14 @@ export interface ExportRow {
   model: string | null
 }
 
-interface Totals {
+export interface Totals {
   requests: number
   failures: number
   duration: number
   tokens: number
 }
 
-interface BucketRow {
+export interface BucketRow {
   bucket: number
   requests: number
   duration: number
@@ -118,72 +118,26 @@ export class AnalyticsService {
   dashboard(now = Date.now()) {
     const window = timeWindow('24h', now)
     const hours: [number, number] = [window.start / HOUR, window.end / HOUR]
-    const totals = this.totals.get(...hours)!
-    const successful = totals.requests - totals.failures
-    const averageResponseTime = totals.requests ? Math.round(totals.duration / totals.requests) : 0
-    const errorRate = totals.requests ? totals.failures / totals.requests : 0
-    const byHour = new Array<number>(window.count).fill(0)
-    for (const row of this.byHour.all(...hours)) byHour[row.hour - hours[0]] = row.requests
     const usage = this.usage.all(...hours)
+    const parts = {
+      window,
+      uptime: Math.floor((Date.now() - this.startedAt) / 1000),
+      totals: this.totals.get(...hours)!,
+      byHour: this.byHour.all(...hours),
+      activeUsers: this.activeUsers.get(...hours)!.users,
+      endpoints: this.endpoints.all(...hours),
+      models: this.models.all(...hours),
+      usage,
+    }
     // The accounts may be in PostgreSQL: their emails then arrive later.
     const emails = usage.length ? this.emailsOf(usage.map((row) => row.userId)) : new Map<string, string>()
-    return andThen(emails, (found) => ({
-      overview: {
-        uptime: Math.floor((Date.now() - this.startedAt) / 1000),
-        totalRequests: totals.requests,
-        successRate: `${(totals.requests ? (successful / totals.requests) * 100 : 100).toFixed(1)}%`,
-        averageResponseTime,
-        activeUsers: this.activeUsers.get(...hours)!.users,
-        healthScore: healthScore(errorRate, averageResponseTime),
-      },
-      requests: {
-        total: totals.requests,
-        successful,
-        failed: totals.failures,
-        byHour,
-        topEndpoints: this.endpoints.all(...hours).map((row) => ({
-          endpoint: `${row.method} ${row.route}`,
-          requests: row.requests,
-          averageTime: Math.round(row.duration / row.requests),
-          errorRate: row.failures / row.requests,
-        })),
-      },
-      ai: {
-        totalTokens: totals.tokens,
-        // Self-hosted models cost nothing per token; an upstream's prices are not known here.
-        totalCost: 0,
-        averageResponseTime: totals.modelRequests ? Math.round(totals.modelDuration / totals.modelRequests) : 0,
-        topModels: this.models.all(...hours).map((row) => ({ model: row.model, requests: row.requests, tokens: row.tokens, cost: 0 })),
-      },
-      usage: usage.map((row) => ({
-        userId: row.userId,
-        email: found.get(row.userId) ?? null,
-        requests: row.requests,
-        tokens: row.promptTokens + row.completionTokens,
-        promptTokens: row.promptTokens,
-        completionTokens: row.completionTokens,
-      })),
-    }))
+    return andThen(emails, (found) => dashboardOf({ ...parts, emails: found }))
   }
 
   /** Metric series over a range's buckets; every bucket present, empty ones 0. */
   metrics(range: TimeRange, metric?: MetricName, now = Date.now()) {
     const window = timeWindow(range, now)
-    const rows = this.buckets(window)
-    const series = { requests: zeros(window), performance: zeros(window), errors: zeros(window), users: zeros(window) }
-    for (const row of rows) {
-      if (row.bucket < 0 || row.bucket >= window.count) continue
-      series.requests[row.bucket] = row.requests
-      series.performance[row.bucket] = row.requests ? round2(row.duration / row.requests) : 0
-      series.errors[row.bucket] = row.errors
-      series.users[row.bucket] = row.users
-    }
-    const timestamps = bucketStarts(window)
-    const names = metric ? [metric] : METRICS
-    return {
-      timeRange: range,
-      metrics: Object.fromEntries(names.map((name) => [name, { timestamps, values: series[name] }])) as Record<string, { timestamps: string[]; values: number[] }>,
-    }
+    return metricsOf(range, window, this.buckets(window), metric)
   }
 
   private buckets(window: Window): BucketRow[] {
@@ -212,18 +166,7 @@ export class AnalyticsService {
     let after = ids[0] - 1
     for (;;) {
       const rows = this.page.all(window.start, window.end, after, ids[1], pageSize)
-      for (const row of rows) {
-        yield {
-          timestamp: new Date(row.ts).toISOString(),
-          method: row.method,
-          route: row.route,
-          status: row.status,
-          durationMs: row.durationMs,
-          userId: row.userId,
-          tokens: row.tokens,
-          model: row.model,
-        }
-      }
+      for (const row of rows) yield exportRowOf(row)
       if (rows.length < pageSize) return
       after = rows[rows.length - 1]!.id
     }
@@ -232,4 +175,96 @@ export class AnalyticsService {
 
 function zeros(window: Window): number[] {
   return new Array<number>(window.count).fill(0)
+}
+
+/** What the dashboard is computed from: the rollup's figures over its 24 hours (either backend reads them). */
+export interface DashboardParts {
+  window: Window
+  uptime: number
+  totals: Totals & { modelRequests: number; modelDuration: number }
+  byHour: { hour: number; requests: number }[]
+  activeUsers: number
+  endpoints: ({ method: string; route: string } & Totals)[]
+  models: ({ model: string } & Totals)[]
+  usage: { userId: string; requests: number; promptTokens: number; completionTokens: number }[]
+  emails: Map<string, string>
+}
+
+/** The dashboard response from its figures. */
+export function dashboardOf({ window, uptime, totals, byHour: hourRows, activeUsers, endpoints, models, usage, emails }: DashboardParts) {
+  const firstHour = window.start / HOUR
+  const successful = totals.requests - totals.failures
+  const averageResponseTime = totals.requests ? Math.round(totals.duration / totals.requests) : 0
+  const errorRate = totals.requests ? totals.failures / totals.requests : 0
+  const byHour = new Array<number>(window.count).fill(0)
+  for (const row of hourRows) byHour[row.hour - firstHour] = row.requests
+  return {
+    overview: {
+      uptime,
+      totalRequests: totals.requests,
+      successRate: `${(totals.requests ? (successful / totals.requests) * 100 : 100).toFixed(1)}%`,
+      averageResponseTime,
+      activeUsers,
+      healthScore: healthScore(errorRate, averageResponseTime),
+    },
+    requests: {
+      total: totals.requests,
+      successful,
+      failed: totals.failures,
+      byHour,
+      topEndpoints: endpoints.map((row) => ({
+        endpoint: `${row.method} ${row.route}`,
+        requests: row.requests,
+        averageTime: Math.round(row.duration / row.requests),
+        errorRate: row.failures / row.requests,
+      })),
+    },
+    ai: {
+      totalTokens: totals.tokens,
+      // Self-hosted models cost nothing per token; an upstream's prices are not known here.
+      totalCost: 0,
+      averageResponseTime: totals.modelRequests ? Math.round(totals.modelDuration / totals.modelRequests) : 0,
+      topModels: models.map((row) => ({ model: row.model, requests: row.requests, tokens: row.tokens, cost: 0 })),
+    },
+    usage: usage.map((row) => ({
+      userId: row.userId,
+      email: emails.get(row.userId) ?? null,
+      requests: row.requests,
+      tokens: row.promptTokens + row.completionTokens,
+      promptTokens: row.promptTokens,
+      completionTokens: row.completionTokens,
+    })),
+  }
+}
+
+/** Metric series from the rows of a window's buckets; every bucket present, empty ones 0. */
+export function metricsOf(range: TimeRange, window: Window, rows: BucketRow[], metric?: MetricName) {
+  const series = { requests: zeros(window), performance: zeros(window), errors: zeros(window), users: zeros(window) }
+  for (const row of rows) {
+    if (row.bucket < 0 || row.bucket >= window.count) continue
+    series.requests[row.bucket] = row.requests
+    series.performance[row.bucket] = row.requests ? round2(row.duration / row.requests) : 0
+    series.errors[row.bucket] = row.errors
+    series.users[row.bucket] = row.users
+  }
+  const timestamps = bucketStarts(window)
+  const names = metric ? [metric] : METRICS
+  return {
+    timeRange: range,
+    metrics: Object.fromEntries(names.map((name) => [name, { timestamps, values: series[name] }])) as Record<string, { timestamps: string[]; values: number[] }>,
+  }
+}
+
+/** A stored record as the export writes it. */
+export function exportRowOf(row: { ts: number; method: string; route: string; status: number; durationMs: number; userId: string | null; tokens: number; model: string | null }): ExportRow {
+  return {
+    timestamp: new Date(row.ts).toISOString(),
+    method: row.method,
+    route: row.route,
+    status: row.status,
+    durationMs: row.durationMs,
+    userId: row.userId,
+    tokens: row.tokens,
+    model: row.model,
+  }
 }

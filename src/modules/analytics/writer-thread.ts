@@ -7,6 +7,18 @@ interface Reply {
   failure?: string
   /** What the batch adds to the Prometheus metrics (whether or not it could be written). */
   sums?: BatchSums
+  /** Records dropped with `failure` when not the batch's own count (PostgreSQL's thread: the oldest it kept). */
+  dropped?: number
+  /** PostgreSQL's thread: records it keeps to write again, and why it could not write them (absent once written). */
+  kept?: number
+  reason?: string
+}
+
+/** The PostgreSQL database a writer thread writes to: the connection options of the server's pool. */
+export interface PostgresTarget {
+  postgres: object
+  /** Records the thread keeps while PostgreSQL refuses them; beyond that the oldest are dropped. */
+  maxPending: number
 }
 
 /**
@@ -48,15 +60,43 @@ export class WriterThread {
   /** Slots to tell the thread to let go of, with the next batch. */
   private forget: number[] = []
 
+  /** Records the thread keeps to write again (PostgreSQL refused them), as of its last answer. */
+  private keptCount = 0
+  private retrying = false
+
   constructor(
-    path: string,
+    /** The database file (SQLite), or the PostgreSQL database (record-writer-postgres.worker.ts). */
+    target: string | PostgresTarget,
     private readonly onFailure: (count: number, reason: string) => void = () => {},
     /** Gets each batch's buffer back once the batch is written, to fill again. */
     private readonly onBuffer: (rows: Float64Array) => void = () => {},
     /** Gets what each batch adds up to per Prometheus series (see batch-sums.ts). */
     private readonly onSums: (sums: BatchSums) => void = () => {},
+    /** Told when PostgreSQL's thread keeps records it could not write yet, and why. */
+    private readonly onKept: (count: number, reason: string) => void = () => {},
   ) {
-    this.calls = new WorkerCalls(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path } } as WorkerOptions)
+    this.calls =
+      typeof target === 'string'
+        ? new WorkerCalls(new URL('./record-writer.worker.ts', import.meta.url).href, { workerData: { path: target } } as WorkerOptions)
+        : new WorkerCalls(new URL('./record-writer-postgres.worker.ts', import.meta.url).href, { workerData: target } as WorkerOptions)
+  }
+
+  /** Records PostgreSQL's thread keeps to write again. */
+  get kept(): number {
+    return this.keptCount
+  }
+
+  /** Asks PostgreSQL's thread to write the records it kept (a flush with nothing new does). */
+  retry(): void {
+    // (One at a time: while PostgreSQL hangs, flushes do not pile retries up behind each other.)
+    if (!this.keptCount || !this.calls.running || this.retrying) return
+    this.retrying = true
+    this.inFlight++
+    const done = (reply: Reply) => {
+      this.retrying = false
+      this.settled(0, reply, null)
+    }
+    this.calls.call<Reply>({ retry: true, forget: this.forget.splice(0) }).then(done, () => done({}))
   }
 
   /**
@@ -84,7 +124,14 @@ export class WriterThread {
     this.inFlight++
     this.calls.call<Reply>(message).then(
       (reply) => this.settled(count, reply, rows),
-      (error: Error) => this.settled(count, { failure: error.message || 'writer thread failed' }, rows),
+      (error: Error) => {
+        // (A PostgreSQL thread that failed lost the records it kept too.)
+        if (this.keptCount && !this.calls.running) {
+          this.onFailure(this.keptCount, error.message || 'writer thread failed')
+          this.keptCount = 0
+        }
+        this.settled(count, { failure: error.message || 'writer thread failed' }, rows)
+      },
     )
   }
 
@@ -96,10 +143,14 @@ export class WriterThread {
     if (this.held.delete(slot)) this.forget.push(slot)
   }
 
-  private settled(count: number, reply: Reply, rows: Float64Array): void {
+  private settled(count: number, reply: Reply, rows: Float64Array | null): void {
     if (reply.sums) this.onSums(reply.sums)
-    if (reply.failure) this.onFailure(count, reply.failure)
-    this.onBuffer(rows)
+    if (reply.failure) this.onFailure(reply.dropped ?? count, reply.failure)
+    if (reply.kept !== undefined) {
+      this.keptCount = reply.kept
+      if (reply.kept && reply.reason) this.onKept(reply.kept, reply.reason)
+    }
+    if (rows) this.onBuffer(rows)
     if (--this.inFlight === 0) for (const wake of [...this.idle]) wake()
   }
 

@@ -169,8 +169,25 @@ export class AuthService {
     this.cache.forget(target)
     return andThen(write(), (value) => {
       this.cache.forget(target)
+      for (const listener of this.changeListeners) listener(target)
       return value
     })
+  }
+
+  private readonly changeListeners: ((target: { userId?: string; sessionId?: string }) => void)[] = []
+
+  /**
+   * Calls `listener` after each committed change to a session or user (logout, password, roles,
+   * disabled, MFA, deleted): the replicas are told (through Redis), so that they drop what they
+   * cached at once rather than within LIVE_CHECK_MS.
+   */
+  onChanged(listener: (target: { userId?: string; sessionId?: string }) => void): void {
+    this.changeListeners.push(listener)
+  }
+
+  /** Another replica changed a session or user: what this one cached of it is read again. */
+  changedElsewhere(target: { userId?: string; sessionId?: string }): void {
+    this.cache.forget(target)
   }
 
   /** Revokes every live session of a user; returns how many there were. */

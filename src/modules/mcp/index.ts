@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
+import { andThen } from '../../db/maybe-promise'
 import { ErrorResponse } from '../system/model'
 import { JsonRpcBody, McpServersResponse, McpServerView, RegisterServerRequest, RemovedServer, ServerParams } from './model'
 import type { McpEndpoint } from './server'
@@ -43,12 +44,12 @@ export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth
       response: { 200: McpServerView, ...errors },
       detail: { summary: 'Register an MCP server (admin): {name, url, headers?} for Streamable HTTP or {name, command, args?, env?} for stdio; its tools are listed at once' },
     })
-    .get('/servers', () => servers.list(), {
+    .get('/servers', () => andThen(servers.current(), () => servers.list()), {
       admin: true,
       response: { 200: McpServersResponse, ...errors },
       detail: { summary: 'Registered MCP servers with their status and tools (admin)' },
     })
-    .get('/servers/:name', ({ params }) => servers.show(params.name), {
+    .get('/servers/:name', ({ params }) => andThen(servers.current(), () => servers.show(params.name)), {
       admin: true,
       params: ServerParams,
       response: { 200: McpServerView, ...errors },

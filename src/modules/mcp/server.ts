@@ -10,6 +10,7 @@ import { validate } from '../plugins/json-schema'
 import type { PluginToolbox, ToolCaller } from '../plugins/tools'
 import type { DocumentLibrary } from '../rag/documents/library'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { toolError, toolResult } from './results'
 import { loadServerSdk, type ServerSdk } from './sdk'
 import type { ServedTool } from './tools'
@@ -25,7 +26,7 @@ const DOCUMENT_URI = /^uagent:\/\/collections\/([^/]+)\/documents\/(.+)$/
 export const documentUri = (collection: string, id: string) => `uagent://collections/${encodeURIComponent(collection)}/documents/${encodeURIComponent(id)}`
 
 export interface McpEndpointDeps {
-  rag: RagService
+  rag: RagService<RagStore>
   library: DocumentLibrary
   /** The plugins' actions only: the tools of registered MCP servers are not passed on. */
   plugins: PluginToolbox
@@ -174,14 +175,14 @@ export class McpEndpoint {
     }
   }
 
-  private listResources(caller: ToolCaller, cursorText: string | undefined) {
+  private async listResources(caller: ToolCaller, cursorText: string | undefined) {
     const cursor = decodeCursor(cursorText)
-    const collections = this.deps.rag.listCollections(caller.userId).collections
+    const collections = (await this.deps.rag.listCollections(caller.userId)).collections
     const resources: Resource[] = []
     let { c, o } = cursor
     while (c < collections.length && resources.length < RESOURCES_PAGE) {
       const collection = collections[c]!
-      const page = this.deps.library.list(caller.userId, collection.name, { limit: RESOURCES_PAGE - resources.length, offset: o, view: 'full' })
+      const page = await this.deps.library.list(caller.userId, collection.name, { limit: RESOURCES_PAGE - resources.length, offset: o, view: 'full' })
       for (const document of page.documents as unknown as { id: string; title: string; bytes: number; type: string }[]) {
         resources.push({
           uri: documentUri(collection.name, document.id),
@@ -201,7 +202,7 @@ export class McpEndpoint {
     return { resources, ...(c < collections.length ? { nextCursor: encodeCursor({ c, o }) } : {}) }
   }
 
-  private readResource(caller: ToolCaller, uri: string) {
+  private async readResource(caller: ToolCaller, uri: string) {
     const match = DOCUMENT_URI.exec(uri)
     if (!match) throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri} (documents are uagent://collections/{name}/documents/{id})`, { uri })
     let collection: string
@@ -213,7 +214,7 @@ export class McpEndpoint {
       throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })
     }
     try {
-      const document = this.deps.library.get(caller.userId, collection, id)
+      const document = await this.deps.library.get(caller.userId, collection, id)
       return { contents: [{ uri, mimeType: 'text/plain', text: document.text }] }
     } catch (error) {
       if (error instanceof AppError && error.code === 'NOT_FOUND') throw new sdk.McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri })

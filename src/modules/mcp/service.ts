@@ -6,6 +6,8 @@ import { RemoteServer, RemoteUnavailable } from './remote'
 import { isMcpError, MCP_INVALID_PARAMS } from './sdk'
 import type { McpServerRecord, McpServerStore, RemoteTool } from './store'
 import { toolValue } from './results'
+import type { MaybePromise } from '../../db/maybe-promise'
+import { SharedRead } from '../../db/shared-read'
 
 /** Server names: as plugin names (no "_", so `<server>__<tool>` splits at its first "__"), at most 32 characters. */
 export const SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/
@@ -19,11 +21,13 @@ export type RegisterRequest =
 
 export interface McpServiceOptions {
   store: McpServerStore
-  /** Names a server may not take: the plugins' (their tools share the `<name>__<action>` space). */
-  reservedNames: () => Iterable<string>
+  /** Names a server may not take: the plugins' (their tools share the `<name>__<action>` space), read afresh from a shared registry. */
+  reservedNames: () => MaybePromise<Iterable<string>>
   timeoutMs: number
   idleMs: number
   retryMs?: number
+  /** With a shared store (PostgreSQL): how often the registry is read again for the toolbox (default 2 s). */
+  syncMs?: number
   log: (line: string) => void
 }
 
@@ -55,10 +59,63 @@ export class McpClientService {
   /** Down servers being tried again in the background. */
   private readonly probing = new Set<string>()
   readonly toolbox: PluginToolbox
+  /** Shared store only: reads of the registry started, the newest one applied, and changes made here (a read older than one is dropped). */
+  private readsStarted = 0
+  private readApplied = 0
+  private changes = 0
+  private readonly syncTimer: ReturnType<typeof setInterval> | null = null
+  /** Concurrent requests share one read of the registry (each gets a read started after it asked). */
+  private readonly registryRead = new SharedRead(() => this.readRegistry())
 
   constructor(private readonly options: McpServiceOptions) {
-    for (const record of options.store.all()) this.track(record)
+    if (options.store.asynchronous) {
+      // Every route reads the registry first; the toolbox (agents, autopilot) sees another server's changes within syncMs.
+      this.syncTimer = setInterval(() => void this.sync().catch(() => {}), options.syncMs ?? 2000)
+      ;(this.syncTimer as { unref?: () => void }).unref?.()
+    } else {
+      for (const record of options.store.all() as McpServerRecord[]) this.track(record)
+    }
     this.toolbox = { list: () => this.tools(), call: (name, args, caller, signal) => this.call(name, args, caller, signal) }
+  }
+
+  /** The registry as it is now: nothing to do on SQLite; read again from a shared store (another server may have changed it). */
+  current(): MaybePromise<void> {
+    if (this.options.store.asynchronous) return this.sync()
+  }
+
+  /** Reads the shared registry and brings this server's connections in line with it. */
+  sync(): Promise<void> {
+    return this.registryRead.run()
+  }
+
+  private async readRegistry(): Promise<void> {
+    const read = ++this.readsStarted
+    const changes = this.changes
+    const records = await this.options.store.all()
+    // A newer read was applied, or this server changed the registry meanwhile: this read is stale.
+    if (read < this.readApplied || changes !== this.changes) return
+    this.readApplied = read
+    const seen = new Set<string>()
+    for (const record of records) {
+      seen.add(record.name)
+      const remote = this.remotes.get(record.name)
+      if (!remote || remote.record.createdAt !== record.createdAt) {
+        // New, or removed and registered again elsewhere.
+        if (remote) void remote.close()
+        this.track(record)
+        continue
+      }
+      if (remote.record.updatedAt === record.updatedAt) continue
+      if (remote.record.enabled !== record.enabled) remote.setEnabled(record.enabled)
+      remote.record = record
+      this.offered.set(record.name, offeredTools(record.name, record.tools))
+    }
+    for (const [name, remote] of this.remotes) {
+      if (seen.has(name)) continue
+      this.remotes.delete(name)
+      this.offered.delete(name)
+      void remote.close()
+    }
   }
 
   private track(record: McpServerRecord): RemoteServer {
@@ -97,6 +154,7 @@ export class McpClientService {
     }
   }
 
+  /** The registered servers (read current() first for another server's changes). */
   list() {
     const servers = [...this.remotes.values()].sort((a, b) => a.record.name.localeCompare(b.record.name)).map((remote) => this.view(remote))
     return { servers, total: servers.length }
@@ -113,7 +171,9 @@ export class McpClientService {
   async register(request: RegisterRequest) {
     const name = request.name
     if (!SERVER_NAME.test(name)) throw new AppError('VALIDATION_ERROR', 'body.name: must be 1 to 32 characters: lowercase letters, digits and "-", starting with a letter or digit')
-    if ([...this.options.reservedNames()].includes(name)) throw new AppError('CONFLICT', `"${name}" is the name of a plugin: MCP tools are named <server>__<tool> like plugin actions, so choose another name`)
+    const reserved = this.options.reservedNames()
+    if ([...(reserved instanceof Promise ? await reserved : reserved)].includes(name)) throw new AppError('CONFLICT', `"${name}" is the name of a plugin: MCP tools are named <server>__<tool> like plugin actions, so choose another name`)
+    if (this.options.store.asynchronous) await this.sync()
     if (this.remotes.has(name)) throw new AppError('CONFLICT', `An MCP server named ${name} is already registered`)
     let record: Omit<McpServerRecord, 'createdAt' | 'updatedAt' | 'tools' | 'enabled'>
     if ('url' in request) {
@@ -130,17 +190,21 @@ export class McpClientService {
       if (secret) throw new AppError('VALIDATION_ERROR', `body.env.${secret}: UAGENT_* variables are the server's own settings and are never passed to an MCP server`)
       record = { name, transport: 'stdio', url: null, headers: {}, command: request.command, args: request.args ?? [], env: request.env ?? {} }
     }
-    const remote = this.track(this.options.store.insert(record))
+    const inserted = this.options.store.insert(record)
+    const remote = this.track(inserted instanceof Promise ? await inserted : inserted)
+    this.changes++
     await this.refresh(name).catch(() => {})
     return this.view(remote)
   }
 
   /** Lists a server's tools again (connecting to it) and keeps them. Throws when it cannot be reached. */
   async refresh(name: string) {
+    if (this.options.store.asynchronous) await this.sync()
     const remote = this.remote(name)
     try {
       const tools = await remote.listTools(true)
-      this.options.store.setTools(name, tools)
+      await this.options.store.setTools(name, tools)
+      this.changes++
       remote.record = { ...remote.record, tools }
       this.offered.set(name, offeredTools(name, tools))
     } catch (error) {
@@ -151,17 +215,24 @@ export class McpClientService {
   }
 
   async setEnabled(name: string, enabled: boolean) {
+    if (this.options.store.asynchronous) await this.sync()
     const remote = this.remote(name)
-    this.options.store.setEnabled(name, enabled)
+    const stored = this.options.store.setEnabled(name, enabled)
+    if (stored instanceof Promise) await stored
+    this.changes++
     remote.setEnabled(enabled)
-    remote.record = this.options.store.get(name)!
+    const record = this.options.store.get(name)
+    remote.record = (record instanceof Promise ? await record : record) ?? remote.record
     if (enabled) await this.refresh(name).catch(() => {})
     return this.view(remote)
   }
 
   async remove(name: string) {
+    if (this.options.store.asynchronous) await this.sync()
     const remote = this.remote(name)
-    this.options.store.delete(name)
+    const deleted = this.options.store.delete(name)
+    if (deleted instanceof Promise) await deleted
+    this.changes++
     this.remotes.delete(name)
     this.offered.delete(name)
     await remote.close()
@@ -222,6 +293,7 @@ export class McpClientService {
 
   /** Stops every connection (and the processes of stdio servers). */
   async close(): Promise<void> {
+    if (this.syncTimer) clearInterval(this.syncTimer)
     await Promise.all([...this.remotes.values()].map((remote) => remote.close()))
   }
 }

@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import type { MaybePromise } from '../../db/maybe-promise'
 
 /** A tool of a registered MCP server as last listed by it. */
 export interface RemoteTool {
@@ -22,17 +22,24 @@ export interface McpServerRecord {
   updatedAt: string
 }
 
-/** Where registered MCP servers are kept; the service takes this interface. */
+/**
+ * Where registered MCP servers are kept; the service takes this interface. The SQLite adapter
+ * answers at once (`asynchronous: false`), as before; the PostgreSQL adapter with promises, and
+ * the service then reads the registry again before answering (another replica may have changed it).
+ */
 export interface McpServerStore {
-  all(): McpServerRecord[]
-  get(name: string): McpServerRecord | null
-  insert(record: Omit<McpServerRecord, 'createdAt' | 'updatedAt' | 'tools' | 'enabled'>): McpServerRecord
-  setEnabled(name: string, enabled: boolean): void
-  setTools(name: string, tools: RemoteTool[]): void
-  delete(name: string): boolean
+  readonly asynchronous: boolean
+  all(): MaybePromise<McpServerRecord[]>
+  get(name: string): MaybePromise<McpServerRecord | null>
+  /** Throws CONFLICT when the name is taken. */
+  insert(record: Omit<McpServerRecord, 'createdAt' | 'updatedAt' | 'tools' | 'enabled'>): MaybePromise<McpServerRecord>
+  setEnabled(name: string, enabled: boolean): MaybePromise<void>
+  setTools(name: string, tools: RemoteTool[]): MaybePromise<void>
+  delete(name: string): MaybePromise<boolean>
 }
 
-interface Row {
+/** A row of `mcp_servers` (JSON columns as text), on either backend. */
+export interface McpServerRow {
   name: string
   transport: 'http' | 'stdio'
   url: string | null
@@ -40,13 +47,13 @@ interface Row {
   command: string | null
   args: string
   env: string
-  enabled: number
+  enabled: number | boolean
   tools: string
   created_at: string
   updated_at: string
 }
 
-const toRecord = (row: Row): McpServerRecord => ({
+export const toRecord = (row: McpServerRow): McpServerRecord => ({
   name: row.name,
   transport: row.transport,
   url: row.url,
@@ -54,42 +61,8 @@ const toRecord = (row: Row): McpServerRecord => ({
   command: row.command,
   args: JSON.parse(row.args),
   env: JSON.parse(row.env),
-  enabled: row.enabled === 1,
+  enabled: row.enabled === 1 || row.enabled === true,
   tools: JSON.parse(row.tools),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 })
-
-/** The `mcp_servers` table (bun:sqlite). */
-export class SqliteMcpServerStore implements McpServerStore {
-  constructor(private readonly db: Database) {}
-
-  all(): McpServerRecord[] {
-    return this.db.query<Row, []>('SELECT * FROM mcp_servers ORDER BY name').all().map(toRecord)
-  }
-
-  get(name: string): McpServerRecord | null {
-    const row = this.db.query<Row, [string]>('SELECT * FROM mcp_servers WHERE name = ?').get(name)
-    return row ? toRecord(row) : null
-  }
-
-  insert(record: Omit<McpServerRecord, 'createdAt' | 'updatedAt' | 'tools' | 'enabled'>): McpServerRecord {
-    const now = new Date().toISOString()
-    this.db
-      .query('INSERT INTO mcp_servers (name, transport, url, headers, command, args, env, enabled, tools, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)')
-      .run(record.name, record.transport, record.url, JSON.stringify(record.headers), record.command, JSON.stringify(record.args), JSON.stringify(record.env), '[]', now, now)
-    return this.get(record.name)!
-  }
-
-  setEnabled(name: string, enabled: boolean): void {
-    this.db.query('UPDATE mcp_servers SET enabled = ?, updated_at = ? WHERE name = ?').run(enabled ? 1 : 0, new Date().toISOString(), name)
-  }
-
-  setTools(name: string, tools: RemoteTool[]): void {
-    this.db.query('UPDATE mcp_servers SET tools = ?, updated_at = ? WHERE name = ?').run(JSON.stringify(tools), new Date().toISOString(), name)
-  }
-
-  delete(name: string): boolean {
-    return this.db.query('DELETE FROM mcp_servers WHERE name = ?').run(name).changes > 0
-  }
-}

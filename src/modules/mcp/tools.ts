@@ -6,6 +6,7 @@ import type { ToolCaller } from '../plugins/tools'
 import { answerQuestion } from '../rag/answer/answer'
 import type { DocumentLibrary } from '../rag/documents/library'
 import type { RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import { ToolFailure } from './results'
 
 export interface ToolContext {
@@ -24,7 +25,7 @@ export interface ServedTool {
 }
 
 export interface ServedToolDeps {
-  rag: RagService
+  rag: RagService<RagStore>
   library: DocumentLibrary
   agents: AgentService
 }
@@ -53,7 +54,7 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
       async run(args, { caller }) {
         const name = args.collection as string
         const found = await rag.search(caller.userId, name, args.query as string, args.limit as number)
-        return { ...found, results: library.withPages(caller.userId, name, found.results) }
+        return { ...found, results: await library.withPages(caller.userId, name, found.results) }
       },
     },
     {

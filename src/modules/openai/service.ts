@@ -7,13 +7,14 @@ import { applyStops, countTextTokens, streamText, textPieces } from '../../ml/st
 import { UpstreamGenerator } from '../../ml/upstream'
 import { answerPrompt, answerQuestion } from '../rag/answer/answer'
 import { COLLECTION_NAME, type RagService } from '../rag/service'
+import type { RagStore } from '../rag/store'
 import type { ChatCompletion } from './model'
 import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
 
 export interface OpenAiDeps {
   generator: () => Promise<Generator>
   embedder: () => Promise<Embedder>
-  rag: () => RagService
+  rag: () => RagService<RagStore>
   /** Unix seconds: the `created` of the engines. */
   startedAt: number
 }
@@ -84,7 +85,7 @@ export class OpenAiService {
         models.push({ id: engine.value.id, object: 'model', created: this.deps.startedAt, owned_by: 'universal-agent' })
       }
     }
-    for (const collection of this.deps.rag().listCollections(userId).collections) {
+    for (const collection of (await this.deps.rag().listCollections(userId)).collections) {
       models.push({ id: `${RAG_PREFIX}${collection.name}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: userId })
     }
     return models

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
+import { andThen } from '../../db/maybe-promise'
 import { ErrorResponse } from '../system/model'
 import {
   PluginDetail,
@@ -28,7 +29,7 @@ export async function executePlugin(plugins: PluginService, name: string, action
 export function pluginsModule(plugins: PluginService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:plugins', prefix: '/plugins', tags: ['Plugins'] })
     .use(authPlugin(auth, limiter))
-    .get('', () => plugins.list(), {
+    .get('', () => andThen(plugins.current(), () => plugins.list()), {
       auth: true,
       response: { 200: PluginsListResponse, ...errors },
       detail: { summary: 'Built-in and installed plugins with their status' },
@@ -39,7 +40,7 @@ export function pluginsModule(plugins: PluginService, auth: AuthService, limiter
       response: { 200: PluginInstallResponse, ...errors },
       detail: { summary: 'Install a plugin from npm, git (URL or local path) or the URL of a .tgz (admin)' },
     })
-    .get('/:name', ({ params }) => plugins.show(params.name), {
+    .get('/:name', ({ params }) => andThen(plugins.current(), () => plugins.show(params.name)), {
       auth: true,
       params: PluginParams,
       response: { 200: PluginDetail, ...errors },

@@ -5,6 +5,7 @@ import { join, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { AppError } from '../../core/errors'
 import { type Manifest, ManifestError, parseManifest } from './manifest'
+import type { MaybePromise } from '../../db/maybe-promise'
 import type { PluginRow } from './store'
 import { assertContained, extractTgz, UnsafeArchiveError } from './tar'
 
@@ -23,14 +24,15 @@ export interface InstallHooks {
   claim: (name: string) => void
   release: (name: string) => void
   /** Writes the database row once the folder is in place. */
-  record: (name: string, version: string) => PluginRow
+  record: (name: string, version: string) => MaybePromise<PluginRow>
 }
 
 const MAX_ARCHIVE_BYTES = 100 * 1024 * 1024
 const DOWNLOAD_TIMEOUT_MS = 120_000
 const COMMAND_TIMEOUT_MS = 300_000
 const NPM_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/
-const STAGING_PREFIX = '.staging-'
+/** Folders of unfinished work in the plugins folder (installs, unpacking): removed at start. */
+export const STAGING_PREFIX = '.staging-'
 
 class InstallFailure extends Error {}
 
@@ -234,7 +236,7 @@ export async function installPlugin(request: InstallRequest, hooks: InstallHooks
     rmSync(target, { recursive: true, force: true })
     renameSync(dir, target)
     try {
-      return { manifest, row: hooks.record(manifest.name, manifest.version) }
+      return { manifest, row: await hooks.record(manifest.name, manifest.version) }
     } catch (error) {
       rmSync(target, { recursive: true, force: true })
       throw error

@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import type { MaybePromise } from '../../db/maybe-promise'
 
 export type PluginSource = 'builtin' | 'npm' | 'git' | 'url'
 
@@ -11,45 +11,42 @@ export interface PluginRow {
   enabled: number
   installed_at: string
   updated_at: string
+  /** A store that keeps packages: the installed plugin.json, and the SHA-256 of its package (null for a built-in's row). */
+  manifest?: string | null
+  package_sha256?: string | null
 }
 
-/** The `plugins` table: installed plugins, and the enabled flag of built-ins an admin changed. */
-export class PluginStore {
-  constructor(private readonly db: Database) {}
+/** An installed plugin's files as one .tgz (what packTgz made of its folder), and the archive's SHA-256 (hex). */
+export interface PluginPackage {
+  sha256: string
+  bytes: Uint8Array
+}
 
-  all(): PluginRow[] {
-    return this.db.query<PluginRow, []>('SELECT * FROM plugins ORDER BY name').all()
-  }
+export type NewPluginRow = Omit<PluginRow, 'installed_at' | 'updated_at' | 'manifest' | 'package_sha256'>
 
-  get(name: string): PluginRow | null {
-    return this.db.query<PluginRow, [string]>('SELECT * FROM plugins WHERE name = ?').get(name)
-  }
-
-  insert(row: Omit<PluginRow, 'installed_at' | 'updated_at'>): PluginRow {
-    const now = new Date().toISOString()
-    this.db
-      .query('INSERT INTO plugins (name, source, package, requested_version, version, enabled, installed_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(row.name, row.source, row.package, row.requested_version, row.version, row.enabled, now, now)
-    return this.get(row.name)!
-  }
-
+/**
+ * The plugin registry: installed plugins, and the enabled flag of built-ins an admin changed. The
+ * SQLite adapter answers at once (`asynchronous: false`), as before, and the files of installed
+ * plugins are only the folders in the plugins dir. The PostgreSQL adapter answers with promises and
+ * keeps each installed plugin's files too (`keepsPackages`), so that every server sharing the
+ * database can unpack and run it.
+ */
+export interface PluginStore {
+  readonly asynchronous: boolean
+  readonly keepsPackages: boolean
+  /** Every row, by name (without the packages' bytes). */
+  all(): MaybePromise<PluginRow[]>
+  get(name: string): MaybePromise<PluginRow | null>
+  /** Records an installed plugin (with its package and manifest when the store keeps packages); CONFLICT when the name is taken. */
+  insert(row: NewPluginRow, pkg?: PluginPackage & { manifest: string }): MaybePromise<PluginRow>
   /** Sets the enabled flag; a built-in without a row gets one. */
-  setEnabled(name: string, enabled: boolean, builtin?: { version: string }): void {
-    const now = new Date().toISOString()
-    if (builtin) {
-      this.db
-        .query(
-          `INSERT INTO plugins (name, source, package, requested_version, version, enabled, installed_at, updated_at)
-           VALUES (?, 'builtin', ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`,
-        )
-        .run(name, name, builtin.version, builtin.version, enabled ? 1 : 0, now, now)
-    } else {
-      this.db.query('UPDATE plugins SET enabled = ?, updated_at = ? WHERE name = ?').run(enabled ? 1 : 0, now, name)
-    }
-  }
-
-  delete(name: string): void {
-    this.db.query('DELETE FROM plugins WHERE name = ?').run(name)
-  }
+  setEnabled(name: string, enabled: boolean, builtin?: { version: string }): MaybePromise<void>
+  delete(name: string): MaybePromise<void>
+  /** The package of an installed plugin (null: not kept, or removed). */
+  packageOf(name: string): MaybePromise<PluginPackage | null>
+  /**
+   * Gives an installed plugin recorded without a package (copied from a SQLite server) the package
+   * of its folder; a plugin that has one keeps it. Nothing to do for a store that keeps no packages.
+   */
+  attachPackage(name: string, pkg: PluginPackage & { manifest: string }): MaybePromise<void>
 }

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 
@@ -182,4 +182,80 @@ export function assertContained(rootPath: string): void {
     }
   }
   walk(root)
+}
+
+const encoder = new TextEncoder()
+
+/** One ustar header block; `name` and `link` are cut to their fields (longer ones travel in a GNU L/K entry before it). */
+function tarHeader(name: Uint8Array, type: string, size: number, link: Uint8Array): Uint8Array {
+  const block = new Uint8Array(512)
+  const text = (value: string, at: number) => block.set(encoder.encode(value), at)
+  block.set(name.subarray(0, 100), 0)
+  text(`${(type === '5' ? 0o755 : 0o644).toString(8).padStart(7, '0')}\0`, 100)
+  text('0000000\0', 108)
+  text('0000000\0', 116)
+  text(`${size.toString(8).padStart(11, '0')}\0`, 124)
+  text('00000000000\0', 136)
+  text(type, 156)
+  block.set(link.subarray(0, 100), 157)
+  text('ustar\0' + '00', 257)
+  block.fill(32, 148, 156)
+  let sum = 0
+  for (const byte of block) sum += byte
+  text(`${sum.toString(8).padStart(6, '0')}\0 `, 148)
+  return block
+}
+
+function padded(body: Uint8Array): Uint8Array {
+  const out = new Uint8Array(Math.ceil(body.length / 512) * 512)
+  out.set(body)
+  return out
+}
+
+/** The blocks of one entry, with GNU long-name (L) and long-link (K) entries for what does not fit in 100 bytes. */
+function tarEntry(path: string, type: string, body: Uint8Array, link = ''): Uint8Array[] {
+  const name = encoder.encode(path)
+  const target = encoder.encode(link)
+  const blocks: Uint8Array[] = []
+  for (const [kind, value] of [['L', name], ['K', target]] as const) {
+    if (value.length <= 100) continue
+    const data = new Uint8Array(value.length + 1)
+    data.set(value)
+    blocks.push(tarHeader(encoder.encode('././@LongLink'), kind, data.length, new Uint8Array(0)), padded(data))
+  }
+  blocks.push(tarHeader(name, type, body.length, target), padded(body))
+  return blocks
+}
+
+/**
+ * Packs a plugin's folder (files, folders and symlinks; nothing else) into a .tgz that extractTgz
+ * unpacks as it was. Refused (UnsafeArchiveError) beyond extractTgz's own limits, so that what is
+ * packed can always be unpacked.
+ */
+export function packTgz(rootPath: string): Uint8Array {
+  const blocks: Uint8Array[] = []
+  let entries = 0
+  let bytes = 0
+  const walk = (dir: string, prefix: string) => {
+    const children = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of children) {
+      const path = join(dir, entry.name)
+      const relativePath = prefix ? `${prefix}/${entry.name}` : entry.name
+      if (++entries > MAX_ENTRIES) throw new UnsafeArchiveError(`the plugin has more than ${MAX_ENTRIES} files and folders`)
+      if (entry.isSymbolicLink()) {
+        blocks.push(...tarEntry(relativePath, '2', new Uint8Array(0), readlinkSync(path)))
+      } else if (entry.isDirectory()) {
+        blocks.push(...tarEntry(`${relativePath}/`, '5', new Uint8Array(0)))
+        walk(path, relativePath)
+      } else if (entry.isFile()) {
+        const body = readFileSync(path)
+        bytes += body.length
+        if (bytes > MAX_UNPACKED_BYTES) throw new UnsafeArchiveError('the plugin with its dependencies is larger than 256 MB')
+        blocks.push(...tarEntry(relativePath, '0', body))
+      }
+    }
+  }
+  walk(realpathSync(rootPath), '')
+  blocks.push(new Uint8Array(1024))
+  return Bun.gzipSync(Buffer.concat(blocks))
 }

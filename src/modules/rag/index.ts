@@ -22,10 +22,11 @@ import {
   SearchResponse,
 } from './model'
 import type { RagService } from './service'
+import type { RagStore } from './store'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
-export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary) {
+export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
     .post('/ingest', ({ body, principal }) => library.ingest(principal.user.id, body.collection, body.documents), {
@@ -38,7 +39,7 @@ export function ragModule(rag: RagService, auth: AuthService, limiter: RateLimit
       '/search',
       async ({ body, principal }) => {
         const found = await rag.search(principal.user.id, body.collection, body.query, body.limit ?? 5, body.threshold)
-        return { ...found, results: library.withPages(principal.user.id, body.collection, found.results) }
+        return { ...found, results: await library.withPages(principal.user.id, body.collection, found.results) }
       },
       {
         auth: true,

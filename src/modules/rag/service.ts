@@ -1,12 +1,15 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
 import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
-import { type CollectionRow, type QueryTerms, RagStore, type WrittenHook } from './store'
+import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
+import { SqliteRagStore } from './store.sqlite'
+import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
 
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -38,8 +41,10 @@ export interface SearchResult {
   metadata: Record<string, unknown>
 }
 
-export interface RagDeps {
+export interface RagDeps<S extends RagStore = SqliteRagStore> {
   db: Database
+  /** The store; default: the SQLite one over `db`. */
+  store?: S
   vectorCache?: VectorCacheOptions
   /** See RagStore: postings ranked to find keyword candidates. */
   keywordPostings?: number
@@ -69,18 +74,33 @@ export function assertCollectionName(name: string): void {
   }
 }
 
-/** The knowledge base: ingestion, hybrid search and the collections of each user. */
-export class RagService {
-  readonly store: RagStore
+/**
+ * What a method answers: on SQLite (whose store answers at once) the value itself, as it always
+ * was; on another store (PostgreSQL) the value or a promise of it.
+ */
+export type Answer<S extends RagStore, T> = S extends SqliteRagStore ? T : MaybePromise<T>
 
-  constructor(private readonly deps: RagDeps) {
-    this.store = new RagStore(deps.db, deps.vectorCache, deps.keywordPostings)
+/** The knowledge base: ingestion, hybrid search and the collections of each user. */
+export class RagService<S extends RagStore = SqliteRagStore> {
+  readonly store: S
+
+  constructor(private readonly deps: RagDeps<S>) {
+    this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
+  }
+
+  /** Runs store steps (see runSteps): synchronous on SQLite. */
+  private run<T>(steps: Steps<T>): Answer<S, T> {
+    return runSteps(steps) as Answer<S, T>
   }
 
   /** The caller's collection, 404 when it does not exist or is someone else's. */
-  collection(userId: string, name: string): CollectionRow {
+  collection(userId: string, name: string): Answer<S, CollectionRow> {
+    return this.run(this.collectionSteps(userId, name))
+  }
+
+  private *collectionSteps(userId: string, name: string): Steps<CollectionRow> {
     assertCollectionName(name)
-    const collection = this.store.findCollection(userId, name)
+    const collection = yield* wait(this.store.findCollection(userId, name))
     if (!collection) throw notFound(`Collection ${name}`)
     return collection
   }
@@ -91,9 +111,8 @@ export class RagService {
    * SQLite may hand its id to someone else's new collection. Looked up by owner and name, and
    * compared by id and creation time, so neither case goes unnoticed.
    */
-  private stillThere(userId: string, collection: CollectionRow): boolean {
-    const current = this.store.findCollection(userId, collection.name)
-    return current !== null && current.id === collection.id && current.created_at === collection.created_at
+  private stillThere(userId: string, collection: CollectionRow): MaybePromise<boolean> {
+    return andThen(this.store.findCollection(userId, collection.name), (current) => current !== null && current.id === collection.id && current.created_at === collection.created_at)
   }
 
   private assertSameEmbedder(collection: CollectionRow, embedder: Embedder): void {
@@ -106,7 +125,7 @@ export class RagService {
     }
   }
 
-  async ingest(userId: string, name: string, documents: IngestDocument[], alongside?: WrittenHook) {
+  async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook) {
     const started = performance.now()
     assertCollectionName(name)
     if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
@@ -123,7 +142,7 @@ export class RagService {
     })
     this.deps.storage?.assertRoom(accepted.reduce((sum, document) => sum + Buffer.byteLength(document.content), 0) * STORED_BYTES_PER_BYTE)
     const embedder = await this.deps.embedder()
-    let collection = this.store.findCollection(userId, name)
+    let collection = await this.store.findCollection(userId, name)
     if (collection) this.assertSameEmbedder(collection, embedder)
 
     const options = chunkOptionsFor(embedder.maxTokens)
@@ -164,27 +183,15 @@ export class RagService {
       const vectors = await current.vectors
       const { batch } = current
       current = begin(nextBatch())
-      if (!collection) {
-        // A new collection is made once its first batch is embedded, so a failed embedding leaves
-        // nothing behind (another ingest may have made it meanwhile).
-        collection = this.store.findCollection(userId, name) ?? this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
-        this.assertSameEmbedder(collection, embedder)
-      } else if (!this.stillThere(userId, collection)) {
-        // Other requests ran while this batch was embedded: the collection may have been deleted
-        // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
-        throw new AppError(
-          'CONFLICT',
-          `Collection ${name} was deleted while this ingest was running; the ${ingested} documents written before went with it, ` +
-            'and nothing more was written',
-        )
-      }
       let offset = 0
       const stored = batch.map(({ document, chunks }) => {
         const own = vectors.slice(offset, offset + chunks.length)
         offset += chunks.length
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
-      this.store.writeDocuments(collection, stored, alongside)
+      // On SQLite the checks and the write run with nothing in between (no await).
+      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe))
+      collection = written instanceof Promise ? await written : written
       ingested += stored.length
       // Let other requests in between batches: a large ingest never stalls the server.
       await yieldToEventLoop()
@@ -199,9 +206,28 @@ export class RagService {
     }
   }
 
+  /**
+   * Writes one batch of an ingest into its collection: made now if it is new (once the first batch
+   * is embedded, so a failed embedding leaves nothing behind; another ingest may have made it
+   * meanwhile), else checked to be still there.
+   */
+  private *writeBatchSteps(userId: string, name: string, embedder: Embedder, known: CollectionRow | null, stored: StoredDocument[], ingested: number, describe?: DescribeHook): Steps<CollectionRow> {
+    let collection = known
+    if (!collection) {
+      collection = (yield* wait(this.store.findCollection(userId, name))) ?? (yield* wait(this.createOrFind(userId, name, embedder)))
+      this.assertSameEmbedder(collection, embedder)
+    } else if (!(yield* wait(this.stillThere(userId, collection)))) {
+      // Other requests ran while this batch was embedded: the collection may have been deleted
+      // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
+      throw deletedMeanwhile(name, ingested)
+    }
+    yield* wait(this.store.writeDocuments(collection, stored, describe))
+    return collection
+  }
+
   async search(userId: string, name: string, query: string, limit: number, threshold?: number | null) {
     const started = performance.now()
-    const collection = this.collection(userId, name)
+    const collection = await this.collection(userId, name)
     const embedder = await this.deps.embedder()
     this.assertSameEmbedder(collection, embedder)
     const results = await this.retrieve(userId, collection, embedder, query, limit, threshold)
@@ -211,11 +237,13 @@ export class RagService {
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
   async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
     const params = rankingParams(embedder.id)
-    const synonyms = this.expansion(collection, query)
+    const synonyms = await this.expansion(collection, query)
     const vector = await this.queryVector(embedder, query, synonyms)
-    // Everything below is synchronous: checked here, the collection cannot change before the queries.
-    if (!this.stillThere(userId, collection)) throw notFound(`Collection ${collection.name}`)
-    const { candidates, terms, chunks } = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
+    // On SQLite everything below is synchronous: checked here, the collection cannot change before the queries.
+    const there = this.stillThere(userId, collection)
+    if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
+    const found = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
+    const { candidates, terms, chunks } = found instanceof Promise ? await found : found
     const ranked = rankCandidates(candidates, terms, params)
     const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
     return scored.map((hit) => {
@@ -230,11 +258,15 @@ export class RagService {
    * tells nothing and costs a long posting list), at most MOST_SYNONYMS; none when synonyms are
    * turned off. With their keyword statistics, for the keyword search of them.
    */
-  expansion(collection: CollectionRow, query: string): Expansion {
+  expansion(collection: CollectionRow, query: string): Answer<S, Expansion> {
+    return this.run(this.expansionSteps(collection, query))
+  }
+
+  private *expansionSteps(collection: CollectionRow, query: string): Steps<Expansion> {
     if (this.deps.synonyms === false) return NO_EXPANSION
     const synonyms = synonymsOf(query)
     if (!synonyms.length) return NO_EXPANSION
-    const found = this.store.queryTerms(collection, synonyms.join(' '))
+    const found = yield* wait(this.store.queryTerms(collection, synonyms.join(' ')))
     const most = Math.max(RARE_SYNONYM_MIN, found.chunks * RARE_SYNONYM_SHARE)
     const kept = found.terms.filter((term) => !term.phrase && term.df > 0 && term.df <= most).slice(0, MOST_SYNONYMS)
     return { words: kept.map((term) => term.word), terms: { ...found, terms: kept } }
@@ -262,15 +294,20 @@ export class RagService {
    * The candidates of a query with what their scores are made of: the `vectorPool` nearest chunks,
    * the `keywordPool` best by BM25, and the `keywordPool` best by BM25 of the query's synonyms, each with its similarity, BM25, the query terms it holds
    * (the rare ones, up to `rareShare` of the chunks, and the phrases) and its count of distinct
-   * content words. Synchronous, so the collection cannot change meanwhile.
+   * content words. Synchronous on SQLite, so the collection cannot change meanwhile.
    */
-  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, synonyms = this.expansion(collection, query)) {
+  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, synonyms?: Expansion) {
+    return this.run(this.candidateSteps(collection, vector, query, pools, synonyms))
+  }
+
+  private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
+    const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
     const vectorRanking = hasDirection
-      ? this.store.nearest(collection, vector, pools.vectorPool)
-      : this.store.firstChunks(collection, pools.vectorPool).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = this.store.queryTerms(collection, query)
-    const keywordRanking = this.store.keywordCandidates(collection, terms, pools.keywordPool)
+      ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
+      : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
+    const terms = yield* wait(this.store.queryTerms(collection, query))
+    const keywordRanking = yield* wait(this.store.keywordCandidates(collection, terms, pools.keywordPool))
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
       byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),
@@ -286,7 +323,7 @@ export class RagService {
     })
     // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
     if (synonyms.words.length) {
-      for (const hit of this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool)) {
+      for (const hit of yield* wait(this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool))) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {
@@ -296,18 +333,23 @@ export class RagService {
       }
     }
     if (hasDirection) {
-      for (const [chunkId, stored] of this.store.vectors(collection, keywordOnly)) byId.get(chunkId)!.similarity = similarity(cosineDistance(vector, stored))
+      for (const [chunkId, stored] of yield* wait(this.store.vectors(collection, keywordOnly))) byId.get(chunkId)!.similarity = similarity(cosineDistance(vector, stored))
     }
     const ids = [...byId.keys()]
     // The terms whose presence counts: the rare ones and the phrases (quoted, or identifiers kept whole).
     const rare = rareTerms(terms, pools.rareShare)
     const wanted = terms.terms.map((term, i) => (term.df > 0 && (rare.has(i) || term.phrase) ? i : -1)).filter((i) => i >= 0)
-    const holdings = this.store.termHoldings(
-      terms,
-      ids,
-      wanted.map((i) => terms.terms[i]!),
+    const holdings = yield* wait(
+      this.store.termHoldings(
+        terms,
+        ids,
+        wanted.map((i) => terms.terms[i]!),
+      ),
     )
-    const chunks = this.store.chunks(ids)
+    const chunks = yield* wait(this.store.chunks(ids))
+    // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
+    // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
+    for (const id of ids) if (!chunks.has(id)) byId.delete(id)
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
       candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
@@ -319,53 +361,89 @@ export class RagService {
    * The content words of a question with how many of the collection's chunks hold each (`df`) and
    * the collection's chunk count: what tells a question's telling words from its common ones.
    */
-  questionTerms(userId: string, name: string, question: string): { terms: { word: string; df: number }[]; chunks: number } {
-    const { terms, chunks } = this.store.queryTerms(this.collection(userId, name), question)
-    return { terms: terms.filter((term) => !term.phrase && !STOPWORDS.has(term.word)).map(({ word, df }) => ({ word, df })), chunks }
+  questionTerms(userId: string, name: string, question: string): Answer<S, { terms: { word: string; df: number }[]; chunks: number }> {
+    const store = this.store
+    const collection = this.collectionSteps(userId, name)
+    return this.run(
+      (function* () {
+        const { terms, chunks } = yield* wait(store.queryTerms(yield* collection, question))
+        return { terms: terms.filter((term) => !term.phrase && !STOPWORDS.has(term.word)).map(({ word, df }) => ({ word, df })), chunks }
+      })(),
+    )
   }
 
   /** The score below which a passage of this collection is not relevant enough to answer from: fitted per embedder (ranking/params.json). */
-  relevanceFloor(userId: string, name: string): number {
-    return rankingParams(this.collection(userId, name).embedder).relevanceFloor
+  relevanceFloor(userId: string, name: string): Answer<S, number> {
+    const collection = this.collectionSteps(userId, name)
+    return this.run(
+      (function* () {
+        return rankingParams((yield* collection).embedder).relevanceFloor
+      })(),
+    )
   }
 
-  listCollections(userId: string) {
-    return {
-      collections: this.store.listCollections(userId).map((row) => ({
-        name: row.name,
-        documents: row.documents,
-        chunks: row.chunks,
-        embedder: row.embedder,
-        dimensions: row.dimensions,
-        createdAt: row.created_at,
-      })),
-    }
+  listCollections(userId: string): Answer<S, { collections: ReturnType<typeof collectionView>[] }> {
+    const store = this.store
+    return this.run(
+      (function* () {
+        return { collections: (yield* wait(store.listCollections(userId))).map(collectionView) }
+      })(),
+    )
+  }
+
+  /** A new collection, or the one another request made meanwhile (UNIQUE (user_id, name)). */
+  private createOrFind(userId: string, name: string, embedder: Embedder): MaybePromise<CollectionRow> {
+    const store = this.store
+    return runSteps(
+      (function* () {
+        try {
+          return yield* wait(store.createCollection(userId, name, embedder.id, embedder.dimensions))
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error
+          const made = yield* wait(store.findCollection(userId, name))
+          if (!made) throw error
+          return made
+        }
+      })(),
+    )
   }
 
   /** An empty collection with the current embedder, for documents to come; 409 when the name is taken. */
   async createCollection(userId: string, name: string) {
     const embedder = await this.deps.embedder()
     const taken = () => new AppError('CONFLICT', `You already have a collection named ${name}`)
-    if (this.store.findCollection(userId, name)) throw taken()
+    if (await this.store.findCollection(userId, name)) throw taken()
     let row
     try {
-      row = this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
+      row = await this.store.createCollection(userId, name, embedder.id, embedder.dimensions)
     } catch (error) {
       // Made by another request between the look-up and the insert (UNIQUE (user_id, name)).
-      if (String((error as Error).message).includes('UNIQUE')) throw taken()
+      if (isUniqueViolation(error)) throw taken()
       throw error
     }
     return { success: true, collection: { name: row.name, documents: 0, chunks: 0, embedder: row.embedder, dimensions: row.dimensions, createdAt: row.created_at } }
   }
 
-  deleteCollection(userId: string, name: string) {
-    this.store.deleteCollection(this.collection(userId, name))
-    return { success: true, collection: name }
+  deleteCollection(userId: string, name: string): Answer<S, { success: boolean; collection: string }> {
+    const store = this.store
+    const collection = this.collectionSteps(userId, name)
+    return this.run(
+      (function* () {
+        yield* wait(store.deleteCollection(yield* collection))
+        return { success: true, collection: name }
+      })(),
+    )
   }
 
-  deleteDocument(userId: string, name: string, docId: string) {
-    if (!this.store.deleteDocument(this.collection(userId, name), docId)) throw notFound(`Document ${docId} in collection ${name}`)
-    return { success: true, collection: name, id: docId }
+  deleteDocument(userId: string, name: string, docId: string): Answer<S, { success: boolean; collection: string; id: string }> {
+    const store = this.store
+    const collection = this.collectionSteps(userId, name)
+    return this.run(
+      (function* () {
+        if (!(yield* wait(store.deleteDocument(yield* collection, docId)))) throw notFound(`Document ${docId} in collection ${name}`)
+        return { success: true, collection: name, id: docId }
+      })(),
+    )
   }
 
   get generator() {
@@ -375,6 +453,32 @@ export class RagService {
   get embedder() {
     return this.deps.embedder
   }
+}
+
+/** A collection as the listings show it. */
+function collectionView(row: CollectionSummary) {
+  return {
+    name: row.name,
+    documents: Number(row.documents),
+    chunks: Number(row.chunks),
+    embedder: row.embedder,
+    dimensions: row.dimensions,
+    createdAt: row.created_at,
+  }
+}
+
+/** The ingest's collection went while it ran. Thrown before a write, or by a store that finds it gone when writing. */
+export function deletedMeanwhile(name: string, ingested: number): AppError {
+  return new AppError(
+    'CONFLICT',
+    `Collection ${name} was deleted while this ingest was running; the ${ingested} documents written before went with it, ` + 'and nothing more was written',
+  )
+}
+
+/** A UNIQUE constraint refused the insert (SQLite: "UNIQUE constraint failed"; PostgreSQL: SQLSTATE 23505). */
+function isUniqueViolation(error: unknown): boolean {
+  const { message, errno, code } = error as { message?: string; errno?: string; code?: string }
+  return String(message).includes('UNIQUE') || errno === '23505' || code === '23505' || String(message).includes('duplicate key')
 }
 
 export type { ChunkOptions }

@@ -1,7 +1,5 @@
-import type { Database } from 'bun:sqlite'
-import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
-import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import type { MaybePromise } from '../../db/maybe-promise'
+import type { VectorCache } from './vectors/cache'
 
 export interface CollectionRow {
   id: number
@@ -10,6 +8,8 @@ export interface CollectionRow {
   embedder: string
   dimensions: number
   created_at: string
+  /** Bumped by every write to the collection (PostgreSQL: replicas compare it with what they cached). */
+  version?: number
 }
 
 export interface ChunkHit {
@@ -20,10 +20,7 @@ export interface ChunkHit {
   metadata: Record<string, unknown>
 }
 
-/** Runs inside a batch's write transaction, once per document written (its row id and what was written). */
-export type WrittenHook = (documentRow: number, document: StoredDocument) => void
-
-/** A word or phrase of a query: the tokens FTS5 makes of it and how many of the collection's chunks hold it. */
+/** A word or phrase of a query: the tokens the keyword index makes of it and how many of the collection's chunks hold it. */
 export interface QueryTerm {
   word: string
   tokens: string[]
@@ -50,479 +47,83 @@ export interface StoredDocument {
   vectors: Float32Array[]
 }
 
-const vecTable = (dimensions: number) => `rag_vec_${dimensions}`
-const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
-const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
-const TOKENIZER = 'porter unicode61 remove_diacritics 2'
-const FREQUENCY_CACHE_LIMIT = 50_000
-/** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
-const VEC_CHUNK_ROWS = 128
-
-/** An SQLite varint (big-endian, 7 bits a byte, the ninth byte whole): [value, offset after it]. */
-function readVarint(bytes: Uint8Array, offset: number): [number, number] {
-  let value = 0
-  for (let i = 0; i < 8; i++) {
-    const byte = bytes[offset + i] ?? 0
-    if (byte < 0x80) return [value * 128 + byte, offset + i + 1]
-    value = value * 128 + (byte & 0x7f)
-  }
-  return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
+/** What the documents listing shows about a document (rag_document_info), written with it. */
+export interface DocumentInfo {
+  title: string
+  type: string
+  bytes: number
+  text: string
+  source: string | null
+  contentHash: string
+  /** JSON `{ pages, chunks }` for paged sources (PDF), else null. */
+  chunkPages: string | null
 }
 
-/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's offsets there. */
-function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
-  const first = offsets?.get(tokens[0]!)
-  if (!first) return 0
-  if (tokens.length === 1) return first.length
-  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
-  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
+/** Runs inside a batch's write transaction, once per document written: its info row, if it has one. */
+export type DescribeHook = (document: StoredDocument) => DocumentInfo | null | undefined
+
+/** A document row as the listings read it. */
+export interface DocumentRow {
+  row: number
+  doc_id: string
+  metadata: string
+  created_at: string
+  title: string | null
+  type: string | null
+  bytes: number | null
+  source: string | null
+  content_hash: string
+  chunks: number
 }
+
+export interface DocumentPage {
+  total: number
+  rows: DocumentRow[]
+}
+
+export interface DocumentHashes {
+  total: number
+  rows: { id: string; source: string | null; contentHash: string }[]
+}
+
+export type CollectionSummary = CollectionRow & { documents: number; chunks: number }
 
 /**
- * The RAG tables: collections, documents, chunks, the sqlite-vec tables, and one FTS5 index per
- * collection, so that BM25's statistics (how many chunks, how long, how rare a word is) are the
- * collection's own: another user's documents never move a score.
+ * The RAG tables: collections, documents (with their info rows), chunks, their vectors and the
+ * keyword index. SQLite (store.sqlite.ts) answers at once; PostgreSQL (store.postgres.ts) with
+ * promises. The keyword statistics are each collection's own: another user's documents never
+ * move a score.
  */
-export class RagStore {
-  private readonly vecTables = new Set<number>()
-  private readonly ftsTables = new Set<number>()
-  /** Chunks per collection, as counted since its last write. */
-  private readonly chunkCounts = new Map<number, number>()
-  /**
-   * Document frequency of terms per collection, since its last write: fts5vocab counts a term's
-   * chunks by reading its whole posting list (7 ms for "the" at 100,000 chunks), and questions
-   * repeat the same common words.
-   */
-  private readonly frequencies = new Map<number, Map<string, number>>()
-  private queryTokenizer = false
+export interface RagStore {
   readonly cache: VectorCache
-
-  constructor(
-    private readonly db: Database,
-    cacheOptions?: VectorCacheOptions,
-    /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
-    private readonly keywordPostings = KEYWORD_POSTINGS,
-  ) {
-    this.cache = new VectorCache(cacheOptions)
-  }
-
-  /**
-   * A vec0 table per embedding width, partitioned by collection so KNN stays exact and scoped.
-   * Its vectors are stored in blobs of VEC_CHUNK_ROWS vectors (sqlite-vec's default is 1,024): an
-   * insert walks its blob's overflow pages to the row's place, so smaller blobs make inserts cheaper
-   * (a fifth less CPU for an ingest) and a small collection's first blob smaller.
-   */
-  private ensureVecTable(dimensions: number): string {
-    const table = vecTable(dimensions)
-    if (this.vecTables.has(dimensions)) return table
-    this.db.run(
-      `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0(collection_id integer partition key, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${VEC_CHUNK_ROWS})`,
-    )
-    this.db.run(`CREATE TRIGGER IF NOT EXISTS ${table}_cleanup AFTER DELETE ON rag_chunks BEGIN DELETE FROM ${table} WHERE rowid = old.id; END`)
-    this.vecTables.add(dimensions)
-    return table
-  }
-
-  /**
-   * The collection's FTS5 index (external content over rag_chunks). Built from its chunks when
-   * missing: collections made before indexes were per collection get theirs on first use.
-   */
-  private ensureFts(collectionId: number): string {
-    const table = ftsTable(collectionId)
-    if (this.ftsTables.has(collectionId)) return table
-    if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
-      this.db.transaction(() => {
-        this.db.run(
-          `CREATE VIRTUAL TABLE ${table} USING fts5(content, content = 'rag_chunks', content_rowid = 'id', tokenize = '${TOKENIZER}')`,
-        )
-        this.db.run(`INSERT INTO ${table} (rowid, content) SELECT id, content FROM rag_chunks WHERE collection_id = ?`, [collectionId])
-      }).immediate()
-    }
-    // Its vocabulary (document frequency of each term), read by keyword search; temp: this connection's, nothing on disk.
-    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocabTable(collectionId)} USING fts5vocab(main, ${table}, row)`)
-    this.ftsTables.add(collectionId)
-    return table
-  }
-
-  /** The tokens FTS5 makes of each word (stemmed as the index stems them), through a scratch index of the same tokenizer. */
-  private tokensOf(words: string[]): string[][] {
-    if (!this.queryTokenizer) {
-      // Contentless: 'delete-all' empties it outright (deleted rows would otherwise pile up as tombstones).
-      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.rag_query_tokens USING fts5(content, content = '', tokenize = '${TOKENIZER}')`)
-      this.db.run('CREATE VIRTUAL TABLE IF NOT EXISTS temp.rag_query_vocab USING fts5vocab(temp, rag_query_tokens, instance)')
-      this.queryTokenizer = true
-    }
-    const tokens = words.map(() => [] as string[])
-    this.db.transaction(() => {
-      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
-      words.forEach((word, i) => insert.run(i, word))
-      for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab ORDER BY doc, offset').all()) tokens[row.doc]!.push(row.term)
-      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
-    })()
-    return tokens
-  }
-
-  private chunkCount(collectionId: number): number {
-    let count = this.chunkCounts.get(collectionId)
-    if (count === undefined) {
-      count = (this.db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collectionId) as { n: number }).n
-      this.chunkCounts.set(collectionId, count)
-    }
-    return count
-  }
-
-  /**
-   * The words and phrases of a query as keyword search sees them: each with the tokens FTS5 makes
-   * of it and its document frequency in the collection (for a phrase — quoted, or an identifier
-   * kept whole — the chunks holding the phrase itself), and the collection's chunk count.
-   */
-  queryTerms(collection: CollectionRow, text: string): QueryTerms {
-    const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
-    const words = [...queryWords(text), ...phrases]
-    const chunks = this.chunkCount(collection.id)
-    if (!words.length) return { terms: [], chunks, offsets: new Map() }
-    const table = this.ensureFts(collection.id)
-    const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
-    let known = this.frequencies.get(collection.id)
-    if (!known || known.size > FREQUENCY_CACHE_LIMIT) this.frequencies.set(collection.id, (known = new Map()))
-    const frequency = (token: string) => {
-      let df = known.get(token)
-      if (df === undefined) known.set(token, (df = lookup.get(token)?.doc ?? 0))
-      return df
-    }
-    const tokens = this.tokensOf(words)
-    const phraseCount = this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`)
-    const terms = tokens.map((own, i): QueryTerm => {
-      const word = words[i]!
-      // A phrase's own count of chunks (BM25's idf for it); its words' counts only bound it.
-      if (own.length > 1) {
-        let df = known.get(`"${word}"`)
-        if (df === undefined) known.set(`"${word}"`, (df = own.some((token) => frequency(token) === 0) ? 0 : phraseCount.get(ftsQueryOf([word])!)!.n))
-        return { word, tokens: own, df, phrase: true }
-      }
-      return { word, tokens: own, df: own.length ? frequency(own[0]!) : 0, phrase: false }
-    })
-    return { terms, chunks, offsets: new Map() }
-  }
-
-  /**
-   * Keyword candidates for a query's terms (see `queryTerms`), best BM25 first: only the
-   * informative terms are searched (see `keywordPlan`), so a question full of common words costs
-   * what its rare words cost.
-   */
-  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): { chunkId: number; bm25: number }[] {
-    const { terms } = query
-    if (!terms.length) return []
-    const table = this.ensureFts(collection.id)
-    const plan = keywordPlan(terms, query.chunks, this.keywordPostings)
-    if (!plan.query) return []
-    const pool = Math.max(k, RESCORE_POOL)
-    const hits = plan.capped
-      ? this.db
-          .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
-          .all(plan.query, CAPPED_CANDIDATES)
-          .sort((a, b) => a.rank - b.rank)
-          .slice(0, pool)
-          .map((row) => ({ chunkId: row.id, bm25: row.rank }))
-      : this.keywordMatches(collection, plan.query, pool)
-    if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
-    // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
-    const scored = plan.scored.map((word) => terms.find((term) => term.word === word)!)
-    const counts = this.tokenOffsets(
-      query,
-      hits.map((hit) => hit.chunkId),
-    )
-    const { rows, averageLength } = this.indexStatistics(collection.id)
-    const lengths = this.chunkLengths(
-      collection.id,
-      hits.map((hit) => hit.chunkId),
-    )
-    return hits
-      .map((hit) => {
-        const own = counts.get(hit.chunkId)
-        const tf = scored.map((term) => ({ tf: phraseFrequency(term.tokens, own), df: term.df }))
-        return { chunkId: hit.chunkId, bm25: bm25(tf, lengths.get(hit.chunkId) ?? averageLength, averageLength, rows) }
-      })
-      .sort((a, b) => a.bm25 - b.bm25)
-      .slice(0, k)
-  }
-
-  /** Which of `terms` (of `query`; indices into them) each chunk holds, as the keyword index reads the chunk. */
-  termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Map<number, number[]> {
-    const held = new Map<number, number[]>()
-    if (!chunkIds.length || !terms.length) return held
-    const counts = this.tokenOffsets(query, chunkIds)
-    for (const chunkId of chunkIds) {
-      const own = counts.get(chunkId)
-      if (!own) continue
-      const found = terms.flatMap((term, i) => (term.tokens.length && phraseFrequency(term.tokens, own) > 0 ? [i] : []))
-      if (found.length) held.set(chunkId, found)
-    }
-    return held
-  }
-
-  /**
-   * Where each of the query's tokens occurs in each of the chunks (token offsets), read once per
-   * chunk and query (kept in `query.offsets`; a chunk holding none of them has an empty map).
-   */
-  private tokenOffsets(query: QueryTerms, chunkIds: number[]): Map<number, Map<string, number[]>> {
-    const missing = chunkIds.filter((id) => !query.offsets.has(id))
-    if (missing.length) {
-      const read = this.termCounts(
-        missing,
-        query.terms.flatMap((term) => term.tokens),
-      )
-      for (const id of missing) query.offsets.set(id, read.get(id) ?? new Map())
-    }
-    return query.offsets
-  }
-
-  /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
-  private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number[]>> {
-    this.tokensOf([])
-    const counts = new Map<number, Map<string, number[]>>()
-    this.db.transaction(() => {
-      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
-      for (const row of this.db
-        .query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
-        .all(...chunkIds))
-        insert.run(row.id, row.content)
-      const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
-      for (const token of new Set(wanted)) {
-        for (const { doc, offset } of instances.all(token)) {
-          let own = counts.get(doc)
-          if (!own) counts.set(doc, (own = new Map()))
-          let offsets = own.get(token)
-          if (!offsets) own.set(token, (offsets = []))
-          offsets.push(offset)
-        }
-      }
-      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
-    })()
-    return counts
-  }
-
-  /** Rows and average row length (in tokens) of a collection's keyword index: FTS5's own figures, from its averages record. */
-  private indexStatistics(collectionId: number): { rows: number; averageLength: number } {
-    const record = this.db.query<{ block: Uint8Array }, []>(`SELECT block FROM ${ftsTable(collectionId)}_data WHERE id = 1`).get()
-    if (!record) return { rows: 0, averageLength: 1 }
-    const [rows, next] = readVarint(record.block, 0)
-    const [tokens] = readVarint(record.block, next)
-    return { rows, averageLength: rows ? Math.max(tokens / rows, 1) : 1 }
-  }
-
-  /** Each chunk's length in tokens, from FTS5's docsize table. */
-  private chunkLengths(collectionId: number, chunkIds: number[]): Map<number, number> {
-    return new Map(
-      this.db
-        .query<{ id: number; sz: Uint8Array }, number[]>(`SELECT id, sz FROM ${ftsTable(collectionId)}_docsize WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
-        .all(...chunkIds)
-        .map((row) => [row.id, readVarint(row.sz, 0)[0]]),
-    )
-  }
-
-  private dropFts(collectionId: number): void {
-    this.db.run(`DROP TABLE IF EXISTS temp.${vocabTable(collectionId)}`)
-    this.db.run(`DROP TABLE IF EXISTS ${ftsTable(collectionId)}`)
-    this.ftsTables.delete(collectionId)
-  }
-
-  /** Takes a document's chunks out of its collection's keyword index (before the rows go). */
-  private unindexDocument(collectionId: number, docId: string): void {
-    const table = this.ensureFts(collectionId)
-    this.db.run(
-      `INSERT INTO ${table} (${table}, rowid, content)
-       SELECT 'delete', c.id, c.content FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.collection_id = ? AND d.doc_id = ?`,
-      [collectionId, docId],
-    )
-  }
-
-  findCollection(userId: string, name: string): CollectionRow | null {
-    return this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE user_id = ? AND name = ?').get(userId, name)
-  }
-
-  createCollection(userId: string, name: string, embedder: string, dimensions: number): CollectionRow {
-    this.ensureVecTable(dimensions)
-    this.db.run('INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?)', [
-      userId,
-      name,
-      embedder,
-      dimensions,
-      new Date().toISOString(),
-    ])
-    const collection = this.findCollection(userId, name)!
-    // SQLite may reuse a deleted collection's id: its index starts empty whatever was there.
-    this.dropFts(collection.id)
-    this.ensureFts(collection.id)
-    return collection
-  }
-
-  listCollections(userId: string) {
-    return this.db
-      .query<CollectionRow & { documents: number; chunks: number }, [string]>(
-        `SELECT c.*,
-           (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents,
-           (SELECT count(*) FROM rag_chunks k WHERE k.collection_id = c.id) AS chunks
-         FROM rag_collections c WHERE c.user_id = ? ORDER BY c.name`,
-      )
-      .all(userId)
-  }
-
-  /** Deletes a collection with its keyword index; a trigger removes its vectors. */
-  deleteCollection(collection: CollectionRow): void {
-    this.ensureVecTable(collection.dimensions)
-    this.db.transaction(() => {
-      this.dropFts(collection.id)
-      this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
-    }).immediate()
-    this.cache.invalidate(collection.id)
-    this.chunkCounts.delete(collection.id)
-    this.frequencies.delete(collection.id)
-  }
-
-  deleteDocument(collection: CollectionRow, docId: string): boolean {
-    this.ensureVecTable(collection.dimensions)
-    const removed: number[] = []
-    const deleted = this.db.transaction(() => {
-      removed.push(...this.chunkIdsOf(collection.id, docId))
-      this.unindexDocument(collection.id, docId)
-      return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
-    }).immediate()
-    this.cache.update(collection.id, removed, [])
-    this.chunkCounts.delete(collection.id)
-    this.frequencies.delete(collection.id)
-    return deleted
-  }
-
-  private chunkIdsOf(collectionId: number, docId: string): number[] {
-    return this.db
-      .query<{ id: number }, [number, string]>('SELECT c.id FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.collection_id = ? AND d.doc_id = ?')
-      .all(collectionId, docId)
-      .map((row) => row.id)
-  }
-
-  /** Writes one document (replacing any earlier one with its id) in one transaction. */
-  writeDocument(collection: CollectionRow, document: StoredDocument): void {
-    this.writeDocuments(collection, [document])
-  }
-
-  /**
-   * Writes a batch of documents, each replacing any earlier one with its id, in ONE transaction:
-   * a crash leaves all of the batch or none of it, never half a document, and FTS5 flushes one
-   * segment per batch instead of one per document. The in-memory vectors follow once committed.
-   */
-  writeDocuments(collection: CollectionRow, documents: StoredDocument[], alongside?: WrittenHook): void {
-    const table = this.ensureVecTable(collection.dimensions)
-    const fts = this.ensureFts(collection.id)
-    const removed: number[] = []
-    const added: { id: number; vector: Float32Array }[] = []
-    const now = new Date().toISOString()
-    const existing = this.db.query<{ id: number }, [number, string]>('SELECT id FROM rag_documents WHERE collection_id = ? AND doc_id = ?')
-    const insertDocument = this.db.query<never, [number, string, string, string, string]>(
-      'INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, ?, ?, ?)',
-    )
-    const insertChunk = this.db.query<never, [number, number, number, string]>('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
-    const insertVector = this.db.query<never, [number, number, Float32Array]>(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
-    const insertText = this.db.query<never, [number, string]>(`INSERT INTO ${fts} (rowid, content) VALUES (?, ?)`)
-    this.db.transaction(() => {
-      for (const document of documents) {
-        if (existing.get(collection.id, document.docId)) {
-          removed.push(...this.chunkIdsOf(collection.id, document.docId))
-          this.unindexDocument(collection.id, document.docId)
-          this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, document.docId])
-        }
-        const hash = createHash('sha256').update(document.content).digest('hex')
-        const documentRow = Number(insertDocument.run(collection.id, document.docId, JSON.stringify(document.metadata), hash, now).lastInsertRowid)
-        document.chunks.forEach((chunk, position) => {
-          const chunkRow = Number(insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid)
-          insertVector.run(chunkRow, collection.id, document.vectors[position]!)
-          insertText.run(chunkRow, chunk)
-          added.push({ id: chunkRow, vector: document.vectors[position]! })
-        })
-        // Rows that describe the document (the knowledge base's) commit with it or not at all.
-        alongside?.(documentRow, document)
-      }
-      // IMMEDIATE: the write lock is taken (waiting out busy_timeout) before the first read. A deferred
-      // transaction that reads first fails with SQLITE_BUSY at its first write, without waiting, when
-      // another connection (the analytics writer thread) committed in between.
-    }).immediate()
-    this.cache.update(collection.id, removed, added)
-    this.chunkCounts.delete(collection.id)
-    this.frequencies.delete(collection.id)
-  }
-
-  /**
-   * Nearest chunks by cosine distance, exactly: sqlite-vec scans the collection's partition, or,
-   * for large collections, the in-memory copy of the same vectors does (see VectorCache).
-   */
-  nearest(collection: CollectionRow, vector: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
-    const table = this.ensureVecTable(collection.dimensions)
-    const matrix = this.cache.matrix(
-      collection.id,
-      () => (this.db.query('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collection.id) as { n: number }).n,
-      collection.dimensions,
-      () =>
-        this.db
-          .query<{ rowid: number; embedding: Uint8Array }, [number]>(`SELECT rowid, embedding FROM ${table} WHERE collection_id = ?`)
-          .all(collection.id)
-          .map((row) => ({ id: row.rowid, bytes: row.embedding })),
-    )
-    if (matrix) return scanNearest(matrix, vector, k)
-    return this.db
-      .query<{ rowid: number; distance: number | null }, [Float32Array, number, number]>(
-        `SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND collection_id = ? ORDER BY distance`,
-      )
-      .all(vector, Math.min(k, 4096), collection.id)
-      .map((row) => ({ chunkId: row.rowid, distance: row.distance }))
-  }
-
-  /** Chunks matching an FTS5 query, best BM25 first (bm25() is negative: lower is better), from the collection's own index. */
-  keywordMatches(collection: CollectionRow, ftsQuery: string, k: number): { chunkId: number; bm25: number }[] {
-    const table = this.ensureFts(collection.id)
-    return this.db
-      .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? ORDER BY rank LIMIT ?`)
-      .all(ftsQuery, k)
-      .map((row) => ({ chunkId: row.id, bm25: row.rank }))
-  }
-
-  /** Stored vectors of some chunks (for candidates found only by keyword). */
-  vectors(collection: CollectionRow, chunkIds: number[]): Map<number, Float32Array> {
-    if (!chunkIds.length) return new Map()
-    // vec0 looks rows up slowly (~1 ms each at 100k rows); a cached matrix answers at once.
-    const matrix = this.cache.peek(collection.id)
-    if (matrix) {
-      const found = new Map<number, Float32Array>()
-      for (const id of chunkIds) {
-        const vector = cachedVector(matrix, id)
-        if (vector) found.set(id, vector)
-      }
-      return found
-    }
-    const table = this.ensureVecTable(collection.dimensions)
-    const rows = this.db
-      .query<{ rowid: number; embedding: Uint8Array }, number[]>(`SELECT rowid, embedding FROM ${table} WHERE rowid IN (${chunkIds.map(() => '?').join(',')})`)
-      .all(...chunkIds)
-    return new Map(rows.map((row) => [row.rowid, new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength))]))
-  }
-
-  chunks(chunkIds: number[]): Map<number, ChunkHit> {
-    if (!chunkIds.length) return new Map()
-    const rows = this.db
-      .query<{ id: number; content: string; position: number; doc_id: string; metadata: string }, number[]>(
-        `SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
-         WHERE c.id IN (${chunkIds.map(() => '?').join(',')})`,
-      )
-      .all(...chunkIds)
-    return new Map(
-      rows.map((row) => [row.id, { chunkId: row.id, docId: row.doc_id, content: row.content, position: row.position, metadata: JSON.parse(row.metadata) }]),
-    )
-  }
-
+  findCollection(userId: string, name: string): MaybePromise<CollectionRow | null>
+  createCollection(userId: string, name: string, embedder: string, dimensions: number): MaybePromise<CollectionRow>
+  listCollections(userId: string): MaybePromise<CollectionSummary[]>
+  deleteCollection(collection: CollectionRow): MaybePromise<void>
+  deleteDocument(collection: CollectionRow, docId: string): MaybePromise<boolean>
+  /** Writes a batch of documents (each replacing any earlier one with its id) in one transaction, with their info rows. */
+  writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook): MaybePromise<void>
+  /** The words and phrases of a query with their tokens and document frequencies in the collection. */
+  queryTerms(collection: CollectionRow, text: string): MaybePromise<QueryTerms>
+  /** Keyword candidates, best BM25 first (negative: lower is better). */
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): MaybePromise<{ chunkId: number; bm25: number }[]>
+  /** Which of `terms` (indices into them) each chunk holds. */
+  termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): MaybePromise<Map<number, number[]>>
+  /** Nearest chunks by cosine distance, exactly. */
+  nearest(collection: CollectionRow, vector: Float32Array, k: number): MaybePromise<{ chunkId: number; distance: number | null }[]>
+  /** Stored vectors of some chunks. */
+  vectors(collection: CollectionRow, chunkIds: number[]): MaybePromise<Map<number, Float32Array>>
+  chunks(chunkIds: number[]): MaybePromise<Map<number, ChunkHit>>
   /** The first chunks of a collection, for a query that has nothing to match on. */
-  firstChunks(collection: CollectionRow, k: number): number[] {
-    return this.db
-      .query<{ id: number }, [number, number]>('SELECT id FROM rag_chunks WHERE collection_id = ? ORDER BY id LIMIT ?')
-      .all(collection.id, k)
-      .map((row) => row.id)
-  }
+  firstChunks(collection: CollectionRow, k: number): MaybePromise<number[]>
+  /** Source hash (from the info row) and metadata (JSON) of some documents of a collection. */
+  documentHashes(collection: CollectionRow, docIds: string[]): MaybePromise<Map<string, { hash: string; metadata: string }>>
+  /** A page of a collection's documents by id, those whose id starts with `prefix`. */
+  listDocuments(collection: CollectionRow, prefix: string, limit: number, offset: number): MaybePromise<DocumentPage>
+  /** The cheap listing: id, source and hash. */
+  listDocumentHashes(collection: CollectionRow, prefix: string, limit: number, offset: number): MaybePromise<DocumentHashes>
+  /** One document with its full text (its chunks joined when no text was kept) and chunk pages. */
+  getDocument(collection: CollectionRow, docId: string): MaybePromise<(DocumentRow & { text: string; chunk_pages: string | null }) | null>
+  /** chunk_pages JSON of the paged documents among `docIds`. */
+  chunkPages(collection: CollectionRow, docIds: string[]): MaybePromise<Map<string, string>>
 }

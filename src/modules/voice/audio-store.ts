@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import type { AudioFormat } from '../../ml/speech/encoders'
@@ -9,7 +9,11 @@ export type { AudioRow }
 /** A stored file name: a UUID and a known extension, nothing else (no path can escape the folder). */
 export const AUDIO_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(mp3|wav|ogg)$/
 
-/** Synthesized audio: files in one folder, their owners and sizes in the voice store, kept for a while. */
+/**
+ * Synthesized audio: files in one folder, their owners and sizes in the voice store, kept for a
+ * while. A store that keeps the bytes (PostgreSQL) gets them too, and audio made by another server
+ * on the same database is copied from it into this server's folder when first asked for.
+ */
 export class AudioStore {
   private lastSweep = 0
 
@@ -30,8 +34,14 @@ export class AudioStore {
     return { id, path: this.pathOf(id, format) }
   }
 
+  /** Records audio written to its reserved path (a store that keeps the bytes reads them from there). */
   record(row: Omit<AudioRow, 'created_at'>): MaybePromise<void> {
-    return andThen(this.store.recordAudio({ ...row, created_at: new Date().toISOString() }), () => this.sweepSometimes())
+    const full = { ...row, created_at: new Date().toISOString() }
+    if (!this.store.keepsAudioBytes) return andThen(this.store.recordAudio(full), () => this.sweepSometimes())
+    return Bun.file(this.pathOf(row.id, row.format))
+      .bytes()
+      .then((bytes) => this.store.recordAudio(full, bytes))
+      .then(() => this.sweepSometimes())
   }
 
   /** The caller's audio file named `file` (`{id}.{format}`), or null (unknown, someone else's, expired, gone). */
@@ -45,10 +55,43 @@ export class AudioStore {
       try {
         statSync(path)
       } catch {
-        return null
+        return this.store.keepsAudioBytes ? this.copyFromStore(row, path) : null
       }
       return { ...row, path }
     })
+  }
+
+  /**
+   * A store that keeps the bytes: stores those of audio recorded without them (a server moved from
+   * SQLite keeps its audio folder) whose file this server has, so that every server can serve
+   * them. Returns how many were stored.
+   */
+  async storeLocalFiles(): Promise<number> {
+    if (!this.store.keepsAudioBytes) return 0
+    let stored = 0
+    for (const row of await this.store.audioWithoutBytes(new Date(Date.now() - this.retentionMs).toISOString())) {
+      const file = Bun.file(this.pathOf(row.id, row.format))
+      if (!(await file.exists())) continue
+      await this.store.attachAudioBytes(row.id, await file.bytes())
+      stored++
+    }
+    return stored
+  }
+
+  /** Audio another server made: its bytes from the store, written (whole, then renamed) into this server's folder. */
+  private async copyFromStore(row: AudioRow, path: string): Promise<(AudioRow & { path: string }) | null> {
+    const bytes = await this.store.audioBytes(row.id)
+    if (!bytes) return null
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    const partial = `${path}.${crypto.randomUUID()}.part`
+    try {
+      writeFileSync(partial, bytes, { mode: 0o600 })
+      renameSync(partial, path)
+    } catch (error) {
+      rmSync(partial, { force: true })
+      throw error
+    }
+    return { ...row, path }
   }
 
   /** Removes audio older than the retention, files and rows. */
@@ -64,7 +107,8 @@ export class AudioStore {
     try {
       for (const name of readdirSync(this.dir)) {
         const path = join(this.dir, name)
-        if (AUDIO_FILE.test(name) && statSync(path).mtimeMs < now - this.retentionMs) {
+        // A copy from the store cut short by a crash is `<file>.<uuid>.part`.
+        if (AUDIO_FILE.test(name.replace(/\.[0-9a-f-]{36}\.part$/, '')) && statSync(path).mtimeMs < now - this.retentionMs) {
           rmSync(path, { force: true })
           orphans++
         }

@@ -12,7 +12,7 @@ export interface Caller {
 
 /** What the autopilot reaches in other areas; each is optional, and what is missing is not offered. */
 export interface VoiceActions {
-  collectionNames(userId: string): string[]
+  collectionNames(userId: string): string[] | Promise<string[]>
   search(userId: string, collection: string, query: string, limit: number): Promise<{ results: { id: string; content: string; score: number }[] }>
   answer?(userId: string, collection: string, question: string): Promise<{ answer: string; sources: { title: string }[] }>
   runTool?(caller: Caller, name: string, args: Record<string, unknown>): Promise<unknown>
@@ -114,7 +114,7 @@ export class VoiceCommands {
     }
     const session = await this.autopilot.get(caller.userId)
     const prefs = session ?? { verbosity: 'medium' as Verbosity, autoExecute: false, voice: 'default', speed: 1, timezone: null }
-    const collections = this.actions.collectionNames(caller.userId)
+    const collections = await this.actions.collectionNames(caller.userId)
     const classifier = await intentClassifier()
     const prediction = command.trim() ? classifier.predict(command) : { intent: 'unknown' as Intent, confidence: 0, best: 'unknown' as Intent }
     const intent = prediction.intent

@@ -39,7 +39,7 @@ export interface SpeechDeps {
   audioRetentionMs: number
   speechModelDir: string
   /** The names `commands` mode adds to its grammar for this user. */
-  grammarNames: (userId: string) => { collections: string[]; plugins: string[]; agents: string[] }
+  grammarNames: (userId: string) => { collections: string[]; plugins: string[]; agents: string[] } | Promise<{ collections: string[]; plugins: string[]; agents: string[] }>
   recognizer?: Recognizer
 }
 
@@ -96,7 +96,7 @@ export class SpeechService {
     if (!pcm.sampleRate || pcm.sampleRate < 4000 || pcm.sampleRate > 192_000) throw new AppError('VALIDATION_ERROR', `audio: unsupported sample rate ${pcm.sampleRate} Hz`)
     if (pcm.samples.length === 0) throw new AppError('VALIDATION_ERROR', 'audio: holds no samples')
     if (pcm.samples.length / pcm.sampleRate > MAX_AUDIO_SECONDS) throw new AppError('VALIDATION_ERROR', `audio: longer than ${MAX_AUDIO_SECONDS} seconds`)
-    const grammar = mode === 'commands' ? await buildCommandGrammar(TRAINING_FILE, this.deps.grammarNames(userId)) : undefined
+    const grammar = mode === 'commands' ? await buildCommandGrammar(TRAINING_FILE, await this.deps.grammarNames(userId)) : undefined
     return this.recognizer.transcribe(pcm, mode, grammar)
   }
 

@@ -2,14 +2,32 @@ import type { Postgres } from '../../db/postgres'
 import type { AudioFormat } from '../../ml/speech/encoders'
 import { type AudioRow, type AutopilotRow, type AutopilotSession, toSession, type VoiceStore } from './store'
 
-/** Voice records in PostgreSQL (UAGENT_DATABASE_URL); the audio bytes stay files in the audio folder. */
+/**
+ * Voice records in PostgreSQL (UAGENT_DATABASE_URL), with the audio bytes (each server keeps a copy
+ * of what it serves in its own audio folder).
+ */
 export class PostgresVoiceStore implements VoiceStore {
   readonly asynchronous = true
+  readonly keepsAudioBytes = true
 
   constructor(private readonly sql: Postgres) {}
 
-  async recordAudio(row: AudioRow): Promise<void> {
-    await this.sql`INSERT INTO voice_audio (id, user_id, format, size, duration, created_at) VALUES (${row.id}, ${row.user_id}, ${row.format}, ${row.size}, ${row.duration}, ${row.created_at})`
+  async recordAudio(row: AudioRow, bytes?: Uint8Array): Promise<void> {
+    await this.sql`INSERT INTO voice_audio (id, user_id, format, size, duration, created_at, bytes)
+      VALUES (${row.id}, ${row.user_id}, ${row.format}, ${row.size}, ${row.duration}, ${row.created_at}, ${bytes ?? null})`
+  }
+
+  async audioWithoutBytes(since: string): Promise<AudioRow[]> {
+    return [...(await this.sql`SELECT id, user_id, format, size, duration, created_at FROM voice_audio WHERE bytes IS NULL AND created_at >= ${since} ORDER BY created_at`)]
+  }
+
+  async attachAudioBytes(id: string, bytes: Uint8Array): Promise<void> {
+    await this.sql`UPDATE voice_audio SET bytes = ${bytes} WHERE id = ${id} AND bytes IS NULL`
+  }
+
+  async audioBytes(id: string): Promise<Uint8Array | null> {
+    const rows: { bytes: Uint8Array | null }[] = await this.sql`SELECT bytes FROM voice_audio WHERE id = ${id}`
+    return rows[0]?.bytes ?? null
   }
 
   async findAudio(userId: string, id: string, format: AudioFormat): Promise<AudioRow | null> {

@@ -5,6 +5,8 @@ import { type AudioRow, type AutopilotRow, type AutopilotSession, toSession, typ
 /** Voice records in the server's SQLite database: every call answers at once. */
 export class SqliteVoiceStore implements VoiceStore {
   readonly asynchronous = false
+  /** The bytes are files in the audio folder only. */
+  readonly keepsAudioBytes = false
 
   constructor(private readonly db: Database) {}
 
@@ -18,6 +20,17 @@ export class SqliteVoiceStore implements VoiceStore {
       row.created_at,
     ])
   }
+
+  audioBytes(): null {
+    return null
+  }
+
+  audioWithoutBytes(): AudioRow[] {
+    return []
+  }
+
+  /** The file is the bytes. */
+  attachAudioBytes(): void {}
 
   findAudio(userId: string, id: string, format: AudioFormat): AudioRow | null {
     return this.db.query<AudioRow, [string, string, string]>('SELECT * FROM voice_audio WHERE id = ? AND user_id = ? AND format = ?').get(id, userId, format)

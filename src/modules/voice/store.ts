@@ -29,13 +29,24 @@ export interface AutopilotSession extends AutopilotPreferences {
 export const DEFAULT_PREFERENCES: AutopilotPreferences = { verbosity: 'medium', autoExecute: false, voice: 'default', speed: 1, timezone: null }
 
 /**
- * The voice module's records, whatever the backend: who owns each synthesized audio file (the
- * bytes are files in the audio folder), and one autopilot session per user. The SQLite adapter
- * answers at once (`asynchronous: false`), as before; the PostgreSQL adapter with promises.
+ * The voice module's records, whatever the backend: who owns each synthesized audio file, and one
+ * autopilot session per user. The SQLite adapter answers at once (`asynchronous: false`), as
+ * before, and the audio bytes are only files in the audio folder; the PostgreSQL adapter answers
+ * with promises and keeps the bytes too (`keepsAudioBytes`), so that every server sharing the
+ * database can serve them.
  */
 export interface VoiceStore {
   readonly asynchronous: boolean
-  recordAudio(row: AudioRow): MaybePromise<void>
+  /** Whether recordAudio keeps the bytes, and audioBytes gives them back. */
+  readonly keepsAudioBytes: boolean
+  /** Records an audio file; a store that keeps audio bytes keeps `bytes` with it. */
+  recordAudio(row: AudioRow, bytes?: Uint8Array): MaybePromise<void>
+  /** The bytes recorded with an audio file (null: not kept, or gone). */
+  audioBytes(id: string): MaybePromise<Uint8Array | null>
+  /** Audio recorded without its bytes (copied from a SQLite server) made at or after `since`; none for a store that keeps no bytes. */
+  audioWithoutBytes(since: string): MaybePromise<AudioRow[]>
+  /** Keeps the bytes of audio recorded without them (an audio file that has them keeps them). */
+  attachAudioBytes(id: string, bytes: Uint8Array): MaybePromise<void>
   /** The user's audio record of that id and format, or null. */
   findAudio(userId: string, id: string, format: AudioFormat): MaybePromise<AudioRow | null>
   /** Deletes the records made before `cutoff` and returns them (their files go next). */

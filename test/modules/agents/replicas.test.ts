@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { STALE } from '../../../src/modules/agents/store'
-import { client, shareAccount, startReplica } from '../../agent-replicas'
+import { client, startReplica } from '../../agent-replicas'
 import { ADMIN, tempDir } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../../redis'
@@ -38,7 +38,6 @@ async function pair(redisUrl: string, log?: (line: string) => void) {
   const created = await a!.call('POST', '/auth/users', { token: admin.accessToken, body: { ...USER, roles: ['user'] } })
   if (created.status !== 200) throw new Error(`creating the user failed: ${created.status} ${created.text}`)
   const userId = created.json.id ?? created.json.user?.id
-  shareAccount(a!.services, b!.services.db, userId)
   const tokens = new Map<Replica, string>([
     [a!, (await a!.login(USER.email, USER.password)).accessToken],
     [b!, (await b!.login(USER.email, USER.password)).accessToken],
@@ -198,7 +197,6 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
       }
       if (!out.trim()) throw new Error('replica c did not start (its stderr is above)')
       const c = client(JSON.parse(out).port as number)
-      shareAccount(a.services, join(dataDir, 'uagent.db'), userId)
       const tokenC = (await c.login(USER.email, USER.password)).accessToken
       // C's start-up did not fail the task running on A or B.
       expect(['running', 'completed']).toContain((await ownerOf(a, early)).status)

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { AudioStore } from '../../../src/modules/voice/audio-store'
 import { AutopilotStore } from '../../../src/modules/voice/autopilot'
@@ -7,6 +7,7 @@ import { PostgresVoiceStore } from '../../../src/modules/voice/store.postgres'
 import { SqliteVoiceStore } from '../../../src/modules/voice/store.sqlite'
 import { makeServer, tempDir } from '../../helpers'
 import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { twoServers } from '../../two-servers'
 
 function voiceOf(backend: TestBackend): { store: VoiceStore; user(): Promise<string> } {
   const user = () => insertTestUser(backend)
@@ -29,6 +30,53 @@ describeBackends('voice store', (backend) => {
     expect(await audio.sweep(Date.now() + 2 * 3600_000)).toBe(1)
     expect(await audio.find(owner, `${id}.wav`)).toBeNull()
     expect(await Bun.file(path).exists()).toBe(false)
+  })
+
+  test('audio made in one audio folder is served from another (an empty one) when the store keeps the bytes; retention applies to both', async () => {
+    const { store, user } = voiceOf(backend())
+    const owner = await user()
+    const here = new AudioStore(store, tempDir('voice-here'), 3600_000)
+    const there = new AudioStore(store, tempDir('voice-there'), 3600_000)
+    const bytes = new Uint8Array([82, 73, 70, 70, 0, 255, 7, 1])
+    const { id, path } = here.reserve('wav')
+    await Bun.write(path, bytes)
+    await here.record({ id, user_id: owner, format: 'wav', size: bytes.length, duration: 0.5 })
+    const found = await there.find(owner, `${id}.wav`)
+    if (backend().kind === 'postgres') {
+      expect(store.keepsAudioBytes).toBe(true)
+      expect(found).toMatchObject({ id, user_id: owner, size: bytes.length, path: there.pathOf(id, 'wav') })
+      expect(new Uint8Array(await Bun.file(found!.path).arrayBuffer())).toEqual(bytes)
+      expect(await there.find(await user(), `${id}.wav`)).toBeNull()
+    } else {
+      // SQLite: the bytes are only the file in the folder they were written to.
+      expect(store.keepsAudioBytes).toBe(false)
+      expect(found).toBeNull()
+    }
+    expect(await here.sweep(Date.now() + 2 * 3600_000)).toBe(1)
+    expect(await there.find(owner, `${id}.wav`)).toBeNull()
+    expect(await store.audioBytes(id)).toBeNull()
+  })
+
+  test('audio recorded without its bytes (moved from SQLite) is stored from the folder that has its file, then served from another', async () => {
+    const { store, user } = voiceOf(backend())
+    const owner = await user()
+    const here = new AudioStore(store, tempDir('voice-moved'), 3600_000)
+    const there = new AudioStore(store, tempDir('voice-elsewhere'), 3600_000)
+    const bytes = new Uint8Array([79, 103, 103, 83, 1, 2, 3])
+    const { id, path } = here.reserve('ogg')
+    await Bun.write(path, bytes)
+    // As migrate-to-postgres leaves it: the record without the bytes.
+    await store.recordAudio({ id, user_id: owner, format: 'ogg', size: bytes.length, duration: 0.1, created_at: new Date().toISOString() })
+    expect(await there.find(owner, `${id}.ogg`)).toBeNull()
+    if (backend().kind === 'postgres') {
+      expect(await here.storeLocalFiles()).toBe(1)
+      expect(await here.storeLocalFiles()).toBe(0)
+      expect(await there.storeLocalFiles()).toBe(0)
+      const found = await there.find(owner, `${id}.ogg`)
+      expect(new Uint8Array(await Bun.file(found!.path).arrayBuffer())).toEqual(bytes)
+    } else {
+      expect(await here.storeLocalFiles()).toBe(0)
+    }
   })
 
   test('autopilot: start merges preferences and keeps a running session; stop; one session per user; deleteAllOf', async () => {
@@ -78,5 +126,39 @@ describe.skipIf(!TEST_DATABASE_URL)(`voice over HTTP on PostgreSQL${TEST_DATABAS
     expect(spoken.status).toBe(200)
     const status = await server.call('POST', '/voice/autopilot', { token: user.accessToken, body: { mode: 'status' } })
     expect(status.json.status).toBe('stopped')
+  })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`voice audio on two servers sharing PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  const closers: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const close of closers) await close()
+  })
+  test('audio synthesized on A is fetched from B (empty data dir) by its owner alone, with ranges; once past retention neither serves it', async () => {
+    const { a, b, close } = await twoServers({ audioRetentionMs: 3600_000 })
+    closers.push(close)
+    const userA = await a.userSession('speaker@example.com')
+    const userB = await b.login('speaker@example.com', 'user-password-1')
+    expect(userB.user.id).toBe(userA.user.id)
+    const tts = await a.call('POST', '/voice/tts', { token: userA.accessToken, body: { text: 'Made on the first server', voice: 'default', language: 'en-US', speed: 1, format: 'wav' } })
+    expect(tts.status).toBe(200)
+    const fromA = await a.app.handle(new Request(`http://localhost${tts.json.audioUrl}`, { headers: { authorization: `Bearer ${userA.accessToken}` } }))
+    const original = new Uint8Array(await fromA.arrayBuffer())
+    expect(original.length).toBe(tts.json.size)
+
+    const fromB = await b.app.handle(new Request(`http://localhost${tts.json.audioUrl}`, { headers: { authorization: `Bearer ${userB.accessToken}` } }))
+    expect(fromB.status).toBe(200)
+    expect(fromB.headers.get('content-type')).toBe('audio/wav')
+    expect(new Uint8Array(await fromB.arrayBuffer())).toEqual(original)
+    const ranged = await b.app.handle(new Request(`http://localhost${tts.json.audioUrl}`, { headers: { authorization: `Bearer ${userB.accessToken}`, range: 'bytes=0-3' } }))
+    expect(ranged.status).toBe(206)
+    expect(new TextDecoder().decode(await ranged.arrayBuffer())).toBe('RIFF')
+    const adminB = await b.login()
+    expect((await b.call('GET', tts.json.audioUrl, { token: adminB.accessToken })).status).toBe(404)
+
+    // Retention: swept by either server, the audio is gone from both (B's copy included).
+    expect(await b.services.speech.audio.sweep(Date.now() + 2 * 3600_000)).toBeGreaterThanOrEqual(1)
+    expect((await a.call('GET', tts.json.audioUrl, { token: userA.accessToken })).status).toBe(404)
+    expect((await b.call('GET', tts.json.audioUrl, { token: userB.accessToken })).status).toBe(404)
   })
 })

@@ -1,12 +1,23 @@
 import { accounts } from './001_accounts'
 import { conversations } from './002_conversations'
+import { rag } from './003_rag'
+import { ragKeywords } from './004_rag_keywords'
 import { accountAdmin } from './005_account_admin'
+import { ragDocuments } from './008_rag_documents'
+import { ragVersions } from './020_rag_versions'
 import { agentTasks } from './006_agent_tasks'
+import { analytics } from './007_analytics'
 import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
 import { serverSecrets } from './016_server_secrets'
 import { userForeignKeys } from './017_user_foreign_keys'
 import { agentQueue } from './030_agent_queue'
+import { plugins } from './011_plugins'
+import { mcpServers } from './015_mcp_servers'
+import { pluginPackages } from './024_plugin_packages'
+import { voiceAudioBytes } from './025_voice_audio_bytes'
+import { analyticsSpans } from './012_analytics_spans'
+import { analyticsStrings } from './013_analytics_strings'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -22,4 +33,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, accountAdmin, agentTasks, apiKeys, voice, serverSecrets, userForeignKeys, agentQueue]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragVersions, pluginPackages, voiceAudioBytes, agentQueue]

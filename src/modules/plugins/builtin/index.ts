@@ -1,5 +1,6 @@
 import { AppError } from '../../../core/errors'
 import type { RagService } from '../../rag/service'
+import type { RagStore } from '../../rag/store'
 import type { ActionSpec } from '../manifest'
 import { CALCULATOR_CONSTANTS, CALCULATOR_FUNCTIONS, CalculatorError, evaluateExpression, MAX_EXPRESSION_LENGTH } from './calculator'
 import { convert, difference, now } from './datetime'
@@ -142,7 +143,7 @@ function text(): BuiltinPlugin {
   }
 }
 
-function knowledge(rag: RagService): BuiltinPlugin {
+function knowledge(rag: RagService<RagStore>): BuiltinPlugin {
   return {
     name: 'knowledge',
     version: '1.0.0',
@@ -172,6 +173,6 @@ function knowledge(rag: RagService): BuiltinPlugin {
 }
 
 /** The plugins that ship with the server, by name. */
-export function builtinPlugins(rag: RagService): Map<string, BuiltinPlugin> {
+export function builtinPlugins(rag: RagService<RagStore>): Map<string, BuiltinPlugin> {
   return new Map([calculator(), datetime(), text(), knowledge(rag)].map((plugin) => [plugin.name, plugin]))
 }

@@ -5,7 +5,9 @@ import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
 import { keyTerms } from '../../../ml/text'
 import { wordnet } from '../../../ml/wordnet'
 import { idf } from '../ranking/scoring'
+import { andThen, type MaybePromise } from '../../../db/maybe-promise'
 import type { RagService, SearchResult } from '../service'
+import type { RagStore } from '../store'
 
 // Passages scoring below the relevance floor are not relevant enough to answer from: it is fitted per
 // embedder with the fusion weights (RagService.relevanceFloor, scripts/fit-ranking.ts), on questions
@@ -109,12 +111,13 @@ export const COVERAGE_FLOOR = 0.675
 export const COVERAGE_MIN_CHUNKS = 50
 
 /** The passages of one collection that answer the question, or none when together they cover too little of it. */
-export function coveredPassages<T extends { content: string }>(rag: RagService, userId: string, collection: string, question: string, passages: T[]): T[] {
+export function coveredPassages<T extends { content: string }>(rag: RagService<RagStore>, userId: string, collection: string, question: string, passages: T[]): MaybePromise<T[]> {
   if (!passages.length) return passages
-  const terms = rag.questionTerms(userId, collection, question)
-  // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
-  if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
-  return questionCoverage(terms, passages) >= COVERAGE_FLOOR ? passages : []
+  return andThen(rag.questionTerms(userId, collection, question), (terms) => {
+    // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
+    if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
+    return questionCoverage(terms, passages) >= COVERAGE_FLOOR ? passages : []
+  })
 }
 
 /**
@@ -166,7 +169,7 @@ export async function fitPassages(generator: Generator, question: string, passag
  * n), and adds the citations itself when a model left them out, so every answer points at real passages.
  */
 export async function answerQuestion(
-  rag: RagService,
+  rag: RagService<RagStore>,
   userId: string,
   input: { question: string; collection: string; maxContext: number; includeContext: boolean; conversation?: ChatMessage[] },
   onUsage?: (usage: ModelUsage) => void,
@@ -174,8 +177,8 @@ export async function answerQuestion(
   // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
   const conversation = input.conversation ?? []
   const query = followUpQuery(input.question, questionsOf(conversation))
-  const found = await rag.search(userId, input.collection, query, input.maxContext, rag.relevanceFloor(userId, input.collection))
-  const relevant = coveredPassages(rag, userId, input.collection, query, relevantPassages(query, found.results))
+  const found = await rag.search(userId, input.collection, query, input.maxContext, await rag.relevanceFloor(userId, input.collection))
+  const relevant = await coveredPassages(rag, userId, input.collection, query, relevantPassages(query, found.results))
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
   let passages = generator ? await fitPassages(generator, input.question, relevant, conversation) : []

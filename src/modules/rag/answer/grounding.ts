@@ -3,6 +3,7 @@ import { followUpQuery } from '../../../ml/follow-up'
 import { coveredPassages, passageBlock, relevantPassages, title } from './answer'
 import type { DocumentLibrary } from '../documents/library'
 import type { RagService, SearchResult } from '../service'
+import type { RagStore } from '../store'
 
 /** A passage a grounded chat reply was given, as `metadata.sources` lists it. */
 export interface GroundingSource {
@@ -42,24 +43,24 @@ export { isFollowUp } from '../../../ml/follow-up'
  */
 export class CollectionGrounding implements Grounding {
   constructor(
-    private readonly rag: RagService,
+    private readonly rag: RagService<RagStore>,
     private readonly library: DocumentLibrary,
   ) {}
 
   private async retrieve(userId: string, collections: string[], query: string): Promise<(SearchResult & { collection: string })[]> {
     const found: (SearchResult & { collection: string })[] = []
     for (const name of collections) {
-      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, this.rag.relevanceFloor(userId, name))
+      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, await this.rag.relevanceFloor(userId, name))
       // A collection whose passages leave the question's telling words uncovered does not answer it.
-      const covered = coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
-      found.push(...this.library.withPages(userId, name, covered).map((r) => ({ ...r, collection: name })))
+      const covered = await coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
+      found.push(...(await this.library.withPages(userId, name, covered)).map((r) => ({ ...r, collection: name })))
     }
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
 
   async ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator): Promise<Grounded> {
     // Every collection is checked (404 when it is not the caller's) before anything is retrieved.
-    for (const name of collections) this.rag.collection(userId, name)
+    for (const name of collections) await this.rag.collection(userId, name)
     // A follow-up is searched with the words of the questions before it; a message that finds
     // nothing on its own, with the previous question too.
     const query = followUpQuery(message, earlierQuestions)

@@ -7,6 +7,7 @@ import type { DocumentLibrary } from './library'
 import { DocumentResponse, DocumentsQuery, DocumentsResponse, UploadBody, UploadResponse } from './model'
 import { CollectionParams, DeletedDocument, DocumentParams } from '../model'
 import type { RagService } from '../service'
+import type { RagStore } from '../store'
 import type { UploadService } from './uploads'
 
 const PathDocumentParams = t.Object({ name: t.String({ maxLength: 200 }), '*': t.String({ maxLength: 512 }) })
@@ -14,7 +15,7 @@ const STREAMED = 'multipart body, read as a stream by the handler'
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
 /** The knowledge base's documents: file uploads, the documents of a collection, one document's text. */
-export function documentsModule(rag: RagService, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
+export function documentsModule(rag: RagService<RagStore>, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:rag-documents', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
     .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request), {

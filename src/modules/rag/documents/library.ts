@@ -1,8 +1,9 @@
-import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { notFound } from '../../../core/errors'
+import type { MaybePromise } from '../../../db/maybe-promise'
 import type { RagService, SearchResult } from '../service'
-import type { CollectionRow } from '../store'
+import type { DocumentInfo, DocumentRow, RagStore } from '../store'
+import { runSteps, wait } from '../steps'
 
 /** A document to ingest, with what the documents listing shows about it. */
 export interface DocumentInput {
@@ -41,19 +42,6 @@ export interface ListOptions {
   view: 'full' | 'hashes'
 }
 
-interface DocumentRow {
-  row: number
-  doc_id: string
-  metadata: string
-  created_at: string
-  title: string | null
-  type: string | null
-  bytes: number | null
-  source: string | null
-  content_hash: string
-  chunks: number
-}
-
 /** Stored for paged documents (PDF): how many pages, and the page of each chunk. */
 interface PagedChunks {
   pages: number
@@ -61,8 +49,6 @@ interface PagedChunks {
 }
 
 export const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
-
-const BATCH = 500
 
 /** Page (1-based) of each chunk: where its text starts in the document, against the page offsets. */
 function chunkPages(text: string, chunks: string[], pageStarts: number[]): number[] {
@@ -84,25 +70,10 @@ function chunkPages(text: string, chunks: string[], pageStarts: number[]): numbe
  * (rag_document_info, removed with the document).
  */
 export class DocumentLibrary {
-  constructor(
-    private readonly rag: RagService,
-    private readonly db: Database,
-  ) {}
+  constructor(private readonly rag: RagService<RagStore>) {}
 
-  /** What some document ids of a collection hold now: hash and metadata as stored. */
-  private stored(collection: CollectionRow, ids: string[]): Map<string, { hash: string; metadata: string }> {
-    const found = new Map<string, { hash: string; metadata: string }>()
-    for (let i = 0; i < ids.length; i += BATCH) {
-      const part = ids.slice(i, i + BATCH)
-      const rows = this.db
-        .query<{ doc_id: string; hash: string; metadata: string }, (number | string)[]>(
-          `SELECT d.doc_id, i.content_hash AS hash, d.metadata FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
-           WHERE d.collection_id = ? AND d.doc_id IN (${part.map(() => '?').join(',')})`,
-        )
-        .all(collection.id, ...part)
-      for (const row of rows) found.set(row.doc_id, { hash: row.hash, metadata: row.metadata })
-    }
-    return found
+  private get store(): RagStore {
+    return this.rag.store
   }
 
   /**
@@ -113,8 +84,8 @@ export class DocumentLibrary {
   async ingest(userId: string, name: string, documents: DocumentInput[]) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
-    const existing = this.rag.store.findCollection(userId, name)
-    const stored = existing ? this.stored(existing, withHash.map((d) => d.id)) : new Map<string, { hash: string; metadata: string }>()
+    const existing = await this.store.findCollection(userId, name)
+    const stored = existing ? await this.store.documentHashes(existing, withHash.map((d) => d.id)) : new Map<string, { hash: string; metadata: string }>()
     // Unchanged: the same source bytes and the same metadata (a corrected title is an update).
     const isUnchanged = (d: (typeof withHash)[number]) => {
       const now = stored.get(d.id)
@@ -130,16 +101,15 @@ export class DocumentLibrary {
       const written = new Map<string, number>()
       // The info row is written in the same transaction as the document's chunks: a full disk or a
       // crash leaves both or neither, so a 507 never leaves a document behind it.
-      const info = this.describer()
       result = await this.rag.ingest(
         userId,
         name,
         changed.map((d) => ({ id: d.id, content: d.content, metadata: d.metadata })),
-        (documentRow, document) => {
+        (document) => {
           const d = byId.get(document.docId)
-          if (!d) return
-          info(documentRow, d, document.chunks)
+          if (!d) return null
           written.set(d.id, document.chunks.length)
+          return describe(d, document.chunks)
         },
       )
       const failed = new Map(result.errors.map((e) => [e.id, e.message]))
@@ -161,53 +131,24 @@ export class DocumentLibrary {
     }
   }
 
-  /** Writes one document's info row (title, type, size, text, source, hash, pages of its chunks). */
-  private describer() {
-    const insert = this.db.query(
-      `INSERT INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    return (documentRow: number, d: DocumentInput & { contentHash: string }, texts: string[]) => {
-      const metadataTitle = typeof d.metadata?.title === 'string' && d.metadata.title ? d.metadata.title : null
-      insert.run(
-        documentRow,
-        d.title ?? metadataTitle ?? d.id,
-        d.type ?? 'text',
-        d.bytes ?? Buffer.byteLength(d.content),
-        d.content,
-        d.source ?? null,
-        d.contentHash,
-        d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
-      )
-    }
-  }
-
   list(userId: string, name: string, options: ListOptions) {
-    const collection = this.rag.collection(userId, name)
-    const prefix = options.prefix ?? ''
-    const where = 'd.collection_id = ? AND substr(d.doc_id, 1, ?) = ?'
-    const args = [collection.id, prefix.length, prefix] as const
-    const total = (this.db.query(`SELECT count(*) AS n FROM rag_documents d WHERE ${where}`).get(...args) as { n: number }).n
-    if (options.view === 'hashes') {
-      const documents = this.db
-        .query<{ id: string; source: string | null; contentHash: string }, (string | number)[]>(
-          `SELECT d.doc_id AS id, i.source AS source, coalesce(i.content_hash, d.content_hash) AS contentHash
-           FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-           WHERE ${where} ORDER BY d.doc_id LIMIT ? OFFSET ?`,
-        )
-        .all(...args, options.limit, options.offset)
-      return { collection: name, documents, total, limit: options.limit, offset: options.offset, hasMore: options.offset + documents.length < total }
-    }
-    const rows = this.db
-      .query<DocumentRow, (string | number)[]>(
-        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source,
-                coalesce(i.content_hash, d.content_hash) AS content_hash,
-                (SELECT count(*) FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
-         FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-         WHERE ${where} ORDER BY d.doc_id LIMIT ? OFFSET ?`,
-      )
-      .all(...args, options.limit, options.offset)
-    const documents = rows.map((row) => this.summary(row))
-    return { collection: name, documents, total, limit: options.limit, offset: options.offset, hasMore: options.offset + documents.length < total }
+    const store = this.store
+    const rag = this.rag
+    const summary = (row: DocumentRow) => this.summary(row)
+    return runSteps(
+      (function* () {
+        const collection = yield* wait(rag.collection(userId, name))
+        const prefix = options.prefix ?? ''
+        const paging = { limit: options.limit, offset: options.offset }
+        if (options.view === 'hashes') {
+          const { total, rows: documents } = yield* wait(store.listDocumentHashes(collection, prefix, options.limit, options.offset))
+          return { collection: name, documents, total, ...paging, hasMore: options.offset + documents.length < total }
+        }
+        const { total, rows } = yield* wait(store.listDocuments(collection, prefix, options.limit, options.offset))
+        const documents = rows.map(summary)
+        return { collection: name, documents, total, ...paging, hasMore: options.offset + documents.length < total }
+      })(),
+    )
   }
 
   private summary(row: DocumentRow) {
@@ -216,8 +157,8 @@ export class DocumentLibrary {
       id: row.doc_id,
       title: row.title ?? (typeof metadata.title === 'string' && metadata.title ? metadata.title : row.doc_id),
       type: row.type ?? 'text',
-      chunks: row.chunks,
-      bytes: row.bytes ?? 0,
+      chunks: Number(row.chunks),
+      bytes: row.bytes === null ? 0 : Number(row.bytes),
       ingestedAt: row.created_at,
       source: row.source,
       contentHash: row.content_hash,
@@ -226,51 +167,55 @@ export class DocumentLibrary {
 
   /** One document: its summary, metadata and full extracted text. */
   get(userId: string, name: string, id: string) {
-    const collection = this.rag.collection(userId, name)
-    const row = this.db
-      .query<DocumentRow & { text: string | null; chunk_pages: string | null }, [number, string]>(
-        `SELECT d.id AS row, d.doc_id, d.metadata, d.created_at, i.title, i.type, i.bytes, i.source, i.text, i.chunk_pages,
-                coalesce(i.content_hash, d.content_hash) AS content_hash,
-                (SELECT count(*) FROM rag_chunks c WHERE c.document_id = d.id) AS chunks
-         FROM rag_documents d LEFT JOIN rag_document_info i ON i.document_id = d.id
-         WHERE d.collection_id = ? AND d.doc_id = ?`,
-      )
-      .get(collection.id, id)
-    if (!row) throw notFound(`Document ${id} in collection ${name}`)
-    // Documents ingested before full texts were kept: their chunks, in order, are what there is.
-    const text =
-      row.text ??
-      this.db
-        .query<{ content: string }, [number]>('SELECT content FROM rag_chunks WHERE document_id = ? ORDER BY position')
-        .all(row.row)
-        .map((c) => c.content)
-        .join('\n\n')
-    const paged = row.chunk_pages ? (JSON.parse(row.chunk_pages) as PagedChunks) : null
-    return {
-      ...this.summary(row),
-      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-      ...(paged ? { pages: paged.pages } : {}),
-      text,
-    }
+    const store = this.store
+    const rag = this.rag
+    const summary = (row: DocumentRow) => this.summary(row)
+    return runSteps(
+      (function* () {
+        const collection = yield* wait(rag.collection(userId, name))
+        const row = yield* wait(store.getDocument(collection, id))
+        if (!row) throw notFound(`Document ${id} in collection ${name}`)
+        const paged = row.chunk_pages ? (JSON.parse(row.chunk_pages) as PagedChunks) : null
+        return {
+          ...summary(row),
+          metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+          ...(paged ? { pages: paged.pages } : {}),
+          text: row.text,
+        }
+      })(),
+    )
   }
 
   /** Adds `page` to the metadata of results that come from a paged document (PDF). */
-  withPages(userId: string, name: string, results: SearchResult[]): SearchResult[] {
+  withPages(userId: string, name: string, results: SearchResult[]): MaybePromise<SearchResult[]> {
     if (!results.length) return results
-    const collection = this.rag.store.findCollection(userId, name)
-    if (!collection) return results
-    const ids = [...new Set(results.map((r) => r.id))]
-    const rows = this.db
-      .query<{ doc_id: string; chunk_pages: string }, (string | number)[]>(
-        `SELECT d.doc_id, i.chunk_pages FROM rag_documents d JOIN rag_document_info i ON i.document_id = d.id
-         WHERE d.collection_id = ? AND i.chunk_pages IS NOT NULL AND d.doc_id IN (${ids.map(() => '?').join(',')})`,
-      )
-      .all(collection.id, ...ids)
-    if (!rows.length) return results
-    const pages = new Map(rows.map((row) => [row.doc_id, (JSON.parse(row.chunk_pages) as PagedChunks).chunks]))
-    return results.map((result) => {
-      const page = pages.get(result.id)?.[result.metadata.chunk as number]
-      return page === undefined ? result : { ...result, metadata: { ...result.metadata, page } }
-    })
+    const store = this.store
+    return runSteps(
+      (function* () {
+        const collection = yield* wait(store.findCollection(userId, name))
+        if (!collection) return results
+        const found = yield* wait(store.chunkPages(collection, [...new Set(results.map((r) => r.id))]))
+        if (!found.size) return results
+        const pages = new Map([...found].map(([docId, json]) => [docId, (JSON.parse(json) as PagedChunks).chunks]))
+        return results.map((result) => {
+          const page = pages.get(result.id)?.[result.metadata.chunk as number]
+          return page === undefined ? result : { ...result, metadata: { ...result.metadata, page } }
+        })
+      })(),
+    )
+  }
+}
+
+/** A document's info row (title, type, size, text, source, hash, pages of its chunks). */
+function describe(d: DocumentInput & { contentHash: string }, texts: string[]): DocumentInfo {
+  const metadataTitle = typeof d.metadata?.title === 'string' && d.metadata.title ? d.metadata.title : null
+  return {
+    title: d.title ?? metadataTitle ?? d.id,
+    type: d.type ?? 'text',
+    bytes: d.bytes ?? Buffer.byteLength(d.content),
+    text: d.content,
+    source: d.source ?? null,
+    contentHash: d.contentHash,
+    chunkPages: d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
   }
 }

@@ -1,0 +1,616 @@
+import { createHash } from 'node:crypto'
+import { AppError } from '../../core/errors'
+import type { Postgres } from '../../db/postgres'
+import * as documents from './store.postgres.documents'
+import { bm25, CAPPED_CANDIDATES, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import type {
+  ChunkHit,
+  CollectionRow,
+  CollectionSummary,
+  DescribeHook,
+  QueryTerm,
+  QueryTerms,
+  RagStore,
+  StoredDocument,
+} from './store'
+import { cachedVector, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+
+/** The text search configuration of the keyword index (migration 004): Porter stems, no stop words, as FTS5's `porter unicode61`. */
+const CONFIG = 'rag_english'
+/** Every PostgreSQL collection's vectors are searched in memory (there is no vector index in the database). */
+export const POSTGRES_VECTOR_CACHE: VectorCacheOptions = { minRows: 0, budgetBytes: 1024 * 1024 * 1024 }
+/** How long a read of a collection's version and statistics answers for it (other replicas' writes show after this at most). */
+const STATE_TTL_MS = 100
+/**
+ * Postings ranked to find keyword candidates (see keywordPlan): fewer than FTS5's KEYWORD_POSTINGS,
+ * since each match costs PostgreSQL a heap row and its tsvector (about 5 µs, FTS5 1 µs). Words
+ * past it still score the best candidates; recall@10 on the labelled set moves by 0.001 (bench ranking).
+ */
+export const POSTGRES_KEYWORD_POSTINGS = 3_000
+/** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
+const TERM_BATCHES_FOLDED = 4
+const TOKEN_CACHE_LIMIT = 20_000
+const FREQUENCY_CACHE_LIMIT = 50_000
+
+/**
+ * Text as FTS5's unicode61 tokenizer cuts it: letters and digits kept (diacritics removed), every
+ * other character a separator. PostgreSQL's parser then sees only plain words and numbers, each
+ * one token, so positions, lengths and phrases are counted as FTS5 counts them.
+ */
+export function keywordText(text: string): string {
+  const folded = /^[\x00-\x7f]*$/.test(text) ? text : text.normalize('NFD').replace(/\p{M}+/gu, '')
+  return folded.replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
+}
+
+const tokenCount = (text: string) => (text ? text.split(' ').length : 0)
+
+/** A tsquery lexeme, quoted (lexemes are letters and digits; quotes are doubled all the same). */
+const lexeme = (token: string) => `'${token.replaceAll("'", "''")}'`
+
+/** A tsquery for a term's tokens: one lexeme, or the phrase of them. */
+const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!) : `(${tokens.map(lexeme).join(' <-> ')})`)
+
+/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's positions there. */
+function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
+  const first = offsets?.get(tokens[0]!)
+  if (!first) return 0
+  if (tokens.length === 1) return first.length
+  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
+  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
+}
+
+interface CollectionState {
+  version: number
+  chunks: number
+  tokens: number
+  read: number
+}
+
+const vectorBytes = (vector: Float32Array) => new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength)
+const COLLECTION_COLUMNS = 'id, user_id, name, embedder, dimensions, created_at, version'
+
+function collectionRow(row: Record<string, unknown>): CollectionRow {
+  return {
+    id: Number(row.id),
+    user_id: row.user_id as string,
+    name: row.name as string,
+    embedder: row.embedder as string,
+    dimensions: Number(row.dimensions),
+    created_at: row.created_at as string,
+    version: Number(row.version),
+  }
+}
+
+/**
+ * The RAG tables in PostgreSQL (no extension): float32 vectors as bytea, searched from the
+ * in-memory vector cache; keyword search over a tsvector column with a GIN index, ranked by
+ * FTS5's BM25 (document frequencies in rag_terms, chunk lengths in tokens, per collection). Every
+ * write bumps its collection's version in the same transaction; before a search the replica
+ * compares the version it cached with the database's (read at most every 100 ms) and loads
+ * what changed, so a document written through another server is found (or gone) within a second.
+ */
+export class PostgresRagStore implements RagStore {
+  readonly cache: VectorCache
+  /** The version each cached matrix holds. */
+  private readonly loaded = new Map<number, number>()
+  private readonly syncing = new Map<number, Promise<Matrix>>()
+  private readonly states = new Map<number, Promise<CollectionState | null>>()
+  private readonly stateAt = new Map<number, number>()
+  /** Tokens of each query word, as the index cuts and stems them. */
+  private readonly tokens = new Map<string, string[]>()
+  /** Document frequencies per collection, for the version they were read at. */
+  private readonly frequencies = new Map<number, { version: number; known: Map<string, number> }>()
+
+  private readonly keywordPostings: number
+  private readonly stateTtlMs: number
+
+  constructor(
+    private readonly sql: Postgres,
+    options: {
+      vectorCache?: VectorCacheOptions
+      /** See SqliteRagStore: postings ranked to find keyword candidates. */
+      keywordPostings?: number
+      /** How long a read of a collection's version answers for it (tests lengthen it to see a replica behind). */
+      stateTtlMs?: number
+    } = {},
+  ) {
+    this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
+    this.keywordPostings = options.keywordPostings ?? POSTGRES_KEYWORD_POSTINGS
+    this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
+  }
+
+  /** The collection's version and keyword statistics, read at most every STATE_TTL_MS. */
+  private state(collectionId: number): Promise<CollectionState | null> {
+    const at = this.stateAt.get(collectionId)
+    const cached = this.states.get(collectionId)
+    if (cached && at !== undefined && performance.now() - at < this.stateTtlMs) return cached
+    const read = (async () => {
+      const [row] = await this.sql`SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collectionId}`
+      return row ? { version: Number(row.version), chunks: Number(row.chunk_count), tokens: Number(row.token_count), read: performance.now() } : null
+    })()
+    this.states.set(collectionId, read)
+    this.stateAt.set(collectionId, performance.now())
+    read.catch(() => this.states.delete(collectionId))
+    return read
+  }
+
+  /** Forgets what this replica knew of a collection after writing it. */
+  private forget(collectionId: number): void {
+    this.states.delete(collectionId)
+    this.stateAt.delete(collectionId)
+  }
+
+  /** Called with a collection's id after each of this replica's committed writes to it (deletes included). */
+  onWritten: ((collectionId: number) => void) | null = null
+
+  /**
+   * Another replica wrote the collection (an event through Redis): its next search reads the
+   * version at once instead of trusting the one read less than STATE_TTL_MS ago.
+   */
+  changedElsewhere(collectionId: number): void {
+    this.forget(collectionId)
+  }
+
+  async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
+    const [row] = await this.sql.unsafe(`SELECT ${COLLECTION_COLUMNS} FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
+    return row ? collectionRow(row) : null
+  }
+
+  async createCollection(userId: string, name: string, embedder: string, dimensions: number): Promise<CollectionRow> {
+    const [row] = await this.sql.unsafe(
+      `INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLLECTION_COLUMNS}`,
+      [userId, name, embedder, dimensions, new Date().toISOString()],
+    )
+    return collectionRow(row)
+  }
+
+  async listCollections(userId: string): Promise<CollectionSummary[]> {
+    const rows = await this.sql.unsafe(
+      `SELECT ${COLLECTION_COLUMNS}, chunk_count AS chunks, (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents
+       FROM rag_collections c WHERE c.user_id = $1 ORDER BY c.name`,
+      [userId],
+    )
+    return rows.map((row: Record<string, unknown>) => ({ ...collectionRow(row), documents: Number(row.documents), chunks: Number(row.chunks) }))
+  }
+
+  async deleteCollection(collection: CollectionRow): Promise<void> {
+    // Its documents, chunks, info rows and term counts go by cascade.
+    await this.sql`DELETE FROM rag_collections WHERE id = ${collection.id}`
+    this.dropCached(collection.id)
+  }
+
+  /** Every collection of a user (a deleted account's). */
+  async deleteAllOf(userId: string): Promise<void> {
+    const rows = await this.sql`DELETE FROM rag_collections WHERE user_id = ${userId} RETURNING id`
+    for (const row of rows) this.dropCached(Number(row.id))
+  }
+
+  private dropCached(collectionId: number): void {
+    this.cache.invalidate(collectionId)
+    this.loaded.delete(collectionId)
+    this.frequencies.delete(collectionId)
+    this.forget(collectionId)
+    this.onWritten?.(collectionId)
+  }
+
+  async deleteDocument(collection: CollectionRow, docId: string): Promise<boolean> {
+    let removed: number[] = []
+    const version = await this.sql.begin(async (tx) => {
+      const [locked] = await tx`SELECT version FROM rag_collections WHERE id = ${collection.id} FOR UPDATE`
+      if (!locked) return null
+      const old = await this.removeDocuments(tx, collection.id, [docId])
+      if (!old.documents) return null
+      removed = old.chunks
+      await this.foldTerms(tx, collection.id)
+      const [row] = await tx`UPDATE rag_collections SET version = version + 1, chunk_count = chunk_count - ${old.chunks.length}, token_count = token_count - ${old.tokens}
+        WHERE id = ${collection.id} RETURNING version`
+      return Number(row.version)
+    })
+    if (version === null) return false
+    this.followWrite(collection.id, version, removed, [])
+    return true
+  }
+
+  /**
+   * Removes documents (by id) of a collection inside a write transaction, taking their chunks'
+   * terms out of the collection's document frequencies first: what went.
+   */
+  private async removeDocuments(tx: Postgres, collectionId: number, docIds: string[]): Promise<{ documents: number; chunks: number[]; tokens: number }> {
+    const rows = await tx`SELECT d.id AS document, c.id AS chunk, c.tokens FROM rag_documents d LEFT JOIN rag_chunks c ON c.document_id = d.id
+      WHERE d.collection_id = ${collectionId} AND d.doc_id = ANY(${docIds}::text[])`
+    if (!rows.length) return { documents: 0, chunks: [], tokens: 0 }
+    const chunks = rows.filter((row: { chunk: number | null }) => row.chunk !== null).map((row: { chunk: number }) => Number(row.chunk))
+    const tokens = rows.reduce((sum: number, row: { tokens: number | null }) => sum + Number(row.tokens ?? 0), 0)
+    if (chunks.length) {
+      await tx`INSERT INTO rag_term_batches (collection_id, lexemes, counts)
+        SELECT ${collectionId}, array_agg(lexeme ORDER BY lexeme), array_agg(-n ORDER BY lexeme)
+        FROM (SELECT l.lexeme, count(*)::int AS n FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l WHERE c.id = ANY(${chunks}::int[]) GROUP BY l.lexeme) g
+        HAVING count(*) > 0`
+    }
+    const documents = [...new Set(rows.map((row: { document: number }) => Number(row.document)))]
+    await tx`DELETE FROM rag_documents WHERE id = ANY(${documents}::int[])`
+    return { documents: documents.length, chunks, tokens }
+  }
+
+  /**
+   * Writes a batch of documents in ONE transaction (a crash leaves all of it or none), each
+   * replacing any earlier one with its id, with their info rows; the collection's version, chunk
+   * and token counts and term frequencies change with them. The collection's row is locked first:
+   * writes to one collection take turns, so its statistics stay exact.
+   */
+  async writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook): Promise<void> {
+    // A later document with the same id replaces an earlier one of the batch, as it would written one by one.
+    const latest = [...new Map(documents.map((document) => [document.docId, document])).values()]
+    const now = new Date().toISOString()
+    const infos = latest.map((document) => describe?.(document) ?? null)
+    const keyword = latest.map((document) => document.chunks.map(keywordText))
+    let removed: number[] = []
+    const added: { id: number; vector: Float32Array }[] = []
+    const version = await this.sql.begin(async (tx) => {
+      const [locked] = await tx`SELECT version FROM rag_collections WHERE id = ${collection.id} FOR UPDATE`
+      if (!locked) throw new AppError('CONFLICT', `Collection ${collection.name} was deleted while this ingest was running; nothing more was written`)
+      const old = await this.removeDocuments(
+        tx,
+        collection.id,
+        latest.map((document) => document.docId),
+      )
+      removed = old.chunks
+      const rows = await tx`INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at)
+        SELECT ${collection.id}, doc_id, metadata, content_hash, ${now}
+        FROM unnest(${latest.map((d) => d.docId)}::text[], ${latest.map((d) => JSON.stringify(d.metadata))}::text[], ${latest.map((d) => createHash('sha256').update(d.content).digest('hex'))}::text[])
+          AS x(doc_id, metadata, content_hash)
+        RETURNING id, doc_id`
+      const documentRow = new Map<string, number>(rows.map((row: { id: number; doc_id: string }) => [row.doc_id, Number(row.id)]))
+      const owners: number[] = []
+      const positions: number[] = []
+      const contents: string[] = []
+      const embeddings: Uint8Array[] = []
+      const tokens: number[] = []
+      const texts: string[] = []
+      latest.forEach((document, i) => {
+        document.chunks.forEach((chunk, position) => {
+          owners.push(documentRow.get(document.docId)!)
+          positions.push(position)
+          contents.push(chunk)
+          embeddings.push(vectorBytes(document.vectors[position]!))
+          texts.push(keyword[i]![position]!)
+          tokens.push(tokenCount(keyword[i]![position]!))
+        })
+      })
+      let addedTokens = 0
+      if (owners.length) {
+        // The chunks and, from the tsvectors just made, the collection's document frequencies: one statement.
+        const chunkRows = await tx`WITH input AS (
+            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
+              AS x(document_id, position, content, embedding, tokens, text)
+          ), added AS (
+            INSERT INTO rag_chunks (document_id, collection_id, position, content, tokens, tsv)
+            SELECT document_id, ${collection.id}, position, content, tokens, to_tsvector(${CONFIG}::regconfig, text) FROM input
+            RETURNING id, document_id, position, tsv
+          ), vectors AS (
+            INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
+            SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
+          ), terms AS (
+            INSERT INTO rag_term_batches (collection_id, lexemes, counts)
+            SELECT ${collection.id}, array_agg(lexeme ORDER BY lexeme), array_agg(n ORDER BY lexeme)
+            FROM (SELECT l.lexeme, count(*)::int AS n FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme) g
+            HAVING count(*) > 0
+          )
+          SELECT id, document_id, position FROM added`
+        const vectorOf = new Map(latest.map((document) => [documentRow.get(document.docId)!, document.vectors]))
+        for (const row of chunkRows) added.push({ id: Number(row.id), vector: vectorOf.get(Number(row.document_id))![Number(row.position)]! })
+        addedTokens = tokens.reduce((sum, n) => sum + n, 0)
+      }
+      const described = latest.flatMap((document, i) => (infos[i] ? [{ row: documentRow.get(document.docId)!, info: infos[i]! }] : []))
+      if (described.length) {
+        const pick = <T>(get: (info: (typeof described)[number]['info']) => T) => described.map((d) => get(d.info))
+        await tx`INSERT INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages)
+          SELECT * FROM unnest(${described.map((d) => d.row)}::int[], ${pick((i) => i.title)}::text[], ${pick((i) => i.type)}::text[], ${pick((i) => i.bytes)}::bigint[],
+            ${pick((i) => i.text)}::text[], ${pick((i) => i.source)}::text[], ${pick((i) => i.contentHash)}::text[], ${pick((i) => i.chunkPages)}::text[])`
+      }
+      await this.foldTerms(tx, collection.id)
+      const [row] = await tx`UPDATE rag_collections SET version = version + 1,
+          chunk_count = chunk_count - ${removed.length} + ${added.length}, token_count = token_count - ${old.tokens} + ${addedTokens}
+        WHERE id = ${collection.id} RETURNING version`
+      return Number(row.version)
+    })
+    this.followWrite(collection.id, version, removed, added)
+  }
+
+  /**
+   * Every write adds one row of term counts (rag_term_batches: its chunks' lexemes and how many
+   * of them hold each; negative for chunks removed), far cheaper than updating a row per lexeme.
+   * Once a collection has TERM_BATCHES_FOLDED of them, they are summed into rag_terms, in the
+   * write transaction that holds the collection's lock. A document frequency is rag_terms' plus
+   * the rows not folded yet (see queryTerms).
+   */
+  private async foldTerms(tx: Postgres, collectionId: number): Promise<void> {
+    const [pending] = await tx`SELECT count(*)::int AS n FROM rag_term_batches WHERE collection_id = ${collectionId}`
+    if (Number(pending.n) < TERM_BATCHES_FOLDED) return
+    await tx`WITH folded AS (DELETE FROM rag_term_batches WHERE collection_id = ${collectionId} RETURNING lexemes, counts),
+        sums AS (SELECT b.lexeme, sum(b.n)::int AS n FROM folded CROSS JOIN LATERAL unnest(folded.lexemes, folded.counts) AS b(lexeme, n) GROUP BY b.lexeme)
+      INSERT INTO rag_terms (collection_id, lexeme, df) SELECT ${collectionId}, lexeme, n FROM sums WHERE n <> 0 ORDER BY lexeme
+      ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df`
+  }
+
+  /**
+   * After this replica's own committed write: the cached vectors follow it row by row. When the
+   * cache held the version just before, it now holds this one; otherwise another replica wrote
+   * in between, and the next search loads the difference.
+   */
+  private followWrite(collectionId: number, version: number, removed: number[], added: { id: number; vector: Float32Array }[]): void {
+    this.cache.update(collectionId, removed, added)
+    if (this.loaded.get(collectionId) === version - 1 && this.cache.peek(collectionId)) this.loaded.set(collectionId, version)
+    this.forget(collectionId)
+    this.onWritten?.(collectionId)
+  }
+
+  /** The collection's vectors in memory, as of its current version: loaded whole once, then only what changed. */
+  private matrix(collection: CollectionRow): Promise<Matrix> {
+    const running = this.syncing.get(collection.id)
+    if (running) return running
+    const sync = this.syncMatrix(collection).finally(() => this.syncing.delete(collection.id))
+    this.syncing.set(collection.id, sync)
+    return sync
+  }
+
+  private async syncMatrix(collection: CollectionRow): Promise<Matrix> {
+    const state = await this.state(collection.id)
+    const version = state?.version ?? 0
+    const cached = this.cache.peek(collection.id)
+    if (cached && this.loaded.get(collection.id) === version) return this.cache.matrix(collection.id, () => 0, collection.dimensions, () => [])!
+    if (cached) {
+      // Another replica wrote: compare chunk ids, take out the gone, load the new.
+      const ids: number[] = (await this.sql`SELECT id FROM rag_chunks WHERE collection_id = ${collection.id}`).map((row: { id: number }) => Number(row.id))
+      const present = new Set(ids)
+      const removed = [...cached.rowOf.keys()].filter((id) => !present.has(id))
+      const missing = ids.filter((id) => !cached.rowOf.has(id))
+      const rows = missing.length ? await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[])` : []
+      this.cache.update(
+        collection.id,
+        removed,
+        rows.map((row: { id: number; embedding: Uint8Array }) => ({ id: Number(row.id), vector: floats(row.embedding) })),
+      )
+      if (this.cache.peek(collection.id)) {
+        this.loaded.set(collection.id, version)
+        return this.cache.peek(collection.id)!
+      }
+    }
+    const rows = await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE collection_id = ${collection.id}`
+    const entries = rows.map((row: { id: number; embedding: Uint8Array }) => ({ id: Number(row.id), bytes: row.embedding }))
+    const matrix = this.cache.matrix(collection.id, () => entries.length, collection.dimensions, () => entries)
+    if (matrix) {
+      this.loaded.set(collection.id, version)
+      return matrix
+    }
+    // Larger than the whole cache: scanned from a copy of its own, for this search only.
+    return new VectorCache({ minRows: 0, budgetBytes: Number.POSITIVE_INFINITY }).matrix(collection.id, () => entries.length, collection.dimensions, () => entries)!
+  }
+
+  async nearest(collection: CollectionRow, vector: Float32Array, k: number): Promise<{ chunkId: number; distance: number | null }[]> {
+    return scanNearest(await this.matrix(collection), vector, k)
+  }
+
+  async vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
+    const found = new Map<number, Float32Array>()
+    if (!chunkIds.length) return found
+    const matrix = this.cache.peek(collection.id)
+    const missing: number[] = []
+    for (const id of chunkIds) {
+      const vector = matrix && cachedVector(matrix, id)
+      if (vector) found.set(id, vector)
+      else missing.push(id)
+    }
+    if (missing.length) {
+      for (const row of await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[]) AND collection_id = ${collection.id}`) {
+        found.set(Number(row.id), floats(row.embedding))
+      }
+    }
+    return found
+  }
+
+  async chunks(chunkIds: number[]): Promise<Map<number, ChunkHit>> {
+    if (!chunkIds.length) return new Map()
+    const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
+      WHERE c.id = ANY(${chunkIds}::int[])`
+    return new Map(
+      rows.map((row: { id: number; content: string; position: number; doc_id: string; metadata: string }) => [
+        Number(row.id),
+        { chunkId: Number(row.id), docId: row.doc_id, content: row.content, position: Number(row.position), metadata: JSON.parse(row.metadata) },
+      ]),
+    )
+  }
+
+  async firstChunks(collection: CollectionRow, k: number): Promise<number[]> {
+    const rows = await this.sql`SELECT id FROM rag_chunks WHERE collection_id = ${collection.id} ORDER BY id LIMIT ${k}`
+    return rows.map((row: { id: number }) => Number(row.id))
+  }
+
+  /** The tokens the index makes of each word, in order (cached: the same word always gives the same tokens). */
+  private async tokensOf(words: string[], frequencies: { collectionId: number; known: Map<string, number> }): Promise<string[][]> {
+    const unknown = [...new Set(words.filter((word) => !this.tokens.has(word)))]
+    if (unknown.length) {
+      // With each token's document frequency in the collection: one round trip for both.
+      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions, t.df, p.n AS pending FROM unnest(${unknown.map(keywordText)}::text[]) WITH ORDINALITY AS w(word, i)
+        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l
+        LEFT JOIN rag_terms t ON t.collection_id = ${frequencies.collectionId} AND t.lexeme = l.lexeme
+        LEFT JOIN LATERAL (SELECT sum(b.counts[array_position(b.lexemes, l.lexeme)])::int AS n FROM rag_term_batches b WHERE b.collection_id = ${frequencies.collectionId}) p ON true`
+      const found = unknown.map(() => [] as { token: string; at: number }[])
+      for (const row of rows) {
+        for (const at of row.positions as number[]) found[Number(row.i) - 1]!.push({ token: row.lexeme, at })
+        frequencies.known.set(row.lexeme, Math.max(0, Number(row.df ?? 0) + Number(row.pending ?? 0)))
+      }
+      if (this.tokens.size > TOKEN_CACHE_LIMIT) this.tokens.clear()
+      unknown.forEach((word, i) =>
+        this.tokens.set(
+          word,
+          found[i]!.sort((a, b) => a.at - b.at).map((entry) => entry.token),
+        ),
+      )
+    }
+    return words.map((word) => this.tokens.get(word)!)
+  }
+
+  async queryTerms(collection: CollectionRow, text: string): Promise<QueryTerms> {
+    const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
+    const words = [...queryWords(text), ...phrases]
+    const state = await this.state(collection.id)
+    const chunks = state?.chunks ?? 0
+    if (!words.length) return { terms: [], chunks, offsets: new Map() }
+    let cached = this.frequencies.get(collection.id)
+    if (!cached || cached.version !== state?.version || cached.known.size > FREQUENCY_CACHE_LIMIT) {
+      this.frequencies.set(collection.id, (cached = { version: state?.version ?? 0, known: new Map() }))
+    }
+    const known = cached.known
+    const tokens = await this.tokensOf(words, { collectionId: collection.id, known })
+    const wanted = [...new Set(tokens.flat().filter((token) => !known.has(token)))]
+    if (wanted.length) {
+      for (const token of wanted) known.set(token, 0)
+      const rows = await this.sql`SELECT w.lexeme, coalesce(t.df, 0) + coalesce(p.n, 0) AS df FROM unnest(${wanted}::text[]) AS w(lexeme)
+        LEFT JOIN rag_terms t ON t.collection_id = ${collection.id} AND t.lexeme = w.lexeme
+        LEFT JOIN LATERAL (SELECT sum(b.counts[array_position(b.lexemes, w.lexeme)])::int AS n FROM rag_term_batches b WHERE b.collection_id = ${collection.id}) p ON true`
+      for (const row of rows) known.set(row.lexeme, Math.max(0, Number(row.df)))
+    }
+    const terms: QueryTerm[] = []
+    for (const [i, own] of tokens.entries()) {
+      const word = words[i]!
+      // A phrase's own count of chunks (BM25's idf for it); its words' counts only bound it.
+      if (own.length > 1) {
+        let df = known.get(`"${word}"`)
+        if (df === undefined) {
+          df = own.some((token) => !known.get(token)) ? 0 : await this.matchCount(collection.id, termQuery(own))
+          known.set(`"${word}"`, df)
+        }
+        terms.push({ word, tokens: own, df, phrase: true })
+      } else terms.push({ word, tokens: own, df: own.length ? (known.get(own[0]!) ?? 0) : 0, phrase: false })
+    }
+    return { terms, chunks, offsets: new Map() }
+  }
+
+  private async matchCount(collectionId: number, query: string): Promise<number> {
+    const [row] = await this.sql`SELECT count(*)::int AS n FROM rag_chunks WHERE collection_id = ${collectionId} AND tsv @@ ${query}::tsquery`
+    return Number(row.n)
+  }
+
+  /**
+   * Keyword candidates, best BM25 first: the chunks matching the informative terms (see
+   * keywordPlan), ranked by BM25 as FTS5 ranks them with those terms (in the database, for plain
+   * words: only the best come back), then the best re-scored with every term found in the collection.
+   */
+  async keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): Promise<{ chunkId: number; bm25: number }[]> {
+    const { terms } = query
+    if (!terms.length) return []
+    const plan = keywordPlan(terms, query.chunks, this.keywordPostings)
+    if (!plan.query) return []
+    const byWord = new Map(terms.map((term) => [term.word, term]))
+    const kept = plan.words.map((word) => byWord.get(word)!).filter((term) => term.tokens.length)
+    if (!kept.length) return []
+    const state = await this.state(collection.id)
+    const rowsInIndex = Math.max(state?.chunks ?? query.chunks, 1)
+    const averageLength = state && state.chunks ? Math.max(state.tokens / state.chunks, 1) : 1
+    const score = (tokens: number, id: number, with_: QueryTerm[]) =>
+      bm25(
+        with_.map((term) => ({ tf: phraseFrequency(term.tokens, query.offsets.get(id)), df: term.df })),
+        tokens,
+        averageLength,
+        rowsInIndex,
+      )
+    const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
+    // A match's tsvector is cut down to the query's lexemes (marked with weight A, the marked kept)
+    // before it is unnested: several times cheaper than unnesting it whole.
+    const limit = plan.capped ? CAPPED_CANDIDATES : null
+    const matches = this.sql`SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    const pool = Math.max(k, RESCORE_POOL)
+    let hits: { chunkId: number; bm25: number; tokens: number }[]
+    if (kept.every((term) => term.tokens.length === 1)) {
+      // bm25() of FTS5 (k1 1.2, b 0.75) summed over the words each match holds; idf as bm25() computes it.
+      const lexemes = kept.map((term) => term.tokens[0]!)
+      const idfs = kept.map((term) => -bm25([{ tf: 1, df: term.df }], 1, 1, rowsInIndex))
+      const rows = await this.sql`WITH m AS (${matches}), w AS (SELECT * FROM unnest(${lexemes}::text[], ${idfs}::float8[]) AS w(lexeme, idf))
+        SELECT m.id, m.tokens, sum(w.idf * (cardinality(l.positions) * 2.2) / (cardinality(l.positions) + 1.2 * (0.25 + 0.75 * m.tokens / ${averageLength}::float8))) AS score
+        FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${lexemes}::text[]), '{a}')) l JOIN w ON w.lexeme = l.lexeme
+        GROUP BY m.id, m.tokens ORDER BY score DESC, m.id LIMIT ${pool}`
+      hits = rows.map((row: { id: number; tokens: number; score: number }) => ({ chunkId: Number(row.id), bm25: -Number(row.score), tokens: Number(row.tokens) }))
+    } else {
+      // Phrases: their frequency needs the positions, read here for every match.
+      const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
+      const rows = await this.sql`WITH m AS (${matches})
+        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${wanted}::text[]), '{a}')) l`
+      const lengths = new Map<number, number>()
+      for (const row of rows) {
+        const id = Number(row.id)
+        if (!lengths.has(id)) {
+          lengths.set(id, Number(row.tokens))
+          // Offsets read now are the whole of them for this chunk: replace any partial entry.
+          query.offsets.set(id, new Map())
+        }
+        query.offsets.get(id)!.set(row.lexeme, row.positions as number[])
+      }
+      hits = [...lengths]
+        .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
+        .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
+        .slice(0, pool)
+    }
+    if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
+    // The candidates' BM25 with every informative word, as if one query had ranked them all.
+    await this.readOffsets(
+      query,
+      hits.map((hit) => hit.chunkId),
+    )
+    const scored = plan.scored.map((word) => byWord.get(word)!)
+    return hits
+      .map((hit) => ({ chunkId: hit.chunkId, bm25: score(hit.tokens, hit.chunkId, scored) }))
+      .sort((a, b) => a.bm25 - b.bm25)
+      .slice(0, k)
+  }
+
+  /** Where the query's tokens occur in chunks not read yet (kept in `query.offsets`; none: an empty map). */
+  private async readOffsets(query: QueryTerms, chunkIds: number[]): Promise<void> {
+    const missing = chunkIds.filter((id) => !query.offsets.has(id))
+    if (!missing.length) return
+    const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
+    for (const id of missing) query.offsets.set(id, new Map())
+    if (!wanted.length) return
+    const rows = await this.sql`SELECT c.id, l.lexeme, l.positions FROM rag_chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')) l
+      WHERE c.id = ANY(${missing}::int[])`
+    for (const row of rows) query.offsets.get(Number(row.id))!.set(row.lexeme, row.positions as number[])
+  }
+
+  async termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Promise<Map<number, number[]>> {
+    const held = new Map<number, number[]>()
+    if (!chunkIds.length || !terms.length) return held
+    await this.readOffsets(query, chunkIds)
+    for (const chunkId of chunkIds) {
+      const own = query.offsets.get(chunkId)
+      if (!own?.size) continue
+      const found = terms.flatMap((term, i) => (term.tokens.length && phraseFrequency(term.tokens, own) > 0 ? [i] : []))
+      if (found.length) held.set(chunkId, found)
+    }
+    return held
+  }
+
+  documentHashes(collection: CollectionRow, docIds: string[]) {
+    return documents.documentHashes(this.sql, collection, docIds)
+  }
+
+  listDocumentHashes(collection: CollectionRow, prefix: string, limit: number, offset: number) {
+    return documents.listDocumentHashes(this.sql, collection, prefix, limit, offset)
+  }
+
+  listDocuments(collection: CollectionRow, prefix: string, limit: number, offset: number) {
+    return documents.listDocuments(this.sql, collection, prefix, limit, offset)
+  }
+
+  getDocument(collection: CollectionRow, docId: string) {
+    return documents.getDocument(this.sql, collection, docId)
+  }
+
+  chunkPages(collection: CollectionRow, docIds: string[]) {
+    return documents.chunkPages(this.sql, collection, docIds)
+  }
+}
+
+/** A bytea of float32s as its own (aligned) vector. */
+function floats(bytes: Uint8Array): Float32Array {
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
+}

@@ -1,0 +1,141 @@
+import { Database } from 'bun:sqlite'
+import { SQL } from 'bun'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { join } from 'node:path'
+import { openPostgres } from '../../src/db/postgres'
+import { makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
+import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
+import { liveServer } from './live-server'
+
+setDefaultTimeout(120_000)
+
+const { run } = liveServer()
+const suite = TEST_DATABASE_URL ? describe : describe.skip
+
+/** A server on a real data dir (SQLite files), or on that data dir and a PostgreSQL database. */
+function serverOn(dataDir: string, options: Parameters<typeof makeServerWith>[1] = {}) {
+  return makeServerWith(new ScriptedGenerator('Moved without losing a word.'), { dataDir, database: undefined, jwtSecret: 'm'.repeat(48), ...options })
+}
+
+async function close(server: ReturnType<typeof serverOn>) {
+  await server.services.recorder.close()
+  server.services.analyticsDb.close()
+  server.services.db.close()
+  await server.services.postgres?.close({ timeout: 1 })
+}
+
+/** Rows of a table of a PostgreSQL database, read on a connection of its own. */
+async function pgCount(url: string, table: string): Promise<number> {
+  const sql = new SQL(url, { max: 1 })
+  try {
+    return Number((await sql.unsafe(`SELECT count(*) AS n FROM ${table}`))[0].n)
+  } finally {
+    await sql.close()
+  }
+}
+
+suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  const dataDir = tempDir('migrate-data')
+  let target = ''
+  const made: { conversationId: string; bobId: string; key: string; taskId: string; requests: number } = { conversationId: '', bobId: '', key: '', taskId: '', requests: 0 }
+
+  test('a populated SQLite server is copied into an empty PostgreSQL database, counts checked, and a server on it serves the same data', async () => {
+    // The SQLite server, used through its API: a user, conversations, an API key, an agent task, analytics.
+    const before = serverOn(dataDir)
+    const admin = await before.login()
+    const bob = await before.userSession('bob@example.com', 'bob-password-1')
+    made.bobId = bob.user.id
+    const chat = await before.call('POST', '/chat', { token: bob.accessToken, body: { message: 'Remember the lighthouse keeper.' } })
+    expect(chat.status).toBe(200)
+    made.conversationId = chat.json.metadata.conversationId
+    expect((await before.call('POST', '/chat', { token: bob.accessToken, body: { message: 'And the second question.', conversationId: made.conversationId } })).status).toBe(200)
+    const key = await before.call('POST', '/auth/api-keys', { token: bob.accessToken, body: { name: 'laptop' } })
+    expect(key.status).toBe(200)
+    made.key = key.json.key
+    const task = await before.call('POST', '/agents/execute', { token: bob.accessToken, body: { task: 'Summarize the lighthouse', agents: ['writer'] } })
+    expect(task.status).toBe(200)
+    made.taskId = task.json.taskId
+    await before.services.recorder.settle()
+    made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
+    await close(before)
+
+    const database = await emptyPostgresDatabase()
+    target = database.url
+    const migrated = await run(['admin', 'migrate-to-postgres', '--data-dir', dataDir, '--database-url', target], {}, { url: null })
+    expect(migrated.stderr).not.toContain('error')
+    expect(migrated.code).toBe(0)
+    expect(migrated.stdout).toMatch(/TABLE\s+FROM\s+SQLITE ROWS\s+POSTGRESQL ROWS/)
+    expect(migrated.stdout).toMatch(/users\s+uagent\.db\s+2\s+/)
+    expect(migrated.stdout).toMatch(/conversations\s+uagent\.db\s+(\d+)\s+\1\n/)
+    expect(migrated.stdout).toMatch(/messages\s+uagent\.db\s+4\s+4/)
+    expect(migrated.stdout).toMatch(/api_keys\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/analytics_records\s+analytics\.db\s+\d+\s+\d+/)
+    expect(migrated.stdout).toContain("every table's row count matches")
+
+    // Nothing silently lost: every SQLite table is either copied or named as skipped.
+    const report = JSON.parse((await run(['--json', 'admin', 'migrate-to-postgres', '--data-dir', dataDir, '--database-url', (await emptyPostgresDatabase()).url], {}, { url: null })).stdout)
+    const named = new Set([...report.copied.map((t: any) => t.table), ...report.skipped.map((t: any) => t.table)])
+    for (const file of ['uagent.db', 'analytics.db']) {
+      const db = new Database(join(dataDir, file), { readonly: true })
+      const tables = db.query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all()
+      const virtual = tables.filter((t) => /^CREATE VIRTUAL/i.test(t.sql)).map((t) => t.name)
+      for (const { name } of tables) if (!virtual.some((v) => name.startsWith(`${v}_`))) expect(named.has(name)).toBe(true)
+      db.close()
+    }
+    for (const copied of report.copied) expect(copied.copied).toBe(copied.rows)
+
+    // A server on that database (and the data dir, for the stores still in SQLite) serves the same data.
+    const after = serverOn(dataDir, { postgres: await openPostgres(target) })
+    try {
+      const again = await after.login('bob@example.com', 'bob-password-1')
+      const listed = await after.call('GET', '/conversations', { token: again.accessToken })
+      expect(listed.status).toBe(200)
+      expect(listed.json.conversations.map((c: any) => c.id)).toContain(made.conversationId)
+      const one = await after.call('GET', `/conversations/${made.conversationId}`, { token: again.accessToken })
+      expect(one.json.messages.map((m: any) => m.content)).toEqual(['Remember the lighthouse keeper.', 'Moved without losing a word.', 'And the second question.', 'Moved without losing a word.'])
+      expect((await after.call('GET', '/auth/me', { token: made.key })).json.email).toBe('bob@example.com')
+      const keys = await after.call('GET', '/auth/api-keys', { token: again.accessToken })
+      expect(keys.json.keys.map((k: any) => k.name)).toEqual(['laptop'])
+      expect((await after.call('GET', `/agents/task/${made.taskId}`, { token: again.accessToken })).json.status).toBe('completed')
+      const admin2 = await after.login()
+      const dashboard = (await after.call('GET', '/analytics/dashboard', { token: admin2.accessToken })).json
+      // The SQLite server's requests (its dashboard call included), and the 7 made here so far.
+      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 7)
+      expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
+    } finally {
+      await close(after)
+    }
+  })
+
+  test('a PostgreSQL database that holds rows is refused, naming its tables, and left as it was', async () => {
+    expect(target).not.toBe('')
+    const before = await pgCount(target, 'messages')
+    const refused = await run(['admin', 'migrate-to-postgres', '--data-dir', dataDir], { UAGENT_DATABASE_URL: target }, { url: null })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('the PostgreSQL database is not empty')
+    expect(refused.stderr).toMatch(/messages \(\d+ rows\)/)
+    expect(refused.stderr).toContain('nothing was changed')
+    expect(await pgCount(target, 'messages')).toBe(before)
+  })
+
+  test('a table whose count differs after the copy undoes the whole copy and names the table', async () => {
+    const database = await emptyPostgresDatabase()
+    const sql = await openPostgres(database.url)
+    // PostgreSQL swallowing a row (a trigger that skips it): the counts differ.
+    await sql.unsafe(`CREATE FUNCTION skip_one() RETURNS trigger AS $$ BEGIN IF NEW.content = 'And the second question.' THEN RETURN NULL; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+      CREATE TRIGGER skip_one BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION skip_one()`)
+    await sql.close()
+    const failed = await run(['admin', 'migrate-to-postgres', '--data-dir', dataDir, '--database-url', database.url], {}, { url: null })
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain('messages: 4 rows in uagent.db but 3 in PostgreSQL after the copy; the copy was undone')
+    // Tables copied before it were undone too.
+    expect(await pgCount(database.url, 'conversations')).toBe(0)
+    expect(await pgCount(database.url, 'api_keys')).toBe(0)
+  })
+
+  test('without a database URL it is a usage error', async () => {
+    const missing = await run(['admin', 'migrate-to-postgres', '--data-dir', dataDir], {}, { url: null })
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('--database-url or UAGENT_DATABASE_URL')
+  })
+})
