@@ -3,7 +3,10 @@
 //   sentence-hit@1  test/fixtures/answers-labelled.json: real Debian documents in one collection,
 //                   each question asked through answerQuestion (retrieval + the built-in engine);
 //                   a hit when the answer's first sentence (with the one it leans on) is the labelled one.
-//   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph.
+//   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
+//                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
+//                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
+//   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
 //   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
 import set from '../test/fixtures/answers-labelled.json'
@@ -16,10 +19,15 @@ import { BaselineExtractiveGenerator } from './answers/baseline-extractive'
 import { type Family, gitFamily, licenceFamily } from './answers/refusal'
 import { sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
 import { join } from 'node:path'
-import { answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
+import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
+import natural from '../test/fixtures/paraphrase-natural.json'
+import { firstSenseSearch } from './answers/baseline-expansion'
+import { heldOut } from './answers/heldout'
 
 const USER = 'bench'
+/** The commit this session's search work (synonyms weighed, repeated passages, headings) started from. */
+const SESSION_BASE = '0f098ce'
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
 
 /** An in-memory knowledge base with the built-in engines; `synonyms: false` searches as before issue 37 (no query expansion). */
@@ -29,7 +37,7 @@ export function knowledgeBase(options: { synonyms?: boolean } = {}) {
   const embedder = new HashEmbedder()
   const generator = new ExtractiveGenerator()
   const rag = new RagService({ db, embedder: async () => embedder, generator: async () => generator, synonyms: options.synonyms })
-  return { rag, user: USER }
+  return { rag, user: USER, embedder }
 }
 
 /** An answer as /rag/answer gave it before issue 37: the same search without synonyms, the passage filter, no coverage rule, the engine of before. */
@@ -83,16 +91,30 @@ async function refusals(family: Family) {
   }
 }
 
-/** Recall@3 of the paraphrase set: its paragraph among the first three results, with and without synonyms. */
-async function paraphraseRecall(synonyms: boolean) {
-  const kb = knowledgeBase({ synonyms })
-  await kb.rag.ingest(kb.user, 'paragraphs', paragraphDocuments(set.documents))
-  let found = 0
-  for (const q of paraphrases.questions) {
-    const { results } = await kb.rag.search(kb.user, 'paragraphs', q.question, 3)
-    if (results.some((r) => r.id === q.document)) found++
+/** Recall@3 and @10 of a paraphrase set: its paragraph among the first three (ten) results. */
+async function paraphraseRecall(search: (question: string) => Promise<string[]>, questions: { question: string; document: string }[]) {
+  let at3 = 0
+  let at10 = 0
+  for (const q of questions) {
+    const at = (await search(q.question)).indexOf(q.document)
+    if (at >= 0 && at < 3) at3++
+    if (at >= 0) at10++
   }
-  return found / paraphrases.questions.length
+  return { at3: at3 / questions.length, at10: at10 / questions.length }
+}
+
+/** How a paraphrase set was searched before this session's expansion (bench/answers/baseline-expansion.ts) and now. */
+async function paraphraseFigures(documents: { id: string; content: string }[], questions: { question: string; document: string }[]) {
+  const none = knowledgeBase({ synonyms: false })
+  await none.rag.ingest(none.user, 'p', documents)
+  const now = knowledgeBase()
+  await now.rag.ingest(now.user, 'p', documents)
+  const ids = (results: { id: string }[]) => results.map((r) => r.id)
+  return {
+    none: await paraphraseRecall(async (q) => ids((await none.rag.search(none.user, 'p', q, 10)).results), questions),
+    first: await paraphraseRecall(async (q) => ids(await firstSenseSearch(now.rag, now.embedder, now.user, 'p', q, 10)), questions),
+    now: await paraphraseRecall(async (q) => ids((await now.rag.search(now.user, 'p', q, 10)).results), questions),
+  }
 }
 
 export async function benchAnswers() {
@@ -109,11 +131,48 @@ export async function benchAnswers() {
   )
   if (process.env.BENCH_VERBOSE) for (const miss of after.misses) console.log(`  miss: ${miss}`)
 
-  const paraphrased = { before: await paraphraseRecall(false), after: await paraphraseRecall(true) }
-  console.log(
-    `paraphrase recall@3  ${paraphrased.before.toFixed(3)} → ${paraphrased.after.toFixed(3)}   (${paraphrases.questions.length} questions sharing only synonyms with their paragraph, ` +
-      `${paragraphDocuments(set.documents).length} paragraphs; before: no synonyms)`,
-  )
+  for (const [name, documents, questions] of [
+    ['paraphrase (synonyms)', paragraphDocuments(set.documents), paraphrases.questions],
+    ['paraphrase (everyday)', allParagraphs(set.documents), natural.questions],
+  ] as const) {
+    const f = await paraphraseFigures(documents, questions)
+    const fig = (r: { at3: number; at10: number }) => `${r.at3.toFixed(3)}/${r.at10.toFixed(3)}`
+    console.log(
+      `${name} recall@3/@10  no synonyms ${fig(f.none)}, first-sense synonyms (last session) ${fig(f.first)} → now ${fig(f.now)}   ` +
+        `(${questions.length} questions sharing no content word with their paragraph, ${documents.length} paragraphs)`,
+    )
+  }
+
+  const held = heldOut()
+  if (!held) console.log('held-out documentation: skipped, no manual pages on this machine')
+  else {
+    type Kb = ReturnType<typeof knowledgeBase>
+    const row = async (kb: Kb) => {
+      for (let i = 0; i < held.documents.length; i += 200) await kb.rag.ingest(kb.user, 'docs', held.documents.slice(i, i + 200))
+      let found = 0
+      const started = process.cpuUsage()
+      for (const q of held.questions) if ((await kb.rag.search(kb.user, 'docs', q.question, 10)).results.some((r) => r.id === q.document)) found++
+      const cpu = process.cpuUsage(started)
+      return { top10: found / held.questions.length, cpu: (cpu.user + cpu.system) / 1000 / held.questions.length }
+    }
+    // Before: search as it was when this session began (SESSION_BASE), from that commit's own source.
+    const tree = sourceBefore(SESSION_BASE)
+    let before: { top10: number; cpu: number } | null = null
+    if (tree) {
+      const db = (await import(join(tree.dir, 'src/db/index.ts'))).openDatabase(':memory:')
+      db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', '')", [USER, `${USER}@example.com`])
+      const { RagService: OldRag } = await import(join(tree.dir, 'src/modules/rag/service.ts'))
+      const embedder = new HashEmbedder()
+      const generator = new ExtractiveGenerator()
+      before = await row({ rag: new OldRag({ db, embedder: async () => embedder, generator: async () => generator }), user: USER, embedder } as Kb)
+      tree.cleanup()
+    }
+    const now = await row(knowledgeBase())
+    console.log(
+      `held-out documentation  source in top 10 ${before ? before.top10.toFixed(3) : '(n/a)'} → ${now.top10.toFixed(3)}   CPU per search ${before ? before.cpu.toFixed(1) : '(n/a)'} → ${now.cpu.toFixed(1)} ms   ` +
+        `(${held.questions.length} questions from the manual pages' own descriptions, ${held.documents.length} documents, never tuned on; before: search at the start of this session, ${SESSION_BASE})`,
+    )
+  }
 
   const oldTree = sourceBefore()
   for (const agents of [['planner', 'writer'], ['researcher', 'writer']]) {

@@ -7,7 +7,7 @@ import { openPostgres, type Postgres } from '../src/db/postgres'
 export const BENCH_DATABASE_URL = process.env.UAGENT_TEST_DATABASE_URL?.trim() || process.env.UAGENT_DATABASE_URL?.trim() || undefined
 export const BENCH_DATABASE_SKIPPED = 'skipped: set UAGENT_TEST_DATABASE_URL (a role that may CREATE DATABASE) to run it on PostgreSQL'
 
-/** A new, migrated database, or null without a URL. `drop()` closes it and drops it. */
+/** A new, migrated database (with the user `bench`), or null without a URL. `drop()` closes it and drops it. */
 export async function scratchPostgres(): Promise<{ sql: Postgres; drop(): Promise<void> } | null> {
   if (!BENCH_DATABASE_URL) return null
   const name = `uagent_bench_${randomBytes(5).toString('hex')}`
@@ -16,6 +16,8 @@ export async function scratchPostgres(): Promise<{ sql: Postgres; drop(): Promis
   const url = new URL(BENCH_DATABASE_URL)
   url.pathname = `/${name}`
   const sql = await openPostgres(url.toString())
+  // The benches' collections belong to user `bench`: collections name their owner by foreign key.
+  await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('bench', 'bench@example.com', 'x', '["user"]', ${new Date().toISOString()})`
   return {
     sql,
     async drop() {

@@ -35,7 +35,6 @@ import { RedisLink } from './db/redis'
 import { type EventBus, LocalBus, RedisBus } from './core/bus'
 import { ensureFirstAdmin } from './modules/auth/bootstrap'
 import { AuthService } from './modules/auth/service'
-import { LocalAccountRows } from './modules/auth/local-rows'
 import { PostgresAuthStore } from './modules/auth/store.postgres'
 import { SqliteAuthStore } from './modules/auth/store.sqlite'
 import { docsModule } from './modules/docs'
@@ -298,20 +297,14 @@ export function createServices(options: AppOptions = {}): Services {
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
-    // The RAG tables in PostgreSQL name no user by foreign key: the store deletes them.
+    // In PostgreSQL the store deletes them and drops what this server cached of them (the rows would
+    // also go by cascade with the user, migration 018).
     if (rag.store instanceof PostgresRagStore) {
       rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
       return
     }
     for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
   })
-  // The stores still in SQLite name their owners by foreign key to its users table: with the
-  // accounts in PostgreSQL, each user this server admits gets a key row there.
-  if (postgres) {
-    const localRows = new LocalAccountRows(db)
-    auth.onUserSeen((user) => localRows.ensure(user))
-    auth.onUserDeleted((userId) => localRows.forget(userId))
-  }
   const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))

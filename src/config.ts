@@ -143,31 +143,15 @@ function url(env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '')
 }
 
-function postgresUrl(env: Env, name: string): string | undefined {
+/** A service URL of one of `protocols` with a host; the message never echoes it (it may hold a password). */
+function serviceUrl(env: Env, name: string, protocols: string[], example: string): string | undefined {
   const raw = text(env, name)
   if (raw === undefined) return undefined
   let parsed: URL | undefined
   try {
     parsed = new URL(raw)
   } catch {}
-  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
-    // The URL may hold a password: never echoed.
-    throw new ConfigError(name, 'expected a PostgreSQL URL such as postgres://user:password@host:5432/database')
-  }
-  return raw
-}
-
-function redisUrl(env: Env, name: string): string | undefined {
-  const raw = text(env, name)
-  if (raw === undefined) return undefined
-  let parsed: URL | undefined
-  try {
-    parsed = new URL(raw)
-  } catch {}
-  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
-    // The URL may hold a password: never echoed.
-    throw new ConfigError(name, 'expected a Redis URL such as redis://host:6379')
-  }
+  if (!parsed || !protocols.includes(parsed.protocol) || !parsed.hostname) throw new ConfigError(name, `expected ${example}`)
   return raw
 }
 
@@ -277,8 +261,8 @@ export function loadConfig(env: Env = process.env): Config {
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
-    databaseUrl: postgresUrl(env, 'UAGENT_DATABASE_URL'),
-    redisUrl: redisUrl(env, 'UAGENT_REDIS_URL'),
+    databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
+    redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
   }
 }

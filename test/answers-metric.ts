@@ -28,3 +28,14 @@ export function paragraphDocuments(documents: { id: string; content: string }[])
   }
   return out
 }
+
+/** Every paragraph (120 characters or more) of every document, one document each: what test/fixtures/paraphrase-natural.json is asked of. */
+export function allParagraphs(documents: { id: string; content: string }[]): { id: string; content: string }[] {
+  return documents.flatMap((d) =>
+    d.content
+      .split(/\n\s*\n/)
+      .map((p) => p.trim())
+      .filter((p) => p.length >= 120)
+      .map((content, i) => ({ id: `${d.id}#${i}`, content })),
+  )
+}

@@ -130,13 +130,33 @@ export function makeServerWith(generator: Generator, options: AppOptions = {}) {
  * `next()` gives the oldest not yet taken (waiting up to 3 s; undefined when none came).
  */
 export async function openInbox(port: number) {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`)
-  const inbox: any[] = []
-  socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-  await new Promise((resolve) => (socket.onopen = resolve))
+  const { socket, inbox } = await openSocket(`ws://127.0.0.1:${port}/ws`)
   const next = async () => {
     for (let i = 0; i < 300 && !inbox.length; i++) await Bun.sleep(10)
     return inbox.shift()
+  }
+  return { socket, inbox, next }
+}
+
+/**
+ * A WebSocket at `url`, opened, with its messages collected: `next(type)` takes the first message of
+ * that type (or an `error`) waiting up to 10 s, and throws naming what came instead.
+ */
+export async function openSocket(url: string) {
+  const socket = new WebSocket(url)
+  const inbox: any[] = []
+  socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve
+    socket.onerror = reject
+  })
+  const next = async (type: string) => {
+    for (let i = 0; i < 1000; i++) {
+      const index = inbox.findIndex((message) => message.type === type || message.type === 'error')
+      if (index !== -1) return inbox.splice(index, 1)[0]
+      await Bun.sleep(10)
+    }
+    throw new Error(`no ${type} within 10 s: ${JSON.stringify(inbox)}`)
   }
   return { socket, inbox, next }
 }

@@ -16,9 +16,9 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' }
 type AppModule = { createServices: (options: Record<string, unknown>) => unknown; buildApp: (services: any) => { handle(request: Request): Promise<Response> } }
 
 /** The src folder as it was at BASE_COMMIT, extracted beside this tree's node_modules; null when git cannot give it. */
-export function sourceBefore(): { dir: string; cleanup(): void } | null {
+export function sourceBefore(commit = BASE_COMMIT): { dir: string; cleanup(): void } | null {
   const dir = mkdtempSync(join(tmpdir(), 'uagent-before-'))
-  const archive = Bun.spawnSync(['sh', '-c', `git -C "${root}" archive ${BASE_COMMIT} src package.json | tar -x -C "${dir}"`], { stderr: 'pipe' })
+  const archive = Bun.spawnSync(['sh', '-c', `git -C "${root}" archive ${commit} src package.json | tar -x -C "${dir}"`], { stderr: 'pipe' })
   if (archive.exitCode !== 0) {
     rmSync(dir, { recursive: true, force: true })
     return null

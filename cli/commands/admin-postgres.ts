@@ -1,10 +1,11 @@
 import type { Command } from 'commander'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { analyticsPathFor, openAnalyticsDatabase } from '../../src/db'
 import { CopyError, type CopySource, copyToPostgres } from '../../src/db/copy-to-postgres'
 import { openPostgres, type Postgres, redactUrl } from '../../src/db/postgres'
 import { liveServerPid } from '../../src/modules/admin/restore'
+import { completeRagCopy } from '../../src/modules/rag/migrate.postgres'
 import { CliError, EXIT } from '../client'
 import { dim, emit, example, table } from '../output'
 import { dataDirOf, openExistingDatabase } from './admin'
@@ -43,24 +44,45 @@ export function registerMigrateToPostgres(admin: Command): void {
           }
           const quiet = command.optsWithGlobals().json === true
           let report
+          // The data dir's JWT key becomes the database's (server_secrets), so that tokens the
+          // SQLite server signed stay valid on servers without UAGENT_JWT_SECRET.
+          const keyFile = join(dataDir, 'jwt-secret')
+          const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : ''
+          let keyMoved = false
+          let rag: { chunks: number; vectors: number } | null = null
           try {
-            report = await copyToPostgres(sources, postgres, (line) => {
-              if (!quiet) console.error(dim(line))
-            })
+            report = await copyToPostgres(
+              sources,
+              postgres,
+              (line) => {
+                if (!quiet) console.error(dim(line))
+              },
+              async (tx, tables) => {
+                // RAG's keyword index, counts and vectors, which PostgreSQL keeps its own way.
+                if (tables.includes('rag_vectors')) rag = await completeRagCopy(tx, db)
+                if (!key || !tables.includes('server_secrets')) return
+                await tx.unsafe("INSERT INTO server_secrets (name, value, created_at) VALUES ('jwt', $1, $2) ON CONFLICT (name) DO NOTHING", [key, new Date().toISOString()])
+                keyMoved = true
+              },
+            )
           } catch (error) {
             if (error instanceof CopyError) throw new CliError('MIGRATION_FAILED', error.message, EXIT.apiError)
             throw error
           }
-          const body = { success: true, dataDir, database: redactUrl(url), ...report }
+          const body = { success: true, dataDir, database: redactUrl(url), ...report, jwtKeyMoved: keyMoved, rag }
           emit(command, body, () => {
             console.log(table(['TABLE', 'FROM', 'SQLITE ROWS', 'POSTGRESQL ROWS'], report.copied.map((t) => [t.table, t.source, t.rows, t.copied])))
             console.log(`Copied ${report.copied.length} tables into ${redactUrl(url)}; every table's row count matches.`)
             for (const t of report.copied.filter((t) => t.leftOut.length)) console.log(`${t.table}: SQLite columns without a PostgreSQL column, not copied: ${t.leftOut.join(', ')}`)
             if (report.skipped.length) {
-              console.log('SQLite tables with no PostgreSQL table, not copied (they stay in the data dir, which the server still uses for them):')
+              console.log('SQLite tables not copied (their rows stay in the SQLite files):')
               console.log(table(['TABLE', 'FROM', 'ROWS', 'WHY'], report.skipped.map((s) => [s.table, s.source, s.rows ?? '?', s.why])))
             }
-            if (report.postgresOnly.length) console.log(dim(`PostgreSQL tables no SQLite file has (left empty): ${report.postgresOnly.join(', ')}`))
+            const made = [...(rag ? ['rag_terms', 'rag_vectors'] : []), ...(keyMoved ? ['server_secrets'] : [])]
+            const empty = report.postgresOnly.filter((name) => !made.includes(name))
+            if (empty.length) console.log(dim(`PostgreSQL tables no SQLite file has (left empty): ${empty.join(', ')}`))
+            if (rag) console.log(`RAG: ${rag.chunks} chunks indexed for keyword search (tsvector, document frequencies) and ${rag.vectors} vectors copied from SQLite's vector tables.`)
+            if (keyMoved) console.log("The data dir's JWT key (jwt-secret) is now the database's (server_secrets): tokens it signed stay valid on servers without UAGENT_JWT_SECRET.")
             console.log(`Start the server with UAGENT_DATABASE_URL set and the same data dir (${dataDir}).`)
           })
         } finally {

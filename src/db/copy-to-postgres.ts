@@ -127,7 +127,13 @@ function countRows(db: Database, table: string): number | null {
  * what the two schemas hold, so that tables given PostgreSQL adapters later are copied too.
  * Throws a CopyError (nothing changed) when PostgreSQL already holds rows or a copy fails.
  */
-export async function copyToPostgres(sources: CopySource[], sql: Postgres, progress: (line: string) => void = () => {}): Promise<CopyReport> {
+export async function copyToPostgres(
+  sources: CopySource[],
+  sql: Postgres,
+  progress: (line: string) => void = () => {},
+  /** More to write in the same transaction, once every table is copied and counted (tables lists PostgreSQL's). */
+  finish?: (tx: Postgres, tables: string[]) => Promise<void>,
+): Promise<CopyReport> {
   const tables: string[] = (
     await sql.unsafe(
       `SELECT table_name AS name FROM information_schema.tables
@@ -174,7 +180,7 @@ export async function copyToPostgres(sources: CopySource[], sql: Postgres, progr
     for (const { name, virtual } of sqliteTables(source.db)) {
       if (origin.has(name)) continue
       if (tables.includes(name) && !virtual) origin.set(name, source)
-      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite virtual table (an index PostgreSQL builds its own way)' : 'no PostgreSQL table' })
+      else report.skipped.push({ table: name, source: source.name, rows: countRows(source.db, name), why: virtual ? 'a SQLite index (virtual table)' : 'no PostgreSQL table' })
     }
   }
 
@@ -224,6 +230,7 @@ export async function copyToPostgres(sources: CopySource[], sql: Postgres, progr
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
     }
+    await finish?.(tx as unknown as Postgres, tables)
   })
   return report
 }

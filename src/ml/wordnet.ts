@@ -69,6 +69,7 @@ export class WordNet {
   private readonly index = new Map<Pos, SortedLines>()
   private readonly data = new Map<Pos, number>()
   private readonly cache = new Map<string, string[]>()
+  private readonly weighted = new Map<string, WeightedSynonym[]>()
 
   private constructor(dir: string) {
     for (const pos of POS) {
@@ -170,6 +171,50 @@ export class WordNet {
     this.cache.set(key, out)
     return out
   }
+
+  /**
+   * Synonyms of a word from its `senses` most frequent senses, each weighted by the rank of the
+   * sense it comes from (SENSE_WEIGHTS; the best when several give it). Senses WordNet's tagged
+   * concordance never saw are left out past the first UNTAGGED_SENSES (WordNet lists a word's
+   * senses by how often they were seen, so these are its rarest), as are parts of speech it never
+   * saw the word in when it saw another ("buy" as a noun). A two-word term WordNet knows is looked
+   * up whole ("compact discs" → CD).
+   */
+  weightedSynonyms(word: string, senses = 4): WeightedSynonym[] {
+    const key = `${word}\u0001${senses}`
+    const cached = this.weighted.get(key)
+    if (cached) return cached
+    const own = new Set([word.toLowerCase().replace(/ /g, '_')])
+    const weights = new Map<string, number>()
+    const lemmas = this.lemmas(word)
+    const seen = lemmas.some((lemma) => lemma.tagged > 0)
+    for (const lemma of lemmas) own.add(lemma.lemma)
+    for (const lemma of lemmas) {
+      if (seen && lemma.tagged === 0) continue
+      const taken = Math.min(senses, SENSE_WEIGHTS.length, Math.max(UNTAGGED_SENSES, lemma.tagged))
+      lemma.synsets.slice(0, taken).forEach((offset, rank) => {
+        for (const synonym of this.synsetWords(lemma.pos, offset)) {
+          if (own.has(synonym)) continue
+          weights.set(synonym, Math.max(weights.get(synonym) ?? 0, SENSE_WEIGHTS[rank]!))
+        }
+      })
+    }
+    const out = [...weights].map(([w, weight]) => ({ word: w, weight })).sort((a, b) => b.weight - a.weight)
+    if (this.weighted.size > 50_000) this.weighted.clear()
+    this.weighted.set(key, out)
+    return out
+  }
+}
+
+/** What a synonym from a word's first, second, third… sense weighs (a later sense is a less likely meaning). */
+export const SENSE_WEIGHTS = [1, 0.8, 0.6, 0.5, 0.4]
+/** Senses taken from a word even when the tagged concordance saw fewer of them (ordered, untagged senses still say something). */
+export const UNTAGGED_SENSES = 3
+
+export interface WeightedSynonym {
+  word: string
+  /** SENSE_WEIGHTS of the most frequent sense it comes from. */
+  weight: number
 }
 
 let shared: WordNet | null | undefined

@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
+import { sharedJwtSecret } from '../../src/core/secrets'
 import { openPostgres } from '../../src/db/postgres'
 import { makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
@@ -14,7 +15,7 @@ const suite = TEST_DATABASE_URL ? describe : describe.skip
 
 /** A server on a real data dir (SQLite files), or on that data dir and a PostgreSQL database. */
 function serverOn(dataDir: string, options: Parameters<typeof makeServerWith>[1] = {}) {
-  return makeServerWith(new ScriptedGenerator('Moved without losing a word.'), { dataDir, database: undefined, jwtSecret: 'm'.repeat(48), ...options })
+  return makeServerWith(new ScriptedGenerator('Moved without losing a word.'), { dataDir, database: undefined, ...options })
 }
 
 async function close(server: ReturnType<typeof serverOn>) {
@@ -37,7 +38,7 @@ async function pgCount(url: string, table: string): Promise<number> {
 suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   const dataDir = tempDir('migrate-data')
   let target = ''
-  const made: { conversationId: string; bobId: string; key: string; taskId: string; requests: number } = { conversationId: '', bobId: '', key: '', taskId: '', requests: 0 }
+  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0 }
 
   test('a populated SQLite server is copied into an empty PostgreSQL database, counts checked, and a server on it serves the same data', async () => {
     // The SQLite server, used through its API: a user, conversations, an API key, an agent task, analytics.
@@ -45,6 +46,7 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     const admin = await before.login()
     const bob = await before.userSession('bob@example.com', 'bob-password-1')
     made.bobId = bob.user.id
+    made.bobToken = bob.accessToken
     const chat = await before.call('POST', '/chat', { token: bob.accessToken, body: { message: 'Remember the lighthouse keeper.' } })
     expect(chat.status).toBe(200)
     made.conversationId = chat.json.metadata.conversationId
@@ -55,6 +57,19 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     const task = await before.call('POST', '/agents/execute', { token: bob.accessToken, body: { task: 'Summarize the lighthouse', agents: ['writer'] } })
     expect(task.status).toBe(200)
     made.taskId = task.json.taskId
+    const ingested = await before.call('POST', '/rag/ingest', {
+      token: bob.accessToken,
+      body: {
+        collection: 'handbook',
+        documents: [
+          { id: 'lighthouse', content: 'The lighthouse keeper polishes the great lens every evening before the lamp is lit.' },
+          { id: 'bakery', content: 'The bakery opens at six; rye loaves come out of the oven first, then the croissants.' },
+          { id: 'harbour', content: 'Fishing boats moor in the harbour after the evening tide, their nets drying on the quay.' },
+        ],
+      },
+    })
+    expect(ingested.status).toBe(200)
+    made.chunks = (await before.call('GET', '/rag/collections', { token: bob.accessToken })).json.collections[0].chunks
     await before.services.recorder.settle()
     made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
     await close(before)
@@ -84,9 +99,14 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     }
     for (const copied of report.copied) expect(copied.copied).toBe(copied.rows)
 
-    // A server on that database (and the data dir, for the stores still in SQLite) serves the same data.
-    const after = serverOn(dataDir, { postgres: await openPostgres(target) })
+    expect(migrated.stdout).toContain("The data dir's JWT key (jwt-secret) is now the database's")
+    // A server on that database (and the data dir, for the stores still in SQLite) serves the same
+    // data, signing with the database's key as startServices() gives it.
+    const pool = await openPostgres(target)
+    const after = serverOn(dataDir, { postgres: pool, sharedJwtSecret: await sharedJwtSecret(pool) })
     try {
+      // An access token the SQLite server signed before the move is still good.
+      expect((await after.call('GET', '/auth/me', { token: made.bobToken })).json.email).toBe('bob@example.com')
       const again = await after.login('bob@example.com', 'bob-password-1')
       const listed = await after.call('GET', '/conversations', { token: again.accessToken })
       expect(listed.status).toBe(200)
@@ -97,10 +117,20 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       const keys = await after.call('GET', '/auth/api-keys', { token: again.accessToken })
       expect(keys.json.keys.map((k: any) => k.name)).toEqual(['laptop'])
       expect((await after.call('GET', `/agents/task/${made.taskId}`, { token: again.accessToken })).json.status).toBe('completed')
+      // RAG: the collection, its chunks, and search by keywords and by vectors as before the move.
+      expect(migrated.stdout).toMatch(/RAG: \d+ chunks indexed for keyword search .* and \d+ vectors copied/)
+      const collections = (await after.call('GET', '/rag/collections', { token: again.accessToken })).json.collections
+      expect(collections.map((c: any) => [c.name, c.documents, c.chunks])).toEqual([['handbook', 3, made.chunks]])
+      const search = await after.call('POST', '/rag/search', { token: again.accessToken, body: { collection: 'handbook', query: 'croissants rye oven', limit: 3 } })
+      expect(search.status).toBe(200)
+      expect(search.json.results[0].id).toBe('bakery')
+      expect(search.json.results.map((r: any) => r.id).sort()).toEqual(['bakery', 'harbour', 'lighthouse'])
+      const lens = await after.call('POST', '/rag/search', { token: again.accessToken, body: { collection: 'handbook', query: 'lens of the lighthouse', limit: 1 } })
+      expect(lens.json.results[0].id).toBe('lighthouse')
       const admin2 = await after.login()
       const dashboard = (await after.call('GET', '/analytics/dashboard', { token: admin2.accessToken })).json
-      // The SQLite server's requests (its dashboard call included), and the 7 made here so far.
-      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 7)
+      // The SQLite server's requests (its dashboard call included), and the 11 made here so far.
+      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 11)
       expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
     } finally {
       await close(after)

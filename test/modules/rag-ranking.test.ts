@@ -190,3 +190,22 @@ describe('fusion fitted on the labelled set', () => {
     expect(labelled.queries.filter((q) => q.half === 'check' && fit.has(`${q.corpus}|${q.query}`))).toEqual([])
   })
 })
+
+describe('repeated passages', () => {
+  test('a passage ingested twice takes one place in the results while other passages are left; alone, it still fills them', async () => {
+    const { rag } = service()
+    const backup = 'Backups run nightly at two; restore a backup with harbor restore and the snapshot id.'
+    await rag.ingest('u', 'kb', [
+      { id: 'backup-v1', content: backup },
+      { id: 'backup-v2', content: backup },
+      { id: 'backup-copy', content: backup },
+      { id: 'restore-howto', content: 'To restore files from a nightly snapshot, list snapshots first, then restore the one you need.' },
+      { id: 'holidays', content: 'Holidays are requested in the HR portal two weeks ahead.' },
+    ])
+    const { results } = await rag.search('u', 'kb', 'restore a nightly backup', 2)
+    expect(results.map((r) => r.content)).toEqual([backup, 'To restore files from a nightly snapshot, list snapshots first, then restore the one you need.'])
+    const all = await rag.search('u', 'kb', 'restore a nightly backup', 5)
+    expect(all.results.map((r) => r.id).sort()).toEqual(['backup-copy', 'backup-v1', 'backup-v2', 'holidays', 'restore-howto'])
+    expect(all.results.slice(0, 2).map((r) => r.id)).toContain('restore-howto')
+  })
+})

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { randomUUID } from 'node:crypto'
 import corpus from '../fixtures/rag-corpus.json'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
@@ -7,7 +6,7 @@ import { DocumentLibrary } from '../../src/modules/rag/documents/library'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
 import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
-import { describeBackends, freshPostgres, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
+import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
 
 const embedder = new HashEmbedder()
 
@@ -15,12 +14,7 @@ const embedder = new HashEmbedder()
 function ragOf(backend: TestBackend, keywordPostings?: number) {
   const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql, { keywordPostings }) : undefined
   const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), keywordPostings, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
-  const user = () => {
-    const id = randomUUID()
-    backend.db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', ?)", [id, `${id}@example.com`, new Date().toISOString()])
-    return id
-  }
-  return { rag, library: new DocumentLibrary(rag), user }
+  return { rag, library: new DocumentLibrary(rag), user: () => insertTestUser(backend) }
 }
 
 async function code(work: () => unknown): Promise<string> {
@@ -33,9 +27,31 @@ async function code(work: () => unknown): Promise<string> {
 }
 
 describeBackends('RAG store', (backend) => {
+  test('synonyms (issue 37): "buy" finds "purchase", "compact discs" finds CDs, the exact word first; a repeated passage takes one place', async () => {
+    const { rag, user } = ragOf(backend())
+    const alice = await user()
+    const repeated = 'Backups run nightly at two; restore a backup with harbor restore and the snapshot id.'
+    await rag.ingest(alice, 'office', [
+      { id: 'procurement', content: 'To purchase software licences, open a ticket with procurement and attach the quote from the vendor.' },
+      { id: 'media', content: 'Members of plugdev can mount CDs and USB sticks without asking an administrator.' },
+      { id: 'cars', content: 'Visitors park their car in the lower garage and get a ticket at the gate.' },
+      { id: 'vehicles', content: 'Company automobiles are booked through the fleet desk two days ahead.' },
+      { id: 'backup-1', content: repeated },
+      { id: 'backup-2', content: repeated },
+      { id: 'restore', content: 'To restore files from a nightly snapshot, list snapshots first, then restore the one you need.' },
+    ])
+    const top = async (query: string, limit = 3) => (await rag.search(alice, 'office', query, limit)).results.map((r) => r.id)
+    expect((await top('buy'))[0]).toBe('procurement')
+    expect((await top('Which team may use compact discs?'))[0]).toBe('media')
+    expect((await top('car')).slice(0, 2)).toEqual(['cars', 'vehicles'])
+    const two = await top('restore a nightly backup', 2)
+    expect(two).toContain('restore')
+    expect(two.filter((id) => id.startsWith('backup-'))).toHaveLength(1)
+  })
+
   test('the intranet corpus: each keyword query and each paraphrase finds its document in the top three', async () => {
     const { rag, user } = ragOf(backend())
-    const alice = user()
+    const alice = await user()
     const ingested = await rag.ingest(alice, 'kb', corpus.documents)
     expect(ingested).toMatchObject({ ingested: corpus.documents.length, failed: 0 })
     let keyword = 0
@@ -55,7 +71,7 @@ describeBackends('RAG store', (backend) => {
 
   test('re-ingesting an id replaces it; deleting a document takes it out of both searches; lists count what is there', async () => {
     const { rag, user } = ragOf(backend())
-    const bob = user()
+    const bob = await user()
     await rag.ingest(bob, 'notes', [
       { id: 'a', content: 'The zeppelin hangar opens at dawn for inspection.' },
       { id: 'b', content: 'Quarterly budget figures are due in March.' },
@@ -75,8 +91,8 @@ describeBackends('RAG store', (backend) => {
 
   test("collections are their owner's: another user gets 404 and keeps a collection of the same name; keyword statistics are each collection's own", async () => {
     const { rag, user } = ragOf(backend())
-    const carol = user()
-    const dave = user()
+    const carol = await user()
+    const dave = await user()
     await rag.ingest(carol, 'docs', [{ id: 'c1', content: 'Carol keeps the lighthouse logbook with tide tables.' }])
     expect(await code(() => rag.search(dave, 'docs', 'lighthouse', 5))).toBe('NOT_FOUND')
     expect(await code(() => rag.deleteCollection(dave, 'docs'))).toBe('NOT_FOUND')
@@ -99,7 +115,7 @@ describeBackends('RAG store', (backend) => {
 
   test('document frequencies stay exact through many writes, replacements and deletes', async () => {
     const { rag, user } = ragOf(backend())
-    const hana = user()
+    const hana = await user()
     // One write per document: more writes than the PostgreSQL store gathers before it sums them.
     for (let i = 0; i < 24; i++) await rag.ingest(hana, 'log', [{ id: `e${i}`, content: `Entry ${i}: ${i % 2 ? 'walrus' : 'pelican'} sighted near the ${i % 3 ? 'pier' : 'lighthouse'}.` }])
     for (const id of ['e1', 'e2', 'e3']) await rag.deleteDocument(hana, 'log', id)
@@ -121,7 +137,7 @@ describeBackends('RAG store', (backend) => {
 
   test('quoted phrases and identifiers are found whole; FTS syntax is searched as text', async () => {
     const { rag, user } = ragOf(backend())
-    const erin = user()
+    const erin = await user()
     await rag.ingest(erin, 'ops', [
       { id: 'ssl', content: 'Chrome shows ERR_SSL_PROTOCOL_ERROR when the proxy intercepts TLS.' },
       { id: 'ssl-words', content: 'An SSL error in the protocol log: see the error list.' },
@@ -139,7 +155,7 @@ describeBackends('RAG store', (backend) => {
 
   test('words in more chunks than keyword search ranks (its postings budget): the first matches are ranked, the best still found first', async () => {
     const { rag, user } = ragOf(backend(), 10)
-    const gina = user()
+    const gina = await user()
     const notes = Array.from({ length: 40 }, (_, i) => ({ id: `n${i}`, content: `Harbour report ${i}: cranes, harbour pilots and harbour tugs were busy.` }))
     notes[3] = { id: 'n3', content: 'Harbour report 3: the harbour harbour harbour master inspected the harbour cranes.' }
     await rag.ingest(gina, 'port', notes)
@@ -150,7 +166,7 @@ describeBackends('RAG store', (backend) => {
 
   test('the document library: info rows with the document, unchanged documents skipped, listings by prefix, one document with its text', async () => {
     const { rag, library, user } = ragOf(backend())
-    const frank = user()
+    const frank = await user()
     const first = await library.ingest(frank, 'lib', [
       { id: 'guides/vpn.md', content: 'Install WireGuard, then import the tunnel file.', metadata: { title: 'VPN guide' }, source: '/srv/guides/vpn.md', type: 'markdown' },
       { id: 'guides/mail.md', content: 'Mail is read with IMAP over TLS.', type: 'markdown' },
@@ -187,6 +203,8 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG on several replicas${TEST_DATABASE_URL 
       new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
     const one = make()
     const two = make()
+    // Collections name their owner by foreign key (PostgreSQL migration 018).
+    await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', ${new Date().toISOString()})`
     await one.ingest('u1', 'shared', corpus.documents)
     // The second instance loads the collection's vectors on its first search.
     expect((await two.search('u1', 'shared', 'WireGuard VPN configuration', 3)).results[0]!.id).toBe('vpn-setup')

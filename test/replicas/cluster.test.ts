@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { createHash } from 'node:crypto'
 import { pluginFiles, pluginToolsMissing, tgzOf } from '../modules/plugins/fixtures'
 import { POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
+import { openSocket } from '../helpers'
 import { REDIS_SERVER, REDIS_SKIPPED } from '../redis'
 import { type Cluster, CLUSTER_ADMIN, type Replica, startCluster, within } from './cluster'
 
@@ -148,21 +149,7 @@ suite(titled('two replicas on one PostgreSQL and one Redis, each with an empty d
 
   test('a WebSocket chat on one with a token from the other', async () => {
     const token = (await login(b)).accessToken
-    const socket = new WebSocket(a.ws)
-    const inbox: any[] = []
-    socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-    await new Promise((resolve, reject) => {
-      socket.onopen = resolve
-      socket.onerror = reject
-    })
-    const next = async (type: string) => {
-      for (let i = 0; i < 1000; i++) {
-        const index = inbox.findIndex((message) => message.type === type || message.type === 'error')
-        if (index !== -1) return inbox.splice(index, 1)[0]
-        await Bun.sleep(10)
-      }
-      throw new Error(`no ${type} within 10 s: ${JSON.stringify(inbox)}`)
-    }
+    const { socket, next } = await openSocket(a.ws)
     socket.send(JSON.stringify({ type: 'auth', token }))
     expect((await next('auth_success')).type).toBe('auth_success')
     socket.send(JSON.stringify({ type: 'stream_chat', message: 'Hello over the socket' }))

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ADMIN, makeServerWith, ScriptedGenerator } from '../helpers'
+import { ADMIN, makeServerWith, openSocket, ScriptedGenerator } from '../helpers'
 import { freePort } from '../redis'
 
 // deploy/nginx/uagent.conf, as deployed, in front of two servers on this machine.
@@ -85,21 +85,7 @@ suite(NGINX ? 'deploy/nginx/uagent.conf in front of two servers' : 'deploy/nginx
   })
 
   test('a WebSocket chat passes through the upgrade', async () => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`)
-    const inbox: any[] = []
-    socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-    await new Promise((resolve, reject) => {
-      socket.onopen = resolve
-      socket.onerror = reject
-    })
-    const next = async (type: string) => {
-      for (let i = 0; i < 1000; i++) {
-        const index = inbox.findIndex((message) => message.type === type || message.type === 'error')
-        if (index !== -1) return inbox.splice(index, 1)[0]
-        await Bun.sleep(10)
-      }
-      throw new Error(`no ${type}: ${JSON.stringify(inbox)}`)
-    }
+    const { socket, next } = await openSocket(`ws://127.0.0.1:${port}/ws`)
     socket.send(JSON.stringify({ type: 'auth', token }))
     expect((await next('auth_success')).type).toBe('auth_success')
     socket.send(JSON.stringify({ type: 'stream_chat', message: 'hello' }))

@@ -14,8 +14,9 @@ import type { BatchMessage } from './writer-thread'
 declare const self: Worker
 
 const { postgres, maxPending } = workerData as { postgres: ConstructorParameters<typeof SQL>[0] & object; maxPending: number }
-// One connection (batches are written one after the other), let go after 5 s without one.
-const store = new PostgresRecordStore(new SQL({ ...postgres, max: 1, idleTimeout: 5, connectionTimeout: 10 }))
+// One connection (batches are written one after the other; a busy server flushes every second),
+// let go after 2 s without one: a quiet server holds none of the database's connection slots.
+const store = new PostgresRecordStore(new SQL({ ...postgres, max: 1, idleTimeout: 2, connectionTimeout: 10 }))
 const names: StringList = [null]
 /** The shared buffers the sender's batches name by slot (see WriterThread). */
 const shared = new Map<number, Float64Array>()

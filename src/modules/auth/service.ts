@@ -137,17 +137,6 @@ export class AuthService {
     this.deletionSteps.push(step)
   }
 
-  /** Called with each user this process admits (a caller, an API key's owner, a user read by id) when the accounts are in PostgreSQL. */
-  private readonly seenSteps: ((user: User) => void)[] = []
-
-  onUserSeen(step: (user: User) => void): void {
-    this.seenSteps.push(step)
-  }
-
-  private seen(user: User | null): void {
-    if (user) for (const step of this.seenSteps) step(user)
-  }
-
   private requireUser(id: string): MaybePromise<UserRow> {
     return andThen(this.store.userById(id), (row) => {
       if (!row) throw new AppError('NOT_FOUND', `User ${id} not found`)
@@ -260,7 +249,6 @@ export class AuthService {
     const [at, epoch] = [this.cache.now(), this.cache.epoch]
     return andThen(this.store.userById(id), (row) => {
       const user = row ? toUser(row) : null
-      this.seen(user)
       this.cache.rememberUser(id, user, at, epoch)
       return user
     })
@@ -388,10 +376,7 @@ export class AuthService {
       if (user.disabled) throw new AppError('UNAUTHORIZED', 'This account has been disabled by an administrator')
       const principal = { user, sessionId: claims.sid, isAdmin: user.roles.includes('admin') }
       this.cache.rememberPrincipal(claims.sid, principal, at, epoch)
-      if (this.store.asynchronous) {
-        this.seen(user)
-        this.cache.rememberUser(user.id, user, at, epoch)
-      }
+      if (this.store.asynchronous) this.cache.rememberUser(user.id, user, at, epoch)
       return principal
     })
   }

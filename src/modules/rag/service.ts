@@ -4,9 +4,9 @@ import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import type { Embedder, Generator } from '../../ml'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
-import { MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_VECTOR_SHARE, synonymsOf } from './ranking/expansion'
+import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
-import { type Candidate, candidatePools, cosineDistance, rankCandidates, rareTerms, similarity } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
 import { SqliteRagStore } from './store.sqlite'
 import { runSteps, type Steps, wait } from './steps'
@@ -31,6 +31,12 @@ export interface IngestDocument {
 export interface Expansion {
   words: string[]
   terms?: QueryTerms
+  /** Per content word of the query that has synonyms here: the word, and its synonyms as indices into `terms.terms` with their weights. */
+  groups?: SynonymGroupTerms[]
+  /** The written forms of the synonyms (formsOf), each with its index in `terms.terms`. */
+  forms?: Map<string, number>
+  /** The query's own terms in the collection, looked up once for the expansion and the search. */
+  query?: QueryTerms
 }
 const NO_EXPANSION: Expansion = { words: [] }
 
@@ -61,9 +67,40 @@ const STORED_BYTES_PER_BYTE = 4
 
 /** Distinct content words of a text (function words aside): what a hashed vector of it is made of. */
 export function contentWords(text: string): number {
+  return readChunk(text).features
+}
+
+/**
+ * Results with the same text as a better one (the same passage ingested twice, or in two
+ * documents) moved after those whose text differs, in order: a repeated passage says nothing new,
+ * so it takes a place only when nothing else is left.
+ */
+export function distinctFirst<T>(ranked: T[], text: (hit: T) => string): T[] {
   const seen = new Set<string>()
-  for (const word of words(text)) if (!STOPWORDS.has(word)) seen.add(word)
-  return seen.size
+  const first: T[] = []
+  const repeated: T[] = []
+  for (const hit of ranked) {
+    const key = text(hit)
+    if (seen.has(key)) repeated.push(hit)
+    else {
+      seen.add(key)
+      first.push(hit)
+    }
+  }
+  return repeated.length ? [...first, ...repeated] : ranked
+}
+
+/** A chunk's distinct content words, and which of the synonyms whose written forms are `forms` (form → index) it holds. */
+function readChunk(text: string, forms?: Map<string, number>): { features: number; synonyms: Set<number> } {
+  const seen = new Set<string>()
+  const synonyms = new Set<number>()
+  for (const word of words(text)) {
+    if (STOPWORDS.has(word)) continue
+    seen.add(word)
+    const synonym = forms?.get(word)
+    if (synonym !== undefined) synonyms.add(synonym)
+  }
+  return { features: seen.size, synonyms }
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -245,7 +282,10 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const found = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const { candidates, terms, chunks } = found instanceof Promise ? await found : found
     const ranked = rankCandidates(candidates, terms, params)
-    const scored = ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold).slice(0, limit)
+    const scored = distinctFirst(
+      ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),
+      (hit) => chunks.get(hit.chunkId)!.content,
+    ).slice(0, limit)
     return scored.map((hit) => {
       const chunk = chunks.get(hit.chunkId)!
       return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
@@ -264,12 +304,34 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   private *expansionSteps(collection: CollectionRow, query: string): Steps<Expansion> {
     if (this.deps.synonyms === false) return NO_EXPANSION
-    const synonyms = synonymsOf(query)
-    if (!synonyms.length) return NO_EXPANSION
-    const found = yield* wait(this.store.queryTerms(collection, synonyms.join(' ')))
+    const groups = synonymGroups(query)
+    if (!groups.length) return NO_EXPANSION
+    const weights = new Map<string, number>()
+    for (const group of groups) for (const synonym of group.synonyms) weights.set(synonym.word, synonym.weight)
+    const found = yield* wait(this.store.queryTerms(collection, [...weights.keys()].join(' ')))
     const most = Math.max(RARE_SYNONYM_MIN, found.chunks * RARE_SYNONYM_SHARE)
-    const kept = found.terms.filter((term) => !term.phrase && term.df > 0 && term.df <= most).slice(0, MOST_SYNONYMS)
-    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept } }
+    const kept = found.terms
+      .filter((term) => !term.phrase && term.df > 0 && term.df <= most && weights.has(term.word))
+      .sort((a, b) => weights.get(b.word)! - weights.get(a.word)!)
+      .slice(0, MOST_SYNONYMS)
+    if (!kept.length) return NO_EXPANSION
+    const index = new Map(kept.map((term, i) => [term.word, i]))
+    const own = yield* wait(this.store.queryTerms(collection, query))
+    const absent = new Set(own.terms.filter((term) => !term.phrase && term.df === 0 && !STOPWORDS.has(term.word)).map((term) => term.word))
+    const missing = new Set(groups.filter((group) => group.word.split(' ').every((word) => absent.has(word))).map((group) => group.word))
+    const held = groups
+      .map((group) => ({
+        word: group.word,
+        share: missing.has(group.word) ? STAND_IN_SHARE : SYNONYM_SHARE,
+        idf: idf(Math.min(...group.word.split(' ').map((word) => own.terms.find((term) => !term.phrase && term.word === word)?.df ?? 0)), own.chunks),
+        synonyms: group.synonyms.filter((synonym) => index.has(synonym.word)).map((synonym) => ({ index: index.get(synonym.word)!, weight: synonym.weight })),
+      }))
+      .filter((group) => group.synonyms.length)
+    const forms = new Map<string, number>()
+    kept.forEach((term, i) => {
+      for (const form of formsOf(term.word)) if (!forms.has(form)) forms.set(form, i)
+    })
+    return { words: kept.map((term) => term.word), terms: { ...found, terms: kept }, groups: held, forms, query: own }
   }
 
   /**
@@ -278,14 +340,18 @@ export class RagService<S extends RagStore = SqliteRagStore> {
    * the query's vector changes: stored vectors (and the embedder's id) stay as they are.
    */
   async queryVector(embedder: Embedder, query: string, synonyms: Expansion): Promise<Float32Array> {
-    if (!synonyms.words.length) return (await embedder.embed([query]))[0]!
-    const [own, other] = await embedder.embed([query, synonyms.words.join(' ')])
-    const blended = new Float32Array(own!.length)
+    // Only synonyms of a word's most frequent sense (a vector has no weights to tell likely meanings
+    // from unlikely ones), each word's embedded apart and counted once: a word with many synonyms
+    // does not pull the query towards itself more than a word with one.
+    const leaning = (synonyms.groups ?? [])
+      .map((group) => group.synonyms.filter((synonym) => synonym.weight >= 1).map((synonym) => synonyms.words[synonym.index]!))
+      .filter((words) => words.length)
+    if (!leaning.length) return (await embedder.embed([query]))[0]!
+    const [own, ...others] = await embedder.embed([query, ...leaning.map((words) => words.join(' '))])
+    const blended = Float32Array.from(own!)
+    for (const other of others) for (let i = 0; i < blended.length; i++) blended[i]! += (SYNONYM_VECTOR_SHARE * other[i]!) / others.length
     let norm = 0
-    for (let i = 0; i < blended.length; i++) {
-      blended[i] = own![i]! + SYNONYM_VECTOR_SHARE * other![i]!
-      norm += blended[i]! * blended[i]!
-    }
+    for (let i = 0; i < blended.length; i++) norm += blended[i]! * blended[i]!
     if (norm > 0) for (let i = 0; i < blended.length; i++) blended[i]! /= Math.sqrt(norm)
     return blended
   }
@@ -306,7 +372,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = yield* wait(this.store.queryTerms(collection, query))
+    const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
     const keywordRanking = yield* wait(this.store.keywordCandidates(collection, terms, pools.keywordPool))
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
@@ -321,9 +387,13 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         keywordOnly.push(hit.chunkId)
       }
     })
-    // The query's synonyms find candidates too, scored apart (a share of their keyword relevance).
+    // The query's synonyms find candidates too (their best by BM25 of the rarest of them: no
+    // rescoring, as what a synonym is worth comes from the word it stands for; see synonymScore).
     if (synonyms.words.length) {
-      for (const hit of yield* wait(this.store.keywordCandidates(collection, synonyms.terms!, pools.keywordPool))) {
+      // Only the rarest of them, within SYNONYM_POSTINGS: all searched, so none is rescored.
+      const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, SYNONYM_POSTINGS)
+      const searched = { ...synonyms.terms!, terms: synonyms.terms!.terms.filter((term) => plan.words.includes(term.word)) }
+      for (const hit of searched.terms.length ? yield* wait(this.store.keywordCandidates(collection, searched, pools.keywordPool)) : []) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {
@@ -350,9 +420,24 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
     // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
     for (const id of ids) if (!chunks.has(id)) byId.delete(id)
+    // What the query's synonyms give each candidate: for each word it lacks, its best synonym there
+    // (the synonyms a chunk holds read from its words, in the pass that counts its content words).
+    const groups = synonyms.groups ?? []
+    const own = groups.map((group) => terms.terms.findIndex((term) => !term.phrase && term.word === group.word))
+    const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
+    const ownHeld = groups.length ? yield* wait(this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!))) : new Map<number, number[]>()
     for (const candidate of byId.values()) {
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
-      candidate.features = contentWords(chunks.get(candidate.chunkId)?.content ?? '')
+      const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
+      candidate.features = read.features
+      if (!groups.length) continue
+      const holds = new Set((ownHeld.get(candidate.chunkId) ?? []).map((j) => ownTerms[j]!))
+      const score = synonymScore(
+        groups,
+        own.map((i) => i < 0 || !holds.has(i)),
+        read.synonyms,
+      )
+      candidate.synonymBm25 = score > 0 ? -score : undefined
     }
     return { candidates: [...byId.values()], terms, chunks }
   }

@@ -124,6 +124,8 @@ describe.skipIf(missing !== null)(`plugins on two servers sharing PostgreSQL${mi
     expect((await a.call('POST', '/plugins/install', { token: tokenA, body: { source: 'git', package: join(repos, 'v1'), version: 'v1.0.0' } })).status).toBe(200)
     expect((await b.call('POST', '/plugins/greeter/execute', { token: user, body: { action: 'greet', parameters: { name: 'Cy' } } })).json.result).toEqual({ greeting: 'Hello, Cy' })
     clearInterval((b.services.plugins as any).syncTimer)
+    // A read the timer started may still be under way: this one starts after it, and both end before A changes anything.
+    await b.services.plugins.sync()
     expect((await a.call('DELETE', '/plugins/greeter', { token: tokenA })).status).toBe(200)
     const v2 = pluginFiles('greeter', { greet: `async ({ name }) => ({ greeting: require('./lib/words').hello + ', ' + name })` }, { version: '2.0.0', extra: { 'lib/words.js': `exports.hello = 'Hi'` } })
     gitRepo(join(repos, 'v2'), v2, 'v2.0.0')

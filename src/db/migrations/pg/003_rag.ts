@@ -3,8 +3,8 @@ import type { PostgresMigration } from '.'
 // Collections, documents and chunks, as SQLite's migration 3 has them, and each chunk's vector
 // (float32s, little-endian, as bytea; never compressed) in a table of its own, so that the chunk
 // rows keyword search reads stay narrow: there is no vector index in the database, every replica
-// searches the vectors in memory. user_id has no foreign key while accounts live in
-// SQLite: a deleted user's collections are removed by the RAG store.
+// searches the vectors in memory. user_id got its foreign key to users (ON DELETE CASCADE) in
+// migration 018, once the accounts had moved to PostgreSQL.
 export const rag: PostgresMigration = {
   version: 3,
   name: 'rag',

@@ -11,6 +11,7 @@ import { apiKeys } from './009_api_keys'
 import { voice } from './010_voice'
 import { serverSecrets } from './016_server_secrets'
 import { userForeignKeys } from './017_user_foreign_keys'
+import { ragUserForeignKey } from './018_rag_user_foreign_key'
 import { agentQueue } from './030_agent_queue'
 import { plugins } from './011_plugins'
 import { mcpServers } from './015_mcp_servers'
@@ -33,4 +34,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragVersions, pluginPackages, voiceAudioBytes, agentQueue]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue]

@@ -51,7 +51,7 @@ export const COMMON_SHARE = 0.5
  * scores every chunk any OR-ed word matches, so "how does the …" made it score most of the
  * collection; rarest words first, a word that would overflow this is dropped.
  */
-export const KEYWORD_POSTINGS = 12_000
+export const KEYWORD_POSTINGS = 6_000
 /** When even the rarest word matches more than KEYWORD_POSTINGS chunks: how many of them are ranked. */
 export const CAPPED_CANDIDATES = 2_000
 
@@ -171,7 +171,7 @@ export interface Candidate {
   similarity: number
   /** BM25 as FTS5 reports it (negated), for chunks among the keyword candidates. */
   bm25?: number
-  /** BM25 (negated) of the query's synonyms (see expansion.ts), for chunks among their keyword candidates. */
+  /** What the query's synonyms the chunk holds are worth, negated as BM25 (see synonymScore), for chunks holding any. */
   synonymBm25?: number
   /** Indices of the query's terms (see QueryTerms) the chunk holds: its rare terms and phrases. */
   held: number[]
@@ -244,11 +244,46 @@ export function candidatePools(limit: number, params: Pick<RankingParams, 'vecto
  * passage with the exact word still ranks above one with a synonym of it.
  */
 export const SYNONYM_SHARE = 0.7
+/**
+ * What the synonyms of a word the collection does not hold at all count for: no passage can have
+ * the exact word, so its synonyms stand in for it.
+ */
+export const STAND_IN_SHARE = 0.9
+
+/** A content word of a query with its synonyms in a collection: indices into the synonyms' terms, with their weights. */
+export interface SynonymGroupTerms {
+  word: string
+  /** What the group's synonyms count for, of the word's own matches: SYNONYM_SHARE, or STAND_IN_SHARE for a word the collection lacks. */
+  share: number
+  /** The word's own idf in the collection (as one found once when it is not there): what a synonym standing in for it is worth. */
+  idf: number
+  synonyms: { index: number; weight: number }[]
+}
+
+/**
+ * What a chunk's synonyms of the query's words are worth, on BM25's scale: for each word of the
+ * query the chunk lacks (`lacks`, by group), its best synonym there stands in for it: the word's
+ * own idf times that synonym's weight (the rank of its sense) times the group's share. A word
+ * counts once, however many of its synonyms the chunk holds, and not at all when the chunk holds
+ * the word itself; a rare synonym of an unlikely sense is worth no more than a common one.
+ */
+export function synonymScore(groups: SynonymGroupTerms[], lacks: boolean[], held: Set<number>): number {
+  let score = 0
+  groups.forEach((group, g) => {
+    if (!lacks[g]) return
+    let best = 0
+    for (const synonym of group.synonyms) {
+      if (held.has(synonym.index)) best = Math.max(best, synonym.weight)
+    }
+    score += group.share * best * group.idf
+  })
+  return score
+}
 
 /** A candidate's BM25 (negated, as FTS5 reports it) by the query's words and, at SYNONYM_SHARE, its synonyms. */
 function withSynonyms(c: Candidate): number | undefined {
   if (c.synonymBm25 === undefined) return c.bm25
-  return (c.bm25 ?? 0) + SYNONYM_SHARE * c.synonymBm25
+  return (c.bm25 ?? 0) + c.synonymBm25
 }
 
 /**
