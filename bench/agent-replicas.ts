@@ -66,7 +66,9 @@ async function main() {
     links.push(link)
     return new RedisBus(link, () => {})
   }
+  // Tasks name their user by foreign key.
   const caller = { userId: crypto.randomUUID(), roles: ['user'] }
+  await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (${caller.userId}, ${`bench-${caller.userId}@example.com`}, 'x', '["user"]', ${new Date().toISOString()})`
 
   // Start delay and event latency: one task at a time, submitted on A, run by whichever replica; B hears.
   const [busA, busB] = [await redisBus(), await redisBus()]

@@ -71,8 +71,9 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     databaseUrl = made.database.url
   }, 60_000)
 
+  const stopped = new Set<Replica>()
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a, b].filter((replica) => replica && !stopped.has(replica)).map((replica) => replica.stop()))
   })
 
   const get = (replica: Replica, taskId: string) => replica.call('GET', `/agents/task/${taskId}`, { token: token(replica) }).then((res) => res.json)
@@ -177,27 +178,6 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     expect(proposed.json).toMatchObject({ intent: 'time', executed: false })
   }, 60_000)
 
-  test('a replica stopped with SIGTERM (shutdown) hands its running task back to the queue; the other runs it to the end', async () => {
-    const pairOf = await pair(redisUrl)
-    const { a: one, b: two } = pairOf
-    let stopped: Replica | null = null
-    try {
-      const taskId = await submit(one, pairOf.token(one), ['researcher', 'analyst', 'writer', 'summarizer'], 'Task of a replica that stops')
-      const running = await until(() => ownerOf(one, taskId), (row) => row.status === 'running')
-      const owner = running.owner === 'a' ? one : two
-      const survivor = owner === one ? two : one
-      await until(() => survivor.call('GET', `/agents/task/${taskId}`, { token: pairOf.token(survivor) }).then((res) => res.json), (task) => task.progress > 0)
-      stopped = owner
-      await owner.stop()
-      const task = await until(() => survivor.call('GET', `/agents/task/${taskId}`, { token: pairOf.token(survivor) }).then((res) => res.json), (task) => ENDED.includes(task.status), 15_000)
-      expect(task).toMatchObject({ status: 'completed', progress: 100 })
-      expect(task.results.map((r: { agent: string }) => r.agent)).toEqual(['researcher', 'analyst', 'writer', 'summarizer'])
-      expect((await ownerOf(survivor, taskId)).owner).toBe(survivor.name)
-    } finally {
-      await Promise.all([one, two].filter((replica) => replica !== stopped).map((replica) => replica.stop()))
-    }
-  }, 60_000)
-
   test('a replica killed with SIGKILL mid-task: its task ends failed within the stale limit, read on another; a replica starting fails no live task', async () => {
     const long = ['researcher', 'analyst', 'writer', 'critic', 'planner', 'summarizer', 'researcher', 'analyst', 'writer', 'critic']
     const early = await submit(a, token(a), long, 'Running while a replica starts')
@@ -215,6 +195,7 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
         if (done) break
         out += new TextDecoder().decode(value)
       }
+      if (!out.trim()) throw new Error('replica c did not start (its stderr is above)')
       const c = client(JSON.parse(out).port as number)
       const tokenC = (await c.login(USER.email, USER.password)).accessToken
       // C's start-up did not fail the task running on A or B.
@@ -250,6 +231,21 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
       child.kill('SIGKILL')
     }
   }, 90_000)
+
+  // Last: it stops one of the two replicas.
+  test('a replica stopped with SIGTERM (shutdown) hands its running task back to the queue; the other runs it to the end', async () => {
+    const taskId = await submit(a, token(a), ['researcher', 'analyst', 'writer', 'summarizer'], 'Task of a replica that stops')
+    const running = await until(() => ownerOf(a, taskId), (row) => row.status === 'running')
+    const owner = named(running.owner)
+    const survivor = other(running.owner)
+    await until(() => get(survivor, taskId), (task) => task.progress > 0)
+    stopped.add(owner)
+    await owner.stop()
+    const task = await until(() => get(survivor, taskId), (task) => ENDED.includes(task.status), 15_000)
+    expect(task).toMatchObject({ status: 'completed', progress: 100 })
+    expect(task.results.map((r: { agent: string }) => r.agent)).toEqual(['researcher', 'analyst', 'writer', 'summarizer'])
+    expect((await ownerOf(survivor, taskId)).owner).toBe(survivor.name)
+  }, 60_000)
 })
 
 describe.skipIf(!TEST_DATABASE_URL)(`agent tasks across two replicas with Redis down${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
