@@ -147,8 +147,14 @@ export class RedisLink implements SharedCounter {
     this.subscriberClient?.close()
     const client = this.open()
     client.onclose = (error) => this.lostWith(error)
-    await client.connect()
+    // Kept before it connects, so that a later attempt closes it rather than opening a second one.
     this.subscriberClient = client
+    try {
+      await withTimeout(client.connect(), PING_TIMEOUT_MS)
+    } catch (error) {
+      client.close()
+      throw error
+    }
     return client
   }
 
