@@ -32,7 +32,7 @@ export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS,
     }
   }
   try {
-    db.run('PRAGMA journal_mode = WAL')
+    enableWal(db)
     db.run('PRAGMA synchronous = NORMAL')
     db.run('PRAGMA foreign_keys = ON')
     db.run('PRAGMA busy_timeout = 5000')
@@ -44,6 +44,24 @@ export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS,
     throw error
   }
   return db
+}
+
+/**
+ * Switches the file to WAL. The switch needs the file to itself, and SQLite answers SQLITE_BUSY at
+ * once (without the busy handler) while another connection — a server starting beside this one —
+ * holds a lock: it is tried again for up to 5 s.
+ */
+function enableWal(db: Database): void {
+  const deadline = Date.now() + 5000
+  for (;;) {
+    try {
+      db.run('PRAGMA journal_mode = WAL')
+      return
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      Bun.sleepSync(10)
+    }
+  }
 }
 
 const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX'])

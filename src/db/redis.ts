@@ -142,20 +142,29 @@ export class RedisLink implements SharedCounter {
     }
   }
 
-  private async subscriber(): Promise<RedisClient> {
-    if (this.subscriberClient?.connected) return this.subscriberClient
+  private connecting: Promise<RedisClient> | null = null
+
+  /** The subscribing connection: one at a time, shared by subscriptions asked for while it connects. */
+  private subscriber(): Promise<RedisClient> {
+    if (this.subscriberClient?.connected) return Promise.resolve(this.subscriberClient)
+    if (this.connecting) return this.connecting
     this.subscriberClient?.close()
+    this.subscriberClient = null
     const client = this.open()
     client.onclose = (error) => this.lostWith(error)
-    // Kept before it connects, so that a later attempt closes it rather than opening a second one.
-    this.subscriberClient = client
-    try {
-      await withTimeout(client.connect(), PING_TIMEOUT_MS)
-    } catch (error) {
-      client.close()
-      throw error
-    }
-    return client
+    this.connecting = withTimeout(client.connect(), PING_TIMEOUT_MS)
+      .then(() => {
+        this.subscriberClient = client
+        return client
+      })
+      .catch((error) => {
+        client.close()
+        throw error
+      })
+      .finally(() => {
+        this.connecting = null
+      })
+    return this.connecting
   }
 
   private async resubscribe(): Promise<void> {

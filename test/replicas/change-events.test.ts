@@ -21,12 +21,19 @@ describe.skipIf(missing !== null)(`replicas tell each other what changed through
     // The event reaching B, seen from outside the server.
     const arrived: unknown[] = []
     b.services.bus.subscribe('accounts', (event) => arrived.push(event))
-    await Bun.sleep(200)
+    // Events cross between the two (B's subscriber connection is up) before the test starts.
+    const probes: unknown[] = []
+    b.services.bus.subscribe('probe', (event) => probes.push(event))
+    for (let i = 0; i < 250 && !probes.length; i++) {
+      a.services.bus.publish('probe', { i })
+      await Bun.sleep(20)
+    }
+    expect(probes.length).toBeGreaterThan(0)
     const session = await a.login()
     // B reads the session now: for LIVE_CHECK_MS (500 ms) it would trust it without asking PostgreSQL.
     expect((await b.call('GET', '/auth/me', { token: session.accessToken })).status).toBe(200)
     expect((await a.call('POST', '/auth/logout', { token: session.accessToken })).status).toBeLessThan(300)
-    for (let i = 0; i < 200 && !arrived.length; i++) await Bun.sleep(2)
+    for (let i = 0; i < 1000 && !arrived.length; i++) await Bun.sleep(5)
     expect(arrived).toHaveLength(1)
     expect(arrived[0]).toMatchObject({ sessionId: session.sessionId })
     expect((await b.call('GET', '/auth/me', { token: session.accessToken })).status).toBe(401)
