@@ -14,6 +14,7 @@ import type {
   StoredDocument,
 } from './store'
 import { cachedVector, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { phraseFrequency } from './ranking/phrase'
 
 /** The text search configuration of the keyword index (migration 004): Porter stems, no stop words, as FTS5's `porter unicode61`. */
 const CONFIG = 'rag_english'
@@ -49,15 +50,6 @@ const lexeme = (token: string) => `'${token.replaceAll("'", "''")}'`
 
 /** A tsquery for a term's tokens: one lexeme, or the phrase of them. */
 const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!) : `(${tokens.map(lexeme).join(' <-> ')})`)
-
-/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's positions there. */
-function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
-  const first = offsets?.get(tokens[0]!)
-  if (!first) return 0
-  if (tokens.length === 1) return first.length
-  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
-  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
-}
 
 interface CollectionState {
   version: number

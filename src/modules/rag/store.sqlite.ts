@@ -4,6 +4,7 @@ import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, que
 import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
+import { phraseFrequency } from './ranking/phrase'
 
 const BATCH = 500
 
@@ -24,15 +25,6 @@ function readVarint(bytes: Uint8Array, offset: number): [number, number] {
     value = value * 128 + (byte & 0x7f)
   }
   return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
-}
-
-/** Occurrences of a token sequence (one token: its count) in a chunk, from each token's offsets there. */
-function phraseFrequency(tokens: string[], offsets: Map<string, number[]> | undefined): number {
-  const first = offsets?.get(tokens[0]!)
-  if (!first) return 0
-  if (tokens.length === 1) return first.length
-  const rest = tokens.slice(1).map((token) => new Set(offsets!.get(token) ?? []))
-  return first.filter((start) => rest.every((set, j) => set.has(start + j + 1))).length
 }
 
 /**
