@@ -155,38 +155,37 @@ function serviceUrl(env: Env, name: string, protocols: string[], example: string
   return raw
 }
 
-function proxies(env: Env, name: string): string[] {
+/** A comma-separated list (blank items dropped), each item checked and normalized by `item`; [] when unset. */
+function list(env: Env, name: string, item: (value: string) => string): string[] {
   const raw = text(env, name)
   if (raw === undefined) return []
   return raw
     .split(',')
-    .map((item) => item.trim())
+    .map((value) => value.trim())
     .filter(Boolean)
-    .map((item) => {
-      const [address, bits, extra] = item.split('/')
-      const family = isIP(address ?? '')
-      const max = family === 6 ? 128 : 32
-      const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max)
-      if (!family || !validBits || extra !== undefined) throw new ConfigError(name, `expected addresses or CIDR ranges such as 10.0.0.0/8, got "${item}"`)
-      return item
-    })
+    .map(item)
+}
+
+function proxies(env: Env, name: string): string[] {
+  return list(env, name, (item) => {
+    const [address, bits, extra] = item.split('/')
+    const family = isIP(address ?? '')
+    const max = family === 6 ? 128 : 32
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max)
+    if (!family || !validBits || extra !== undefined) throw new ConfigError(name, `expected addresses or CIDR ranges such as 10.0.0.0/8, got "${item}"`)
+    return item
+  })
 }
 
 function origins(env: Env, name: string): string[] {
-  const raw = text(env, name)
-  if (raw === undefined) return []
-  return raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean)
-    .map((item) => {
-      if (item === '*') return item
-      try {
-        const parsed = new URL(item)
-        if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.origin === item.replace(/\/+$/, '')) return parsed.origin
-      } catch {}
-      throw new ConfigError(name, `expected origins such as "https://app.example.com" (scheme, host, optional port; no path), or *, got "${item}"`)
-    })
+  return list(env, name, (item) => {
+    if (item === '*') return item
+    try {
+      const parsed = new URL(item)
+      if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.origin === item.replace(/\/+$/, '')) return parsed.origin
+    } catch {}
+    throw new ConfigError(name, `expected origins such as "https://app.example.com" (scheme, host, optional port; no path), or *, got "${item}"`)
+  })
 }
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
