@@ -124,6 +124,12 @@ export async function insertTestUser(backend: TestBackend, roles: string[] = ['u
   return id
 }
 
+/** Deletes a test user as deleting an account does: what they own goes by the foreign keys' cascade, on both backends. */
+export async function deleteTestUser(backend: TestBackend, id: string): Promise<void> {
+  backend.db.run('DELETE FROM users WHERE id = ?', [id])
+  if (backend.kind === 'postgres') await backend.sql`DELETE FROM users WHERE id = ${id}`
+}
+
 /** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
 export async function relay(target: URL) {
   const sockets = new Set<net.Socket>()

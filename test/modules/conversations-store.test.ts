@@ -4,7 +4,7 @@ import type { ConversationStore } from '../../src/modules/conversations/store'
 import { PostgresConversationStore } from '../../src/modules/conversations/store.postgres'
 import { SqliteConversationStore } from '../../src/modules/conversations/store.sqlite'
 import { makeServer } from '../helpers'
-import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
+import { describeBackends, freshPostgres, deleteTestUser, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
 
 /** The store of a backend, and a user it may hold conversations of (SQLite's users table has a foreign key). */
 function storeOf(backend: TestBackend): { store: ConversationStore; user(): Promise<string> } {
@@ -100,12 +100,12 @@ describeBackends('conversation store', (backend) => {
     expect(await status(store.get(id, owner))).toBe('NOT_FOUND')
   })
 
-  test('deleteAllOf removes one user’s conversations and no one else’s', async () => {
+  test('deleting a user removes their conversations and no one else’s', async () => {
     const { store, user } = storeOf(backend())
     const gone = await user()
     const kept = await user()
     for (const owner of [gone, gone, kept]) await store.append(randomUUID(), [{ role: 'user', content: 'x' }], { userId: owner, title: 'x' })
-    await store.deleteAllOf(gone)
+    await deleteTestUser(backend(), gone)
     expect((await store.list(gone, 10, 0)).total).toBe(0)
     expect((await store.list(kept, 10, 0)).total).toBe(1)
   })

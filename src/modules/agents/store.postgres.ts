@@ -119,8 +119,4 @@ export class PostgresTaskStore implements TaskStore, SharedTaskQueue {
     for (const row of rows) counts[row.status] = Number(row.n)
     return counts
   }
-
-  async deleteAllOf(userId: string): Promise<void> {
-    await this.sql`DELETE FROM agent_tasks WHERE user_id = ${userId}`
-  }
 }

@@ -80,9 +80,4 @@ export class SqliteTaskStore implements TaskStore {
     for (const row of this.db.query<{ status: TaskStatus; n: number }, []>('SELECT status, count(*) AS n FROM agent_tasks GROUP BY status').all()) counts[row.status] = row.n
     return counts
   }
-
-  /** The users table's cascade has done it already. */
-  deleteAllOf(userId: string): void {
-    this.db.run('DELETE FROM agent_tasks WHERE user_id = ?', [userId])
-  }
 }

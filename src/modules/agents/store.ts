@@ -59,8 +59,6 @@ export interface TaskStore {
   prune(before: string): MaybePromise<number>
   /** Tasks by status. */
   counts(): MaybePromise<Record<TaskStatus, number>>
-  /** Deletes a deleted user's tasks (a backend without a cascade from the users table needs it). */
-  deleteAllOf(userId: string): MaybePromise<void>
 }
 
 /** A claimed task, with what a replica needs to run it. */

@@ -64,8 +64,4 @@ export class PostgresConversationStore implements ConversationStore {
       await tx`UPDATE conversations SET updated_at = ${new Date().toISOString()} WHERE id = ${conversationId}`
     })
   }
-
-  async deleteAllOf(userId: string): Promise<void> {
-    await this.sql`DELETE FROM conversations WHERE user_id = ${userId}`
-  }
 }

@@ -81,9 +81,4 @@ export class SqliteConversationStore implements ConversationStore {
       this.db.run('UPDATE conversations SET updated_at = ? WHERE id = ?', [new Date().toISOString(), conversationId])
     }).immediate()
   }
-
-  /** The users table's cascade has done it already; kept for the interface. */
-  async deleteAllOf(userId: string): Promise<void> {
-    this.db.run('DELETE FROM conversations WHERE user_id = ?', [userId])
-  }
 }

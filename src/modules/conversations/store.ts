@@ -36,8 +36,6 @@ export interface ConversationStore {
    * meanwhile (while a reply was generated) stays deleted: 409, nothing written.
    */
   append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void>
-  /** Removes every conversation of a deleted user (a backend without a cascade from the users table needs it). */
-  deleteAllOf(userId: string): Promise<void>
 }
 
 /** A stored message row, as both backends keep it. */

@@ -58,9 +58,4 @@ export class PostgresVoiceStore implements VoiceStore {
   async stopAutopilot(userId: string, now: string): Promise<void> {
     await this.sql`UPDATE voice_autopilot SET status = 'stopped', updated_at = ${now} WHERE user_id = ${userId} AND status = 'active'`
   }
-
-  async deleteAllOf(userId: string): Promise<void> {
-    await this.sql`DELETE FROM voice_audio WHERE user_id = ${userId}`
-    await this.sql`DELETE FROM voice_autopilot WHERE user_id = ${userId}`
-  }
 }

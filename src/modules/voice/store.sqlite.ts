@@ -62,10 +62,4 @@ export class SqliteVoiceStore implements VoiceStore {
   stopAutopilot(userId: string, now: string): void {
     this.db.run("UPDATE voice_autopilot SET status = 'stopped', updated_at = ? WHERE user_id = ? AND status = 'active'", [now, userId])
   }
-
-  /** The users table's cascade has done it already. */
-  deleteAllOf(userId: string): void {
-    this.db.run('DELETE FROM voice_audio WHERE user_id = ?', [userId])
-    this.db.run('DELETE FROM voice_autopilot WHERE user_id = ?', [userId])
-  }
 }

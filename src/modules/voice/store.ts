@@ -55,8 +55,6 @@ export interface VoiceStore {
   /** Writes an active session (a new one, or the running one kept with its start time). */
   saveAutopilot(userId: string, session: AutopilotSession, now: string): MaybePromise<void>
   stopAutopilot(userId: string, now: string): MaybePromise<void>
-  /** Deletes a deleted user's records (a backend without a cascade from the users table needs it). */
-  deleteAllOf(userId: string): MaybePromise<void>
 }
 
 /** The session a start leaves: the preferences given merged over the stored ones; a running session is kept, a stopped one started anew. */

@@ -4,7 +4,7 @@ import type { TaskSpec } from '../../../src/modules/agents/orchestrate'
 import type { TaskStore } from '../../../src/modules/agents/store'
 import { PostgresTaskStore } from '../../../src/modules/agents/store.postgres'
 import { SqliteTaskStore } from '../../../src/modules/agents/store.sqlite'
-import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { describeBackends, freshPostgres, deleteTestUser, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 import { agentServer, pollTask, TokenGenerator } from './fakes'
 
 function tasksOf(backend: TestBackend): { store: TaskStore; user(): Promise<string> } {
@@ -73,7 +73,7 @@ describeBackends('agent task store', (backend) => {
 
     await store.create(randomUUID(), owner, spec('kept?'))
     await store.create(randomUUID(), other, spec('kept'))
-    await store.deleteAllOf(owner)
+    await deleteTestUser(backend(), owner)
     expect((await store.list(owner, 10, 0)).total).toBe(0)
     expect((await store.list(other, 10, 0)).total).toBe(1)
   })

@@ -6,7 +6,7 @@ import type { VoiceStore } from '../../../src/modules/voice/store'
 import { PostgresVoiceStore } from '../../../src/modules/voice/store.postgres'
 import { SqliteVoiceStore } from '../../../src/modules/voice/store.sqlite'
 import { makeServer, tempDir } from '../../helpers'
-import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
+import { describeBackends, freshPostgres, deleteTestUser, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../../postgres'
 import { twoServers } from '../../two-servers'
 
 function voiceOf(backend: TestBackend): { store: VoiceStore; user(): Promise<string> } {
@@ -79,7 +79,7 @@ describeBackends('voice store', (backend) => {
     }
   })
 
-  test('autopilot: start merges preferences and keeps a running session; stop; one session per user; deleteAllOf', async () => {
+  test('autopilot: start merges preferences and keeps a running session; stop; one session per user; gone with its user', async () => {
     const { store, user } = voiceOf(backend())
     const pilot = new AutopilotStore(store)
     const owner = await user()
@@ -95,7 +95,7 @@ describeBackends('voice store', (backend) => {
     expect(anew).toMatchObject({ context: null, autoExecute: true })
     const other = await user()
     expect((await pilot.start(other, undefined, {})).autoExecute).toBe(false)
-    await store.deleteAllOf(owner)
+    await deleteTestUser(backend(), owner)
     expect(await pilot.get(owner)).toBeNull()
     expect(await pilot.get(other)).not.toBeNull()
   })
