@@ -427,6 +427,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const ownTerms = own.filter((i) => i >= 0 && terms.terms[i]!.df > 0)
     const ownHeld = groups.length ? yield* wait(this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!))) : new Map<number, number[]>()
     for (const candidate of byId.values()) {
+      candidate.document = chunks.get(candidate.chunkId)?.docId
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
       const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
       candidate.features = read.features

@@ -180,6 +180,8 @@ export interface Candidate {
   /** Positions in the vector and keyword rankings (Infinity when not in one). */
   vectorRank: number
   keywordRank: number
+  /** The document the chunk is part of (see REPEAT_SHARE); unset, every chunk counts as its own. */
+  document?: string
 }
 
 export interface RankingTerms {
@@ -287,6 +289,14 @@ function withSynonyms(c: Candidate): number | undefined {
 }
 
 /**
+ * What a chunk's score keeps for each better chunk of its document above it in the ranking: a
+ * second passage of a document already found says less that is new than the first passage of
+ * another, so the first ten results hold more documents (the one asked about among them more
+ * often), while a document's other passages still follow where nothing better is left.
+ */
+export const REPEAT_SHARE = 0.65
+
+/**
  * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
  * relevance + rareWeight × rare-term share`, in [0, 1] (keyword relevance counting the BM25 of the
  * query's synonyms at SYNONYM_SHARE), so a threshold means the same thing
@@ -298,7 +308,7 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
   let rareTotal = 0
   for (const idf of rare.values()) rareTotal += idf
   const phrased = query.terms.some((term) => term.phrase)
-  const scored: (Scored & { phrase: boolean })[] = []
+  const scored: (Scored & { phrase: boolean; document?: string })[] = []
   for (const c of candidates) {
     let held = 0
     if (rareTotal > 0) for (const i of c.held) held += rare.get(i) ?? 0
@@ -308,9 +318,22 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
       params.keywordWeight * keywordRelevance(withSynonyms(c), params.bm25Half) +
       (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
-    scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase) })
+    scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase), document: c.document })
   }
-  return scored
-    .sort((a, b) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf)
-    .map(({ chunkId, score, rrf }) => ({ chunkId, score, rrf }))
+  const order = (a: (typeof scored)[number], b: (typeof scored)[number]) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf
+  scored.sort(order)
+  // Each chunk keeps REPEAT_SHARE of its score per better chunk of its document (see REPEAT_SHARE).
+  const seen = new Map<string, number>()
+  let repeated = false
+  for (const hit of scored) {
+    if (hit.document === undefined) continue
+    const before = seen.get(hit.document) ?? 0
+    seen.set(hit.document, before + 1)
+    if (before) {
+      hit.score = Math.round(hit.score * REPEAT_SHARE ** before * 10_000) / 10_000
+      repeated = true
+    }
+  }
+  if (repeated) scored.sort(order)
+  return scored.map(({ chunkId, score, rrf }) => ({ chunkId, score, rrf }))
 }
