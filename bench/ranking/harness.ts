@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config'
 import { createModels, type Embedder } from '../../src/ml'
 import { chunkOptionsFor } from '../../src/modules/rag/chunking'
 import { type Candidate, candidatePools, type RankingParams, rankCandidates, type RankingTerms } from '../../src/modules/rag/ranking/scoring'
+import { questionFocus } from '../../src/modules/rag/ranking/question'
 import type { RagService } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore } from '../../src/modules/rag/store'
 import { fillerDocuments } from '../../test/fixtures/filler'
@@ -92,10 +93,12 @@ export async function prepare(embedder: Embedder, now: Awaited<ReturnType<typeof
   const out: Prepared[] = []
   for (const query of queries) {
     const collection = now.collections.get(query.corpus)!
+    // As retrieve asks it: without the words that only make it a question (questionFocus).
+    const asked = questionFocus(query.query)
     // The vector search would use: the query's, leaned towards its synonyms' (RagService.queryVector).
-    const synonyms = await now.rag.expansion(collection, query.query)
-    const vector = await now.rag.queryVector(embedder, query.query, synonyms)
-    const { candidates, terms, chunks } = await now.rag.candidates(collection, vector, query.query, WIDEST, synonyms)
+    const synonyms = await now.rag.expansion(collection, asked)
+    const vector = await now.rag.queryVector(embedder, asked, synonyms)
+    const { candidates, terms, chunks } = await now.rag.candidates(collection, vector, asked, WIDEST, synonyms)
     out.push({ query, candidates, terms, docs: new Map([...chunks].map(([id, chunk]) => [id, chunk.docId])) })
   }
   return out

@@ -6,6 +6,7 @@ import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
+import { questionFocus } from './ranking/question'
 import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
 import { SqliteRagStore } from './store.sqlite'
@@ -274,12 +275,14 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
   async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
     const params = rankingParams(embedder.id)
-    const synonyms = await this.expansion(collection, query)
-    const vector = await this.queryVector(embedder, query, synonyms)
+    // What is asked about, without the words that only make it a question (see questionFocus).
+    const asked = questionFocus(query)
+    const synonyms = await this.expansion(collection, asked)
+    const vector = await this.queryVector(embedder, asked, synonyms)
     // On SQLite everything below is synchronous: checked here, the collection cannot change before the queries.
     const there = this.stillThere(userId, collection)
     if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
-    const found = this.candidates(collection, vector, query, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
+    const found = this.candidates(collection, vector, asked, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const { candidates, terms, chunks } = found instanceof Promise ? await found : found
     const ranked = rankCandidates(candidates, terms, params)
     const scored = distinctFirst(

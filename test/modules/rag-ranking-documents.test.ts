@@ -1,0 +1,75 @@
+// Issue 37, point 6: ranking on real documentation questions. The first ten results hold more
+// documents (a document's further passages give way to other documents' first ones), and a
+// question is searched by what it asks about, not by the words that only make it a question.
+import { describe, expect, test } from 'bun:test'
+import { questionFocus } from '../../src/modules/rag/ranking/question'
+import { type Candidate, rankCandidates, REPEAT_SHARE } from '../../src/modules/rag/ranking/scoring'
+import { inMemoryRag } from '../rag-service'
+
+const PARAMS = { vectorWeight: 0.5, keywordWeight: 0.5, rareWeight: 0, bm25Half: 4, rareShare: 0.05, minFeatures: 0, vectorPool: 40, keywordPool: 40, relevanceFloor: 0.1 }
+const candidate = (chunkId: number, similarity: number, document?: string): Candidate => ({ chunkId, similarity, held: [], features: 20, vectorRank: chunkId, keywordRank: Infinity, document })
+
+describe('several passages of one document', () => {
+  test('each keeps REPEAT_SHARE of its score per better passage of its document, and the results stay sorted by score', () => {
+    const ranked = rankCandidates([candidate(1, 0.9, 'a'), candidate(2, 0.85, 'a'), candidate(3, 0.8, 'a'), candidate(4, 0.6, 'b')], { terms: [], chunks: 100 }, PARAMS)
+    expect(ranked.map((hit) => hit.chunkId)).toEqual([1, 4, 2, 3])
+    expect(ranked.map((hit) => hit.score)).toEqual([0.45, 0.3, Math.round(0.425 * REPEAT_SHARE * 10_000) / 10_000, Math.round(0.4 * REPEAT_SHARE ** 2 * 10_000) / 10_000])
+  })
+
+  test('chunks of no known document, or each of its own, keep their scores', () => {
+    const ranked = rankCandidates([candidate(1, 0.9), candidate(2, 0.85), candidate(3, 0.8, 'c'), candidate(4, 0.6, 'd')], { terms: [], chunks: 100 }, PARAMS)
+    expect(ranked.map((hit) => [hit.chunkId, hit.score])).toEqual([[1, 0.45], [2, 0.425], [3, 0.4], [4, 0.3]])
+  })
+
+  test('in search, a document matching in every section gives its second passage at most REPEAT_SHARE of its first one\'s score', async () => {
+    const { rag } = inMemoryRag()
+    const filler = 'Filler text about other matters entirely, written at length so that chunks split here. '.repeat(8)
+    const manual = Array.from({ length: 8 }, (_, i) => `Section ${i}. The replication slot keeps WAL segments until every standby has received them; slot ${i} is monitored. ${filler}`).join('\n\n')
+    await rag.ingest('u', 'docs', [
+      { id: 'manual', content: manual },
+      { id: 'faq', content: 'Why does disk usage grow on the primary? An inactive replication slot retains old WAL: drop the slot, or bring its standby back online.' },
+    ])
+    const { results } = await rag.search('u', 'docs', 'replication slot keeps WAL segments', 3)
+    expect(results.length).toBe(3)
+    const own = results.filter((r) => r.id === 'manual')
+    expect(own.length).toBeGreaterThanOrEqual(2)
+    expect(own[1]!.score).toBeLessThanOrEqual(Math.round(own[0]!.score * REPEAT_SHARE * 10_000) / 10_000 + 0.0001)
+    for (let i = 1; i < results.length; i++) expect(results[i]!.score).toBeLessThanOrEqual(results[i - 1]!.score)
+  })
+})
+
+describe('what a question asks about', () => {
+  test('the frame of a question is taken off: leading "how do I", "which command can", "where can I read about", a closing "work"', () => {
+    expect(questionFocus('how do I use polygons')).toBe('polygons')
+    expect(questionFocus('How does WAL configuration work?')).toBe('WAL configuration')
+    expect(questionFocus('which command can print a sequence of numbers')).toBe('print a sequence of numbers')
+    expect(questionFocus('what tool is there to get locale-specific information')).toBe('get locale-specific information')
+    expect(questionFocus('where can I read about locale support')).toBe('locale support')
+    expect(questionFocus('Can you tell me about WAL?')).toBe('WAL?')
+    expect(questionFocus('is there a way to undo a commit')).toBe('undo a commit')
+    expect(questionFocus('which program should I use for backups')).toBe('backups')
+  })
+
+  test('words inside the question, identifiers, quotes and a question that is nothing but its frame stay as they are', () => {
+    expect(questionFocus('what tool is there to tool to trace kernel memory')).toBe('tool to trace kernel memory')
+    expect(questionFocus('which command do I use to print "hello world"?')).toBe('print "hello world"?')
+    expect(questionFocus('ERR_SSL_PROTOCOL_ERROR')).toBe('ERR_SSL_PROTOCOL_ERROR')
+    expect(questionFocus('how do I')).toBe('how do I')
+    expect(questionFocus('what is the abstract for')).toBe('what is the abstract for')
+    expect(questionFocus('find files by name')).toBe('find files by name')
+  })
+
+  test('a question framed with "which command" finds the page about the task, not the page that talks about commands and tools', async () => {
+    const { rag } = inMemoryRag()
+    await rag.ingest('u', 'docs', [
+      { id: 'seq', content: 'seq writes numbers from FIRST to LAST in steps of INCREMENT, one per line.' },
+      { id: 'tools', content: 'Which command or tool to use? The shell runs each command you type: a command can be a builtin, a tool or a program. Use the tool that works.' },
+      { id: 'print', content: 'lp sends files to the printer: to print a file, use lp FILE; print queues are shown by lpstat.' },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `filler-${i}`, content: `Note ${i}: backups run nightly and are kept for ${i + 2} weeks on the archive server.` })),
+    ])
+    for (const question of ['which command can I use to write numbers', 'which tool can I use to write a list of numbers']) {
+      const { results } = await rag.search('u', 'docs', question, 3)
+      expect({ question, first: results[0]!.id }).toEqual({ question, first: 'seq' })
+    }
+  })
+})
