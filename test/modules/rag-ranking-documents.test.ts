@@ -73,3 +73,30 @@ describe('what a question asks about', () => {
     }
   })
 })
+
+describe('neighbouring words of the question near each other', () => {
+  test('a passage holding "file mode bits" together ranks above passages that hold the three words apart', async () => {
+    const { rag } = inMemoryRag()
+    await rag.ingest('u', 'docs', [
+      { id: 'apart-1', content: 'Each file has an owner and a group. A terminal mode is set by stty, a file by chmod. Bits of a checksum are printed by cksum for each file.' },
+      { id: 'apart-2', content: 'A file may be a link to another file. In batch mode the program reads commands from a file. Parity bits are checked on a serial line.' },
+      { id: 'together', content: 'Permissions are kept in the file mode bits: read, write and execute for the owner, the group and all others on the system.' },
+      ...Array.from({ length: 8 }, (_, i) => ({ id: `filler-${i}`, content: `Note ${i}: backups run nightly and are kept for ${i + 2} weeks on the archive server.` })),
+    ])
+    for (const question of ['structure of file mode bits', 'what are file mode bits']) {
+      const { results } = await rag.search('u', 'docs', question, 3)
+      expect({ question, first: results[0]!.id }).toEqual({ question, first: 'together' })
+    }
+  })
+
+  test('pairs are the content words at most three words apart, held in either order within that distance and two more', async () => {
+    const { wordPairs, pairShare } = await import('../../src/modules/rag/ranking/proximity')
+    const term = (word: string, df = 5) => ({ word, tokens: [word], df, phrase: false })
+    const terms = { terms: [term('file'), term('mode'), term('bits'), term('of', 90)], chunks: 100, offsets: new Map() }
+    const pairs = wordPairs('structure of file mode bits', terms)
+    expect(pairs.map((p) => [p.first[0], p.second[0], p.gap])).toEqual([['file', 'mode', 1], ['mode', 'bits', 1]])
+    expect(pairShare(pairs, new Map([['file', [10]], ['mode', [11]], ['bits', [12]]]))).toBe(1)
+    expect(pairShare(pairs, new Map([['bits', [3]], ['mode', [5]], ['file', [40]]]))).toBe(0.5)
+    expect(pairShare(pairs, new Map([['file', [1]], ['mode', [20]], ['bits', [40]]]))).toBe(0)
+  })
+})

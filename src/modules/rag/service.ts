@@ -6,6 +6,7 @@ import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
+import { pairShare, wordPairs } from './ranking/proximity'
 import { questionFocus } from './ranking/question'
 import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
@@ -419,6 +420,10 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         wanted.map((i) => terms.terms[i]!),
       ),
     )
+    // Neighbouring words of the query found near each other (see proximity.ts): from where the
+    // query's tokens occur in each candidate, read by termHoldings (here too when no rare term did).
+    const pairs = wordPairs(query, terms)
+    if (pairs.length && !wanted.length) yield* wait(this.store.termHoldings(terms, ids, terms.terms.filter((term) => term.df > 0 && !term.phrase).slice(0, 1)))
     const chunks = yield* wait(this.store.chunks(ids))
     // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
     // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
@@ -431,6 +436,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const ownHeld = groups.length ? yield* wait(this.store.termHoldings(terms, ids, ownTerms.map((i) => terms.terms[i]!))) : new Map<number, number[]>()
     for (const candidate of byId.values()) {
       candidate.document = chunks.get(candidate.chunkId)?.docId
+      if (pairs.length) candidate.pairs = pairShare(pairs, terms.offsets.get(candidate.chunkId))
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
       const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
       candidate.features = read.features

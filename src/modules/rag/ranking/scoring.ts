@@ -182,6 +182,8 @@ export interface Candidate {
   keywordRank: number
   /** The document the chunk is part of (see REPEAT_SHARE); unset, every chunk counts as its own. */
   document?: string
+  /** The share of the query's pairs of neighbouring words the chunk holds near each other (proximity.ts). */
+  pairs?: number
 }
 
 export interface RankingTerms {
@@ -288,6 +290,9 @@ function withSynonyms(c: Candidate): number | undefined {
   return (c.bm25 ?? 0) + c.synonymBm25
 }
 
+/** What holding all of the query's pairs of neighbouring words near each other adds to a score (see proximity.ts). */
+export const PAIR_WEIGHT = 0.1
+
 /**
  * What a chunk's score keeps for each better chunk of its document above it in the ranking: a
  * second passage of a document already found says less that is new than the first passage of
@@ -316,7 +321,8 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
     const score =
       params.vectorWeight * c.similarity * damping +
       params.keywordWeight * keywordRelevance(withSynonyms(c), params.bm25Half) +
-      (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0)
+      (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0) +
+      PAIR_WEIGHT * (c.pairs ?? 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
     scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase), document: c.document })
   }
