@@ -6,7 +6,8 @@
 //   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
 //                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
 //                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
-//   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions.
+//   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions;
+//                   bench/answers/heldout-info.ts: the GNU Info manuals, one document per node, asked by their headings.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
 //   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
 import set from '../test/fixtures/answers-labelled.json'
@@ -23,7 +24,8 @@ import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } f
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
 import natural from '../test/fixtures/paraphrase-natural.json'
 import { firstSenseSearch } from './answers/baseline-expansion'
-import { heldOut } from './answers/heldout'
+import { type HeldOut, heldOut } from './answers/heldout'
+import { heldOutInfo } from './answers/heldout-info'
 
 const USER = 'bench'
 /** The commit this session's search work (synonyms weighed, repeated passages, headings) started from. */
@@ -143,10 +145,16 @@ export async function benchAnswers() {
     )
   }
 
-  const held = heldOut()
-  if (!held) console.log('held-out documentation: skipped, no manual pages on this machine')
-  else {
-    type Kb = ReturnType<typeof knowledgeBase>
+  type Kb = ReturnType<typeof knowledgeBase>
+  const heldFamilies: [string, string, HeldOut | null][] = [
+    ['held-out documentation', "questions from the manual pages' own descriptions", heldOut()],
+    ['held-out Info manuals  ', "questions from the Info nodes' own headings (bench/answers/heldout-info.ts)", heldOutInfo()],
+  ]
+  for (const [name, what, held] of heldFamilies) {
+    if (!held) {
+      console.log(`${name.trim()}: skipped, its documents are not on this machine`)
+      continue
+    }
     const row = async (kb: Kb) => {
       for (let i = 0; i < held.documents.length; i += 200) await kb.rag.ingest(kb.user, 'docs', held.documents.slice(i, i + 200))
       let found = 0
@@ -169,8 +177,8 @@ export async function benchAnswers() {
     }
     const now = await row(knowledgeBase())
     console.log(
-      `held-out documentation  source in top 10 ${before ? before.top10.toFixed(3) : '(n/a)'} → ${now.top10.toFixed(3)}   CPU per search ${before ? before.cpu.toFixed(1) : '(n/a)'} → ${now.cpu.toFixed(1)} ms   ` +
-        `(${held.questions.length} questions from the manual pages' own descriptions, ${held.documents.length} documents, never tuned on; before: search at the start of this session, ${SESSION_BASE})`,
+      `${name}  source in top 10 ${before ? before.top10.toFixed(3) : '(n/a)'} → ${now.top10.toFixed(3)}   CPU per search ${before ? before.cpu.toFixed(1) : '(n/a)'} → ${now.cpu.toFixed(1)} ms   ` +
+        `(${held.questions.length} ${what}, ${held.documents.length} documents, not in the fitting set (REPEAT_SHARE and PAIR_WEIGHT were chosen with both families in view); before: search at the start of this session, ${SESSION_BASE})`,
     )
   }
 
