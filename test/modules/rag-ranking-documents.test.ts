@@ -35,6 +35,10 @@ describe('several passages of one document', () => {
     expect(own.length).toBeGreaterThanOrEqual(2)
     expect(own[1]!.score).toBeLessThanOrEqual(Math.round(own[0]!.score * REPEAT_SHARE * 10_000) / 10_000 + 0.0001)
     for (let i = 1; i < results.length; i++) expect(results[i]!.score).toBeLessThanOrEqual(results[i - 1]!.score)
+    // Passages to answer from (/rag/answer, grounded chat, agents) are ranked each for itself: the second passage keeps its score.
+    const passages = (await rag.search('u', 'docs', 'replication slot keeps WAL segments', 3, null, { passages: true })).results.filter((r) => r.id === 'manual')
+    expect(passages.length).toBeGreaterThanOrEqual(2)
+    expect(passages[1]!.score).toBeGreaterThan(passages[0]!.score * REPEAT_SHARE + 0.001)
   })
 })
 

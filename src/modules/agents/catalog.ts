@@ -41,7 +41,7 @@ async function research(input: AgentInput): Promise<AgentWork> {
       continue
     }
     const floor = rankingParams(embedder.id).relevanceFloor
-    for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR)) {
+    for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR, { passages: true })) {
       if (hit.score >= floor || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
     }
     if (input.signal.aborted) break

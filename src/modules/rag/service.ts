@@ -42,6 +42,16 @@ export interface Expansion {
 }
 const NO_EXPANSION: Expansion = { words: [] }
 
+export interface RetrieveOptions {
+  /**
+   * Passages to answer from rather than results to find documents by: ranked by what each passage
+   * holds alone (no share of a better passage of its document given up, no bonus for the question's
+   * neighbouring words near each other), so an answer is composed from the best passages even when
+   * several are of one document. /rag/answer, grounded chat and the agents' research use it.
+   */
+  passages?: boolean
+}
+
 export interface SearchResult {
   id: string
   content: string
@@ -264,17 +274,17 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     return collection
   }
 
-  async search(userId: string, name: string, query: string, limit: number, threshold?: number | null) {
+  async search(userId: string, name: string, query: string, limit: number, threshold?: number | null, options?: RetrieveOptions) {
     const started = performance.now()
     const collection = await this.collection(userId, name)
     const embedder = await this.deps.embedder()
     this.assertSameEmbedder(collection, embedder)
-    const results = await this.retrieve(userId, collection, embedder, query, limit, threshold)
+    const results = await this.retrieve(userId, collection, embedder, query, limit, threshold, options)
     return { results, query, totalResults: results.length, searchTime: Math.round(performance.now() - started) }
   }
 
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
-  async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null): Promise<SearchResult[]> {
+  async retrieve(userId: string, collection: CollectionRow, embedder: Embedder, query: string, limit: number, threshold?: number | null, options: RetrieveOptions = {}): Promise<SearchResult[]> {
     const params = rankingParams(embedder.id)
     // What is asked about, without the words that only make it a question (see questionFocus).
     const asked = questionFocus(query)
@@ -285,6 +295,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
     const found = this.candidates(collection, vector, asked, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const { candidates, terms, chunks } = found instanceof Promise ? await found : found
+    // Passages to answer from: the best ones, several of a document if they are (see RetrieveOptions).
+    if (options.passages) for (const candidate of candidates) candidate.document = candidate.pairs = undefined
     const ranked = rankCandidates(candidates, terms, params)
     const scored = distinctFirst(
       ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),

@@ -178,7 +178,7 @@ export async function answerQuestion(
   // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
   const conversation = input.conversation ?? []
   const query = followUpQuery(input.question, questionsOf(conversation))
-  const found = await rag.search(userId, input.collection, query, input.maxContext, await rag.relevanceFloor(userId, input.collection))
+  const found = await rag.search(userId, input.collection, query, input.maxContext, await rag.relevanceFloor(userId, input.collection), { passages: true })
   const relevant = await coveredPassages(rag, userId, input.collection, query, relevantPassages(query, found.results))
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].

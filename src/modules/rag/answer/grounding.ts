@@ -50,7 +50,7 @@ export class CollectionGrounding implements Grounding {
   private async retrieve(userId: string, collections: string[], query: string): Promise<(SearchResult & { collection: string })[]> {
     const found: (SearchResult & { collection: string })[] = []
     for (const name of collections) {
-      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, await this.rag.relevanceFloor(userId, name))
+      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, await this.rag.relevanceFloor(userId, name), { passages: true })
       // A collection whose passages leave the question's telling words uncovered does not answer it.
       const covered = await coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
       found.push(...(await this.library.withPages(userId, name, covered)).map((r) => ({ ...r, collection: name })))

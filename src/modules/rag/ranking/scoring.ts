@@ -56,7 +56,7 @@ export const KEYWORD_POSTINGS = 6_000
 export const CAPPED_CANDIDATES = 2_000
 
 /** Keyword candidates re-scored with every informative word of the query (see `keywordPlan`). */
-export const RESCORE_POOL = 80
+export const RESCORE_POOL = 120
 
 export interface KeywordPlan {
   /** The FTS5 query that finds candidates, or null when no word of the query is in the collection. */
