@@ -4,7 +4,8 @@
 //                   each question asked through answerQuestion (retrieval + the built-in engine);
 //                   a hit when the answer's first sentence (with the one it leans on) is the labelled one.
 //   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
-//                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
+//                   test/fixtures/paraphrase-natural.json: everyday wording; test/fixtures/paraphrase-wordnet.json:
+//                   WordNet synonyms of the passage's words, drawn at random, over 44 paragraphs. Without synonyms, with last session's
 //                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
 //   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
@@ -22,6 +23,7 @@ import { join } from 'node:path'
 import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
 import natural from '../test/fixtures/paraphrase-natural.json'
+import lexical from '../test/fixtures/paraphrase-wordnet.json'
 import { firstSenseSearch } from './answers/baseline-expansion'
 import { heldOut } from './answers/heldout'
 
@@ -134,6 +136,7 @@ export async function benchAnswers() {
   for (const [name, documents, questions] of [
     ['paraphrase (synonyms)', paragraphDocuments(set.documents), paraphrases.questions],
     ['paraphrase (everyday)', allParagraphs(set.documents), natural.questions],
+    ['paraphrase (WordNet)', allParagraphs(set.documents).filter((p) => lexical.documents.includes(p.id)), lexical.questions],
   ] as const) {
     const f = await paraphraseFigures(documents, questions)
     const fig = (r: { at3: number; at10: number }) => `${r.at3.toFixed(3)}/${r.at10.toFixed(3)}`
