@@ -25,6 +25,7 @@ import paraphrases from '../test/fixtures/paraphrase-labelled.json'
 import natural from '../test/fixtures/paraphrase-natural.json'
 import lexical from '../test/fixtures/paraphrase-wordnet.json'
 import { firstSenseSearch } from './answers/baseline-expansion'
+import world from '../test/fixtures/world-questions.json'
 import { heldOut } from './answers/heldout'
 
 const USER = 'bench'
@@ -90,6 +91,8 @@ async function refusals(family: Family) {
     answeredAfter: await rate(handbook, now, answerNow, false),
     refusedBefore: await rate(family.world, old, answerBefore, true),
     refusedAfter: await rate(family.world, now, answerNow, true),
+    unseenBefore: await rate(world.unseen, old, answerBefore, true),
+    unseenAfter: await rate(world.unseen, now, answerNow, true),
   }
 }
 
@@ -202,6 +205,7 @@ export async function benchAnswers() {
       `refusals, ${role.padEnd(17)} world questions refused ${r.refusedBefore.toFixed(3)} → ${r.refusedAfter.toFixed(3)}, handbook questions answered ${r.answeredBefore.toFixed(3)} → ${r.answeredAfter.toFixed(3)}   ` +
         `(${family.name}; ${family.world.length} world, ${family.answerable.length} handbook questions)`,
     )
+    console.log(`                            world questions written after the rules were chosen, refused ${r.unseenBefore.toFixed(3)} → ${r.unseenAfter.toFixed(3)}   (${world.unseen.length} questions)`)
   }
 }
 
