@@ -143,6 +143,23 @@ describe('answers that answer (issue 37): sentences chosen for the question', ()
     expect(text).not.toContain('distribution of Your [1]')
   })
 
+  test('"can I sublicense the software?" over the GPL and the Apache licence alone is answered from the Apache grant, over HTTP and in a grounded chat', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const licences = labelled.documents.filter((d) => d.id === 'GPL-3' || d.id === 'Apache-2.0')
+    expect((await server.call('POST', '/rag/ingest', { token, body: { collection: 'licences', documents: licences } })).json.ingested).toBe(2)
+    const res = await server.call('POST', '/rag/answer', { token, body: { collection: 'licences', question: 'can I sublicense the software?' } })
+    expect(res.status).toBe(200)
+    expect(res.json.sources[0].id).toBe('Apache-2.0')
+    expect(res.json.answer).toMatch(/^Subject to the terms and conditions of this License, each Contributor hereby grants to You [^[]*sublicense, and distribute the Work[^[]*\. \[1\]/)
+    // A world question over the same two texts is still refused.
+    const world = await server.call('POST', '/rag/answer', { token, body: { collection: 'licences', question: 'What is the capital of Australia?' } })
+    expect(world.json.sources).toEqual([])
+    const chat = await server.call('POST', '/chat', { token, body: { message: 'can I sublicense the software?', collections: ['licences'] } })
+    expect(chat.status).toBe(200)
+    expect(chat.json.response).toContain('sublicense')
+  })
+
   test('on real documents (test/fixtures/answers-labelled.json), the first sentence answers at least 70 % of the questions', async () => {
     const { rag } = inMemoryRag()
     await rag.ingest('u', 'debian', labelled.documents)
