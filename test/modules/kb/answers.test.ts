@@ -135,6 +135,15 @@ describe('answers that answer (issue 37): sentences chosen for the question', ()
     expect((await ask(facts, 'Why does the mirror check every file?')).startsWith('The mirror checks every file against the signed Release file because')).toBe(true)
   })
 
+  test('at most three sentences, even when more in a row answer; six when a list is asked for', async () => {
+    const free = 'When we speak of free software, we mean freedom. Free software may be copied. Free software may be changed. Free software may be sold. Free software may be shared with anyone.'
+    const three = await ask([free], 'What may I do with free software?')
+    expect(three.match(/\[1\]/g)?.length).toBe(3)
+    expect(three.startsWith('When we speak of free software')).toBe(false)
+    const list = await ask([free], 'List all I may do with free software')
+    expect(list.match(/\[1\]/g)?.length).toBeGreaterThan(3)
+  })
+
   test('never a piece of a sentence cut by a chunk boundary', async () => {
     const cut = 'modifications, and in Source or Object form, provided that You meet the following conditions. You must give any other recipients of the Work a copy of this License. You may add Your own copyright statement to Your modifications and may provide additional or different license terms and conditions for use, reproduction, or distribution of Your'
     const text = await ask([cut], 'What must I give other recipients of the work, and under which conditions may I distribute modifications?')
