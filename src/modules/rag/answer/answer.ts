@@ -65,7 +65,8 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
  * word's weight). A word the collection lacks weighs as one found once: the most telling. A question about the collection's subject is covered by the passages that answer
  * it; one about something else ("Who painted the Mona Lisa?") leaves its telling words uncovered,
  * whatever the passages happen to share with it. Given the question's `text`, a two-word term
- * WordNet knows in it ("black hole") counts as held only where its words stand side by side.
+ * WordNet knows in it ("black hole") counts as held only where its words stand side by side, and
+ * the kind of answer it asks for ("which command…") is not counted: the answer shows it.
  */
 export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string): number {
   const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
@@ -83,7 +84,8 @@ export function questionCoverage(question: { terms: { word: string; df: number }
   }
   let total = 0
   let covered = 0
-  const seen = new Set<string>()
+  // The kind of thing asked for ("which command…", "what option…") is shown by the answer, not named in it.
+  const seen = new Set<string>(text ? [...text.toLowerCase().matchAll(ASKED_KIND)].flatMap((m) => matchTerms(m[2]!)) : [])
   for (const { word, df } of question.terms) {
     const term = matchTerms(word)[0]
     if (!term || seen.has(term)) continue
@@ -112,6 +114,9 @@ export function compoundsOf(text: string): [string, string][] {
   }
   return out
 }
+
+/** "Which command", "what option", "which tool"…: the kind of answer a question asks for. */
+const ASKED_KIND = /\b(which|what)\s+(commands?|options?|settings?|flags?|switch(?:es)?|keys?|variables?|arguments?|parameters?|tools?|programs?|utilit(?:y|ies)|methods?|ways?|steps?)\b/g
 
 /** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
 export const MISSING_NON_NOUN_SHARE = 0.3
