@@ -303,10 +303,11 @@ export const REPEAT_SHARE = 0.65
 
 /**
  * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
- * relevance + rareWeight × rare-term share`, in [0, 1] (keyword relevance counting the BM25 of the
- * query's synonyms at SYNONYM_SHARE), so a threshold means the same thing
- * whichever ranking found a chunk. A chunk holding one of the query's phrases exactly comes first;
- * ties are broken by reciprocal-rank fusion.
+ * relevance + rareWeight × rare-term share + PAIR_WEIGHT × pair share`, in [0, 1] (keyword
+ * relevance counting the BM25 of the query's synonyms at SYNONYM_SHARE), so a threshold means the
+ * same thing whichever ranking found a chunk; then REPEAT_SHARE of it kept per better chunk of the
+ * same document (candidates with a `document`). A chunk holding one of the query's phrases exactly
+ * comes first; ties are broken by reciprocal-rank fusion.
  */
 export function rankCandidates(candidates: Candidate[], query: RankingTerms, params: RankingParams): Scored[] {
   const rare = rareTerms(query, params.rareShare)
