@@ -104,3 +104,29 @@ describe('neighbouring words of the question near each other', () => {
     expect(pairShare(pairs, new Map([['file', [1]], ['mode', [20]], ['bits', [40]]]))).toBe(0)
   })
 })
+
+describe("the question's words in a document's name", () => {
+  test('the file name (extensions left out) and the metadata title are read; a word matches whole, by its stem, or as the start of a name word', async () => {
+    const { nameQuery, nameShare, nameWords } = await import('../../src/modules/rag/ranking/names')
+    expect(nameWords('man/man1/sha256sum.1.gz', {})).toEqual(['sha256sum'])
+    expect(nameWords('docs/html/sql-createtable.html', { title: 'CREATE TABLE' })).toEqual(['sql', 'createtable', 'create', 'table'])
+    const terms = { terms: ['compute', 'check', 'sha256', 'digest', 'tables'].map((word) => ({ word, tokens: [word], df: 3, phrase: false })), chunks: 100, offsets: new Map() }
+    const query = nameQuery('compute and check SHA256 message digest', terms)
+    expect(query.map((q) => q.word)).toEqual(['compute', 'check', 'sha256', 'digest'])
+    expect(nameShare(query, ['sha256sum'])).toBe(0.25)
+    expect(nameShare(nameQuery('tables', terms), ['create', 'table'])).toBe(1)
+    expect(nameShare(query, ['ls'])).toBe(0)
+  })
+
+  test('of two pages saying the same, the one named after what is asked comes first, by a clear margin', async () => {
+    const { rag } = inMemoryRag()
+    await rag.ingest('u', 'docs', [
+      { id: 'man/man1/cksum.1.gz', content: 'Print or check SHA256 checksums of files, one by one.' },
+      { id: 'man/man1/sha256sum.1.gz', content: 'Print or check SHA256 checksums of files, line by line.' },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `notes/note-${i}.txt`, content: `Note ${i}: backups run nightly and are kept for ${i + 2} weeks on the archive server.` })),
+    ])
+    const { results } = await rag.search('u', 'docs', 'print SHA256 checksums', 3)
+    expect(results.slice(0, 2).map((r) => r.id)).toEqual(['man/man1/sha256sum.1.gz', 'man/man1/cksum.1.gz'])
+    expect(results[0]!.score - results[1]!.score).toBeGreaterThan(0.02)
+  })
+})

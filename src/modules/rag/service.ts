@@ -6,6 +6,7 @@ import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
 import { rankingParams } from './ranking/params'
+import { nameQuery, nameShare, nameWords } from './ranking/names'
 import { pairShare, wordPairs } from './ranking/proximity'
 import { questionFocus } from './ranking/question'
 import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
@@ -46,7 +47,7 @@ export interface RetrieveOptions {
   /**
    * Passages to answer from rather than results to find documents by: ranked by what each passage
    * holds alone (no share of a better passage of its document given up, no bonus for the question's
-   * neighbouring words near each other), so an answer is composed from the best passages even when
+   * neighbouring words near each other or for its words in the document's name), so an answer is composed from the best passages even when
    * several are of one document. /rag/answer, grounded chat and the agents' research use it.
    */
   passages?: boolean
@@ -296,7 +297,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const found = this.candidates(collection, vector, asked, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
     const { candidates, terms, chunks } = found instanceof Promise ? await found : found
     // Passages to answer from: the best ones, several of a document if they are (see RetrieveOptions).
-    if (options.passages) for (const candidate of candidates) candidate.document = candidate.pairs = undefined
+    if (options.passages) for (const candidate of candidates) candidate.document = candidate.pairs = candidate.named = undefined
     const ranked = rankCandidates(candidates, terms, params)
     const scored = distinctFirst(
       ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),
@@ -435,6 +436,9 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     // Neighbouring words of the query found near each other (see proximity.ts): from where the
     // query's tokens occur in each candidate, read by termHoldings (here too when no rare term did).
     const pairs = wordPairs(query, terms)
+    // The question's words in the documents' names (see names.ts), worked out once per document.
+    const named = nameQuery(query, terms)
+    const names = new Map<string, number>()
     if (pairs.length && !wanted.length) yield* wait(this.store.termHoldings(terms, ids, terms.terms.filter((term) => term.df > 0 && !term.phrase).slice(0, 1)))
     const chunks = yield* wait(this.store.chunks(ids))
     // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
@@ -449,6 +453,12 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     for (const candidate of byId.values()) {
       candidate.document = chunks.get(candidate.chunkId)?.docId
       if (pairs.length) candidate.pairs = pairShare(pairs, terms.offsets.get(candidate.chunkId))
+      const chunk = chunks.get(candidate.chunkId)
+      if (named.length && chunk) {
+        let share = names.get(chunk.docId)
+        if (share === undefined) names.set(chunk.docId, (share = nameShare(named, nameWords(chunk.docId, chunk.metadata))))
+        candidate.named = share
+      }
       candidate.held = (holdings.get(candidate.chunkId) ?? []).map((j) => wanted[j]!)
       const read = readChunk(chunks.get(candidate.chunkId)?.content ?? '', synonyms.forms)
       candidate.features = read.features

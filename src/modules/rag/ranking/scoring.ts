@@ -184,6 +184,8 @@ export interface Candidate {
   document?: string
   /** The share of the query's pairs of neighbouring words the chunk holds near each other (proximity.ts). */
   pairs?: number
+  /** The share of the query's content words its document's name holds (names.ts). */
+  named?: number
 }
 
 export interface RankingTerms {
@@ -290,6 +292,9 @@ function withSynonyms(c: Candidate): number | undefined {
   return (c.bm25 ?? 0) + c.synonymBm25
 }
 
+/** What a document whose name holds every content word of the query adds to each of its chunks' scores (see names.ts). */
+export const NAME_WEIGHT = 0.1
+
 /** What holding all of the query's pairs of neighbouring words near each other adds to a score (see proximity.ts). */
 export const PAIR_WEIGHT = 0.1
 
@@ -303,7 +308,8 @@ export const REPEAT_SHARE = 0.65
 
 /**
  * Scores and orders candidates: `vectorWeight × similarity × damping + keywordWeight × keyword
- * relevance + rareWeight × rare-term share + PAIR_WEIGHT × pair share`, in [0, 1] (keyword
+ * relevance + rareWeight × rare-term share + PAIR_WEIGHT × pair share + NAME_WEIGHT × name share`,
+ * in [0, 1] (keyword
  * relevance counting the BM25 of the query's synonyms at SYNONYM_SHARE), so a threshold means the
  * same thing whichever ranking found a chunk; then REPEAT_SHARE of it kept per better chunk of the
  * same document (candidates with a `document`). A chunk holding one of the query's phrases exactly
@@ -323,7 +329,8 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
       params.vectorWeight * c.similarity * damping +
       params.keywordWeight * keywordRelevance(withSynonyms(c), params.bm25Half) +
       (rareTotal > 0 ? params.rareWeight * (held / rareTotal) : 0) +
-      PAIR_WEIGHT * (c.pairs ?? 0)
+      PAIR_WEIGHT * (c.pairs ?? 0) +
+      NAME_WEIGHT * (c.named ?? 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
     scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase), document: c.document })
   }
