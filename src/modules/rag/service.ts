@@ -227,7 +227,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
       // On SQLite the checks and the write run with nothing in between (no await).
-      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe))
+      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe, current.batch.length > 0))
       collection = written instanceof Promise ? await written : written
       ingested += stored.length
       // Let other requests in between batches: a large ingest never stalls the server.
@@ -248,7 +248,16 @@ export class RagService<S extends RagStore = SqliteRagStore> {
    * is embedded, so a failed embedding leaves nothing behind; another ingest may have made it
    * meanwhile), else checked to be still there.
    */
-  private *writeBatchSteps(userId: string, name: string, embedder: Embedder, known: CollectionRow | null, stored: StoredDocument[], ingested: number, describe?: DescribeHook): Steps<CollectionRow> {
+  private *writeBatchSteps(
+    userId: string,
+    name: string,
+    embedder: Embedder,
+    known: CollectionRow | null,
+    stored: StoredDocument[],
+    ingested: number,
+    describe: DescribeHook | undefined,
+    more: boolean,
+  ): Steps<CollectionRow> {
     let collection = known
     if (!collection) {
       collection = (yield* wait(this.store.findCollection(userId, name))) ?? (yield* wait(this.createOrFind(userId, name, embedder)))
@@ -258,7 +267,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
       throw deletedMeanwhile(name, ingested)
     }
-    yield* wait(this.store.writeDocuments(collection, stored, describe))
+    yield* wait(this.store.writeDocuments(collection, stored, describe, more))
     return collection
   }
 

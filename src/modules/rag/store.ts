@@ -101,8 +101,13 @@ export interface RagStore {
   listCollections(userId: string): MaybePromise<CollectionSummary[]>
   deleteCollection(collection: CollectionRow): MaybePromise<void>
   deleteDocument(collection: CollectionRow, docId: string): MaybePromise<boolean>
-  /** Writes a batch of documents (each replacing any earlier one with its id) in one transaction, with their info rows. */
-  writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook): MaybePromise<void>
+  /**
+   * Writes a batch of documents (each replacing any earlier one with its id) in one transaction,
+   * with their info rows. `more`: another batch of the same ingest follows at once, so index work
+   * may be left for the last one (PostgreSQL merges the keyword index's pending entries once per
+   * ingest); every write without it leaves the index as a search reads it best.
+   */
+  writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more?: boolean): MaybePromise<void>
   /** The words and phrases of a query with their tokens and document frequencies in the collection. */
   queryTerms(collection: CollectionRow, text: string): MaybePromise<QueryTerms>
   /** Keyword candidates, best BM25 first (negative: lower is better). */
