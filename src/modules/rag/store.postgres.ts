@@ -37,6 +37,13 @@ const ANALYZE_SHARE = 0.1
 /** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
 const TERM_BATCHES_FOLDED = 4
 const TOKEN_CACHE_LIMIT = 20_000
+/** Words whose lexemes an ingest remembers (see keywordVectors). */
+const WORD_CACHE_LIMIT = 200_000
+/** PostgreSQL keeps at most 255 positions of a lexeme and none past 16,383: chunks that reach either get the database's own to_tsvector. */
+const MOST_POSITIONS = 255
+const LAST_POSITION = 16_383
+/** A lexeme's occurrence in a chunk as one number: lexeme id × POSITIONS + position. */
+const POSITIONS = 16_384
 const FREQUENCY_CACHE_LIMIT = 50_000
 
 /**
@@ -56,6 +63,21 @@ const lexeme = (token: string) => `'${token.replaceAll("'", "''")}'`
 
 /** A tsquery for a term's tokens: one lexeme, or the phrase of them. */
 const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!) : `(${tokens.map(lexeme).join(' <-> ')})`)
+
+/**
+ * The lexemes to_tsvector makes of one word, in the order of their positions in it (1, 2, ...), as
+ * ids into the store's list of lexemes; null when the word cannot be placed alone (see keywordVectors).
+ */
+type WordLexemes = Int32Array | null
+
+/** The tsvectors of a write's chunks as text (tsvector input), and how many of the chunks hold each lexeme. */
+interface KeywordVectors {
+  literals: string[]
+  held: Map<string, number>
+}
+
+/** A lexeme as tsvector input takes it: letters and digits as they are (cheaper to send than quoted), anything else quoted. */
+const vectorLexeme = (lexeme: string) => (/^[\p{L}\p{N}]+$/u.test(lexeme) ? lexeme : `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`)
 
 interface CollectionState {
   version: number
@@ -96,6 +118,10 @@ export class PostgresRagStore implements RagStore {
   private readonly stateAt = new Map<number, number>()
   /** Tokens of each query word, as the index cuts and stems them. */
   private readonly tokens = new Map<string, string[]>()
+  /** The lexemes of each word an ingest met (see keywordVectors), as ids into `lexemes`. */
+  private readonly wordLexemes = new Map<string, WordLexemes>()
+  private readonly lexemes: { name: string; input: string }[] = []
+  private readonly lexemeIds = new Map<string, number>()
   /** Document frequencies per collection, for the version they were read at. */
   private readonly frequencies = new Map<number, { version: number; known: Map<string, number> }>()
 
@@ -110,12 +136,17 @@ export class PostgresRagStore implements RagStore {
       keywordPostings?: number
       /** How long a read of a collection's version answers for it (tests lengthen it to see a replica behind). */
       stateTtlMs?: number
+      /** Chunk rows written before rag_chunks is analyzed (see refreshStatistics; tests shorten it). */
+      analyzeMinRows?: number
     } = {},
   ) {
     this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
     this.keywordPostings = options.keywordPostings ?? POSTGRES_KEYWORD_POSTINGS
     this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
+    this.analyzeMinRows = options.analyzeMinRows ?? ANALYZE_MIN_ROWS
   }
+
+  private readonly analyzeMinRows: number
 
   /** The collection's version and keyword statistics, read at most every STATE_TTL_MS. */
   private state(collectionId: number): Promise<CollectionState | null> {
@@ -242,6 +273,7 @@ export class PostgresRagStore implements RagStore {
     const now = new Date().toISOString()
     const infos = latest.map((document) => describe?.(document) ?? null)
     const keyword = latest.map((document) => document.chunks.map(keywordText))
+    const tsvectors = await this.keywordVectors(keyword.flat())
     let removed: number[] = []
     const added: { id: number; vector: Float32Array }[] = []
     const version = await this.sql.begin(async (tx) => {
@@ -264,35 +296,34 @@ export class PostgresRagStore implements RagStore {
       const contents: string[] = []
       const embeddings: Uint8Array[] = []
       const tokens: number[] = []
-      const texts: string[] = []
+      const literals: string[] = []
       latest.forEach((document, i) => {
         document.chunks.forEach((chunk, position) => {
           owners.push(documentRow.get(document.docId)!)
           positions.push(position)
           contents.push(chunk)
           embeddings.push(vectorBytes(document.vectors[position]!))
-          texts.push(keyword[i]![position]!)
+          literals.push(tsvectors.literals[literals.length]!)
           tokens.push(tokenCount(keyword[i]![position]!))
         })
       })
       let addedTokens = 0
       if (owners.length) {
-        // The chunks, their vectors and, from the tsvectors just made, how many of them hold each lexeme: one statement.
+        // The chunks with their tsvectors (made in keywordVectors), their vectors and this write's row of term counts: one statement.
+        const { held } = tsvectors
         const chunkRows = await tx`WITH input AS (
-            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
-              AS x(document_id, position, content, embedding, tokens, text)
+            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${literals}::text[])
+              AS x(document_id, position, content, embedding, tokens, tsv)
           ), added AS (
             INSERT INTO rag_chunks (document_id, collection_id, position, content, tokens, tsv)
-            SELECT document_id, ${collection.id}, position, content, tokens, to_tsvector(${CONFIG}::regconfig, text) FROM input
-            RETURNING id, document_id, position, tsv
+            SELECT document_id, ${collection.id}, position, content, tokens, tsv::tsvector FROM input
+            RETURNING id, document_id, position
           ), vectors AS (
             INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
             SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
           ), terms AS (
             INSERT INTO rag_term_batches (collection_id, lexemes, counts)
-            SELECT ${collection.id}, array_agg(lexeme), array_agg(n)
-            FROM (SELECT l AS lexeme, count(*)::int AS n FROM added CROSS JOIN LATERAL unnest(tsvector_to_array(added.tsv)) l GROUP BY l) g
-            HAVING count(*) > 0
+            SELECT ${collection.id}, ${[...held.keys()]}::text[], ${[...held.values()]}::int[] WHERE ${held.size} > 0
           )
           SELECT id, document_id, position FROM added`
         const vectorOf = new Map(latest.map((document) => [documentRow.get(document.docId)!, document.vectors]))
@@ -331,10 +362,10 @@ export class PostgresRagStore implements RagStore {
    * their index (4 ms at 100,000 chunks, every search) instead of filtering the matches.
    */
   private refreshStatistics(): void {
-    if (this.analyzing || this.written < ANALYZE_MIN_ROWS) return
+    if (this.analyzing || this.written < this.analyzeMinRows) return
     this.analyzing = (async () => {
       if (this.analyzedRows === null) this.analyzedRows = await this.chunkRowsCounted()
-      if (this.written < Math.max(ANALYZE_MIN_ROWS, this.analyzedRows * ANALYZE_SHARE)) return
+      if (this.written < Math.max(this.analyzeMinRows, this.analyzedRows * ANALYZE_SHARE)) return
       this.written = 0
       await this.sql`ANALYZE rag_chunks`
       this.analyzedRows = await this.chunkRowsCounted()
@@ -367,6 +398,122 @@ export class PostgresRagStore implements RagStore {
   }
 
   private merging: Promise<boolean> | null = null
+
+  /**
+   * The tsvector of each chunk's keyword text, exactly as `to_tsvector('rag_english', text)` makes
+   * it, built here: the text is words separated by single spaces (keywordText), and the parser
+   * reads each word alone, so a chunk's tsvector is its words' lexemes at their running positions.
+   * Each distinct word is run through to_tsvector once (then remembered), where the database
+   * otherwise parsed and stemmed every chunk whole: that, and counting the lexemes of each write in
+   * SQL, took most of an ingest's time in PostgreSQL. A chunk this cannot place exactly (a word with
+   * gaps in its positions or no lexeme, more positions than PostgreSQL keeps) gets the database's own.
+   */
+  private async keywordVectors(texts: string[]): Promise<KeywordVectors> {
+    // Each word's lexemes, looked up once: undefined for the words not met before, asked for below.
+    let found = texts.map((text) => (text ? text.split(' ').map((word) => this.wordLexemes.get(word)) : []))
+    const unknown = new Set<string>()
+    texts.forEach((text, i) => {
+      if (found[i]!.includes(undefined)) for (const word of text.split(' ')) if (!this.wordLexemes.has(word)) unknown.add(word)
+    })
+    if (unknown.size) {
+      if (this.wordLexemes.size + unknown.size > WORD_CACHE_LIMIT) {
+        // Forgotten all at once (lexeme ids with them); this write's words are asked for again.
+        this.wordLexemes.clear()
+        this.lexemes.length = 0
+        this.lexemeIds.clear()
+        for (const text of texts) if (text) for (const word of text.split(' ')) unknown.add(word)
+      }
+      const asked = [...unknown]
+      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions FROM unnest(${asked}::text[]) WITH ORDINALITY AS w(word, i)
+        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l`
+      const entries = asked.map(() => [] as { lexeme: string; at: number }[])
+      for (const row of rows) for (const at of row.positions as number[]) entries[Number(row.i) - 1]!.push({ lexeme: row.lexeme, at })
+      asked.forEach((word, i) => {
+        const own = entries[i]!.sort((a, b) => a.at - b.at)
+        // Placed alone only when its tokens are positions 1, 2, ... each with one lexeme.
+        if (!own.length || own.some((entry, j) => entry.at !== j + 1)) {
+          this.wordLexemes.set(word, null)
+          return
+        }
+        this.wordLexemes.set(
+          word,
+          Int32Array.from(own, ({ lexeme }) => {
+            let id = this.lexemeIds.get(lexeme)
+            if (id === undefined) {
+              this.lexemeIds.set(lexeme, (id = this.lexemes.length))
+              this.lexemes.push({ name: lexeme, input: vectorLexeme(lexeme) })
+            }
+            return id
+          }),
+        )
+      })
+      found = texts.map((text) => (text ? text.split(' ').map((word) => this.wordLexemes.get(word)) : []))
+    }
+    const literals: string[] = []
+    const heldById = new Int32Array(this.lexemes.length)
+    const odd: number[] = []
+    // Each occurrence as lexeme id × 2^14 + position: sorted, they are the tsvector's entries in order.
+    let keys = new Float64Array(1024)
+    found.forEach((words, chunk) => {
+      let position = 0
+      for (const ids of words) {
+        if (!ids) {
+          position = -1
+          break
+        }
+        if (position + ids.length > keys.length) {
+          const larger = new Float64Array(Math.max(keys.length * 2, position + ids.length))
+          larger.set(keys)
+          keys = larger
+        }
+        for (let j = 0; j < ids.length; j++) {
+          position++
+          keys[position - 1] = ids[j]! * POSITIONS + position
+        }
+      }
+      if (position < 0 || position > LAST_POSITION) {
+        odd.push(chunk)
+        literals.push('')
+        return
+      }
+      const sorted = keys.subarray(0, position).sort()
+      let literal = ''
+      const own: number[] = []
+      let count = 0
+      for (let j = 0; j < sorted.length; j++) {
+        const id = Math.floor(sorted[j]! / POSITIONS)
+        const at = sorted[j]! - id * POSITIONS
+        if (id !== own[own.length - 1]) {
+          literal += (own.length ? ' ' : '') + this.lexemes[id]!.input + ':' + at
+          own.push(id)
+          count = 1
+        } else {
+          literal += ',' + at
+          if (++count > MOST_POSITIONS) break
+        }
+      }
+      if (count > MOST_POSITIONS) {
+        odd.push(chunk)
+        literals.push('')
+        return
+      }
+      for (const id of own) heldById[id]!++
+      literals.push(literal)
+    })
+    const held = new Map<string, number>()
+    heldById.forEach((n, id) => {
+      if (n) held.set(this.lexemes[id]!.name, n)
+    })
+    if (odd.length) {
+      const rows = await this.sql`SELECT w.i::int AS i, v::text AS literal, tsvector_to_array(v) AS lexemes
+        FROM unnest(${odd.map((i) => texts[i]!)}::text[]) WITH ORDINALITY AS w(text, i) CROSS JOIN LATERAL to_tsvector(${CONFIG}::regconfig, w.text) v`
+      for (const row of rows) {
+        literals[odd[Number(row.i) - 1]!] = row.literal
+        for (const lexeme of row.lexemes as string[]) held.set(lexeme, (held.get(lexeme) ?? 0) + 1)
+      }
+    }
+    return { literals, held }
+  }
 
   /**
    * Every write adds one row of term counts (rag_term_batches: its chunks' lexemes and how many
