@@ -75,6 +75,9 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL
     expect(differing).toEqual([])
     expect(stored.map((row: { tokens: number }) => row.tokens)).toEqual(texts.map((text: string) => (text ? text.split(' ').length : 0)))
     expect(await keptFrequencies(kb.id)).toEqual(await countedFrequencies(kb.id))
+    // A write of one chunk without a word (its tsvector empty).
+    await store.writeDocuments(kb, await documents(['—  …  !'], 'empty'))
+    expect((await sql`SELECT tsv::text AS tsv, tokens FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.doc_id = 'empty-0'`)[0]).toEqual({ tsv: '', tokens: 0 })
     // What a user sees: the words are found, stemmed as PostgreSQL stems them.
     const terms = await store.queryTerms(kb, 'relations quokka 12e3x')
     expect(terms.terms.map((term) => [term.word, term.df])).toEqual([
