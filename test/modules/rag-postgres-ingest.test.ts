@@ -87,7 +87,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL
     ])
   })
 
-  test('an ingest of several write batches merges the keyword index once, at its end: nothing is left pending, and frequencies stay exact at every step', async () => {
+  test('an ingest of several write batches merges the keyword index once, after its end: nothing is left pending, and frequencies stay exact at every step', async () => {
     const store = new PostgresRagStore(sql)
     const kb = await collection(store)
     const pendingPages = async () => Number((await sql`SELECT gin_clean_pending_list('rag_chunks_tsv'::regclass) AS n`)[0].n)
@@ -99,9 +99,10 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL
     expect((await store.queryTerms(kb, 'harbour')).terms[0]!.df).toBe(3)
     expect((await store.keywordCandidates(kb, await store.queryTerms(kb, 'tugboats'), 5)).length).toBe(1)
     expect(await pendingPages()).toBeGreaterThan(0)
-    // The last write of an ingest merges before it commits.
+    // After the last write of an ingest, the store merges them.
     await store.writeDocuments(kb, await documents(['Pilots board ships outside the harbour.'], 'c'), undefined, true)
     await store.writeDocuments(kb, await documents(['The harbour master keeps the tide tables.'], 'd'))
+    await store.settled()
     expect(await pendingPages()).toBe(0)
     expect((await sql`SELECT count(*)::int AS n FROM rag_term_batches WHERE collection_id = ${kb.id}`)[0].n).toBe(0)
     expect(await keptFrequencies(kb.id)).toEqual(await countedFrequencies(kb.id))
@@ -110,6 +111,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL
     const rag = new RagService<RagStore>({ db: openDatabase(':memory:'), store, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
     const many = Array.from({ length: WRITE_BATCH * 2 + 10 }, (_, i) => ({ id: `n${i}`, content: `Note ${i} about harbour ${i % 7 ? 'cranes' : 'pilots'} and berth ${i}.` }))
     expect(await rag.ingest(kb.user_id, 'kb', many)).toMatchObject({ ingested: many.length, failed: 0 })
+    await store.settled()
     expect(await pendingPages()).toBe(0)
     expect(await keptFrequencies(kb.id)).toEqual(await countedFrequencies(kb.id))
     expect((await rag.search(kb.user_id, 'kb', 'berth 517', 1)).results[0]!.id).toBe('n517')
@@ -124,11 +126,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL
       kb,
       await documents(Array.from({ length: 120 }, (_, i) => `Chunk ${i} of the planner test.`)),
     )
-    let rows = await counted()
-    for (let i = 0; i < 100 && rows < before + 120; i++) {
-      await Bun.sleep(30)
-      rows = await counted()
-    }
-    expect(rows).toBe(before + 120)
+    await store.settled()
+    expect(await counted()).toBe(before + 120)
   })
 })

@@ -342,7 +342,6 @@ export class PostgresRagStore implements RagStore {
             ${pick((i) => i.text)}::text[], ${pick((i) => i.source)}::text[], ${pick((i) => i.contentHash)}::text[], ${pick((i) => i.chunkPages)}::text[])`
       }
       if (!more) await this.foldTerms(tx, collection.id)
-      if (!more && (await this.mergesIndex())) await tx`SELECT gin_clean_pending_list('rag_chunks_tsv'::regclass)`
       const [row] = await tx`UPDATE rag_collections SET version = version + 1,
           chunk_count = chunk_count - ${removed.length} + ${added.length}, token_count = token_count - ${old.tokens} + ${addedTokens}
         WHERE id = ${collection.id} RETURNING version`
@@ -350,7 +349,39 @@ export class PostgresRagStore implements RagStore {
     })
     this.followWrite(collection.id, version, removed, added)
     this.written += added.length
-    if (!more) this.refreshStatistics()
+    this.unmerged += added.length
+    if (!more) {
+      this.mergeIndex()
+      this.refreshStatistics()
+    }
+  }
+
+  /** Chunks this store wrote whose keyword index entries it has not merged yet, and its merges, one after another. */
+  private unmerged = 0
+  private merged: Promise<void> = Promise.resolve()
+
+  /**
+   * New keyword index entries go to the GIN index's pending list (fast update, up to 4 MB:
+   * migration 200), cheap to append to; merging them into the index costs about the same for a
+   * list of 4 MB as for one of 256 kB (PostgreSQL's default, which merged every few dozen chunks).
+   * So they are merged once per ingest, right after its last write committed, in the background:
+   * the entries waiting are part of the index (searches find them, a crash keeps them), a search
+   * meanwhile reads them from the list; the next ingest's writes go on while the merge runs.
+   */
+  private mergeIndex(): void {
+    if (!this.unmerged) return
+    this.unmerged = 0
+    this.merged = this.merged
+      .then(async () => {
+        if (await this.mergesIndex()) await this.sql`SELECT gin_clean_pending_list('rag_chunks_tsv'::regclass)`
+      })
+      .catch(() => {})
+  }
+
+  /** Resolves once the index merges and statistics this store started after its writes are done (tests wait for it). */
+  async settled(): Promise<void> {
+    await this.merged
+    await this.analyzing
   }
 
   /** Chunk rows this replica wrote since it last analyzed rag_chunks, and the rows counted then (null: not read yet). */
@@ -386,11 +417,8 @@ export class PostgresRagStore implements RagStore {
 
   /**
    * Whether this server's role may merge the keyword index's pending entries (it owns the index,
-   * as the role that migrated the database does). New entries go to the index's pending list
-   * (GIN's fast update, up to 4 MB: migration 200), merged in one pass per ingest, far cheaper than
-   * a merge per 256 kB; the last write of an ingest (and every write not followed by another of
-   * it) merges what is pending before it commits, so searches after it read no long list. A role
-   * that may not leaves the merge to autovacuum (searches meanwhile read up to 4 MB more).
+   * as the role that migrated the database does). A role that may not leaves them to autovacuum
+   * (searches meanwhile read up to 4 MB more).
    */
   private mergesIndex(): Promise<boolean> {
     this.merging ??= (async () => {

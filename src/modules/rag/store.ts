@@ -104,8 +104,8 @@ export interface RagStore {
   /**
    * Writes a batch of documents (each replacing any earlier one with its id) in one transaction,
    * with their info rows. `more`: another batch of the same ingest follows at once, so index work
-   * may be left for the last one (PostgreSQL merges the keyword index's pending entries once per
-   * ingest); every write without it leaves the index as a search reads it best.
+   * may be left for after the last one (PostgreSQL merges the keyword index's pending entries
+   * once per ingest, and sums its term counts once).
    */
   writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more?: boolean): MaybePromise<void>
   /** The words and phrases of a query with their tokens and document frequencies in the collection. */
