@@ -6,7 +6,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../src/modules/rag/store'
-import { keywordText, PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import { filteredOffsets, keywordText, PostgresRagStore } from '../../src/modules/rag/store.postgres'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 const embedder = new HashEmbedder()
@@ -16,6 +16,25 @@ async function documents(chunks: string[], prefix = 'doc'): Promise<StoredDocume
   const vectors = await embedder.embed(chunks)
   return chunks.map((chunk, i) => ({ docId: `${prefix}-${i}`, content: chunk, metadata: {}, chunks: [chunk], vectors: [vectors[i]!] }))
 }
+
+test("the positions of a tsvector's text as keyword search reads them: quotes and backslashes as PostgreSQL writes them", () => {
+  expect(filteredOffsets("'backup':3A,9A 'restor':4A")).toEqual(
+    new Map([
+      ['backup', [3, 9]],
+      ['restor', [4]],
+    ]),
+  )
+  // As PostgreSQL prints ts_filter(setweight($$'o''reilli':1 'a\\b':2,5 '''':7 plain:3$$::tsvector, 'A'), '{a}').
+  expect(filteredOffsets("'''':7A 'a\\\\b':2A,5A 'o''reilli':1A 'plain':3A")).toEqual(
+    new Map([
+      ["'", [7]],
+      ['a\\b', [2, 5]],
+      ["o'reilli", [1]],
+      ['plain', [3]],
+    ]),
+  )
+  expect(filteredOffsets('')).toEqual(new Map())
+})
 
 describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   let sql: Postgres

@@ -378,11 +378,17 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
     const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
+    // The keyword search is asked first: a store that answers later (PostgreSQL) runs its queries
+    // while the vectors are scanned here; SQLite answers at once, as it always did.
+    const termsAnswer = synonyms.query ?? this.store.queryTerms(collection, query)
+    const keywordAnswer = andThen(termsAnswer, (terms) => this.store.keywordCandidates(collection, terms, pools.keywordPool))
+    // Awaited below; a failure while the vectors are scanned must not count as unhandled.
+    if (keywordAnswer instanceof Promise) keywordAnswer.catch(() => {})
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
-    const keywordRanking = yield* wait(this.store.keywordCandidates(collection, terms, pools.keywordPool))
+    const terms = yield* wait(termsAnswer)
+    const keywordRanking = yield* wait(keywordAnswer)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
       byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),

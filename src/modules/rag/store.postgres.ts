@@ -626,7 +626,11 @@ export class PostgresRagStore implements RagStore {
   }
 
   async nearest(collection: CollectionRow, vector: Float32Array, k: number): Promise<{ chunkId: number; distance: number | null }[]> {
-    return scanNearest(await this.matrix(collection), vector, k)
+    const matrix = await this.matrix(collection)
+    // Queries asked just before (a search's keyword part) are sent before this thread scans the
+    // vectors for a few milliseconds: the database works on them meanwhile.
+    await new Promise((resolve) => setImmediate(resolve))
+    return scanNearest(matrix, vector, k)
   }
 
   async vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
@@ -754,41 +758,26 @@ export class PostgresRagStore implements RagStore {
         rowsInIndex,
       )
     const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
-    // A match's tsvector is cut down to the query's lexemes (marked with weight A, the marked kept)
-    // before it is unnested: several times cheaper than unnesting it whole.
+    // Each match with where the query's tokens occur in it: its tsvector cut down to them (marked
+    // with weight A, the marked kept) as text, read here; several times cheaper than unnesting the
+    // lexemes and summing BM25 in SQL. Positions of every query token, so that the rescoring and
+    // the term holdings below need not read these chunks again.
     const limit = plan.capped ? CAPPED_CANDIDATES : null
-    const matches = this.sql`SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
-    const pool = Math.max(k, RESCORE_POOL)
-    let hits: { chunkId: number; bm25: number; tokens: number }[]
-    if (kept.every((term) => term.tokens.length === 1)) {
-      // bm25() of FTS5 (k1 1.2, b 0.75) summed over the words each match holds; idf as bm25() computes it.
-      const lexemes = kept.map((term) => term.tokens[0]!)
-      const idfs = kept.map((term) => -bm25([{ tf: 1, df: term.df }], 1, 1, rowsInIndex))
-      const rows = await this.sql`WITH m AS (${matches}), w AS (SELECT * FROM unnest(${lexemes}::text[], ${idfs}::float8[]) AS w(lexeme, idf))
-        SELECT m.id, m.tokens, sum(w.idf * (cardinality(l.positions) * 2.2) / (cardinality(l.positions) + 1.2 * (0.25 + 0.75 * m.tokens / ${averageLength}::float8))) AS score
-        FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${lexemes}::text[]), '{a}')) l JOIN w ON w.lexeme = l.lexeme
-        GROUP BY m.id, m.tokens ORDER BY score DESC, m.id LIMIT ${pool}`
-      hits = rows.map((row: { id: number; tokens: number; score: number }) => ({ chunkId: Number(row.id), bm25: -Number(row.score), tokens: Number(row.tokens) }))
-    } else {
-      // Phrases: their frequency needs the positions, read here for every match.
-      const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
-      const rows = await this.sql`WITH m AS (${matches})
-        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${wanted}::text[]), '{a}')) l`
-      const lengths = new Map<number, number>()
-      for (const row of rows) {
-        const id = Number(row.id)
-        if (!lengths.has(id)) {
-          lengths.set(id, Number(row.tokens))
-          // Offsets read now are the whole of them for this chunk: replace any partial entry.
-          query.offsets.set(id, new Map())
-        }
-        query.offsets.get(id)!.set(row.lexeme, row.positions as number[])
-      }
-      hits = [...lengths]
-        .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
-        .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
-        .slice(0, pool)
+    const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
+    const rows = await this.sql`SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
+      WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    const lengths = new Map<number, number>()
+    for (const row of rows) {
+      const id = Number(row.id)
+      lengths.set(id, Number(row.tokens))
+      // Offsets read now are the whole of them for this chunk: replace any partial entry.
+      query.offsets.set(id, filteredOffsets(row.found as string))
     }
+    const pool = Math.max(k, RESCORE_POOL)
+    const hits = [...lengths]
+      .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
+      .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
+      .slice(0, pool)
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
     // The candidates' BM25 with every informative word, as if one query had ranked them all.
     await this.readOffsets(
@@ -846,6 +835,41 @@ export class PostgresRagStore implements RagStore {
   chunkPages(collection: CollectionRow, docIds: string[]) {
     return documents.chunkPages(this.sql, collection, docIds)
   }
+}
+
+/**
+ * Where each lexeme occurs in a chunk, from a tsvector's text whose positions all carry weight A
+ * (`'backup':3A,9A 'restor':4A`; see keywordCandidates): lexeme → positions.
+ */
+export function filteredOffsets(text: string): Map<string, number[]> {
+  const offsets = new Map<string, number[]>()
+  let at = 0
+  while (at < text.length) {
+    // A quoted lexeme ('' inside is one quote), a colon, positions separated by commas.
+    let end = at + 1
+    let lexeme = ''
+    for (;;) {
+      const quote = text.indexOf("'", end)
+      if (quote < 0) return offsets
+      lexeme += text.slice(end, quote)
+      if (text[quote + 1] === "'") {
+        lexeme += "'"
+        end = quote + 2
+      } else {
+        end = quote + 1
+        break
+      }
+    }
+    const space = text.indexOf(' ', end)
+    const stop = space < 0 ? text.length : space
+    const positions = text
+      .slice(end + 1, stop)
+      .split(',')
+      .map((position) => Number.parseInt(position, 10))
+    offsets.set(lexeme.replaceAll('\\\\', '\\'), positions)
+    at = stop + 1
+  }
+  return offsets
 }
 
 /** A bytea of float32s as its own (aligned) vector. */
