@@ -431,7 +431,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         wanted.map((i) => terms.terms[i]!),
       ),
     )
-    const chunks = yield* wait(this.store.chunks(ids))
+    const chunks = yield* wait(this.store.chunks(ids, terms))
     // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
     // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
     for (const id of ids) if (!chunks.has(id)) byId.delete(id)

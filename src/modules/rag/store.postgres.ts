@@ -651,16 +651,13 @@ export class PostgresRagStore implements RagStore {
     return found
   }
 
-  async chunks(chunkIds: number[]): Promise<Map<number, ChunkHit>> {
+  async chunks(chunkIds: number[], query?: QueryTerms): Promise<Map<number, ChunkHit>> {
     if (!chunkIds.length) return new Map()
+    const read = query?.rows
+    if (read && chunkIds.every((id) => read.asked.has(id))) return new Map(chunkIds.flatMap((id) => (read.found.has(id) ? [[id, read.found.get(id)!] as const] : [])))
     const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
       WHERE c.id = ANY(${chunkIds}::int[])`
-    return new Map(
-      rows.map((row: { id: number; content: string; position: number; doc_id: string; metadata: string }) => [
-        Number(row.id),
-        { chunkId: Number(row.id), docId: row.doc_id, content: row.content, position: Number(row.position), metadata: JSON.parse(row.metadata) },
-      ]),
-    )
+    return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
   }
 
   async firstChunks(collection: CollectionRow, k: number): Promise<number[]> {
@@ -806,6 +803,21 @@ export class PostgresRagStore implements RagStore {
   async termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Promise<Map<number, number[]>> {
     const held = new Map<number, number[]>()
     if (!chunkIds.length || !terms.length) return held
+    if (!query.rows) {
+      // The search's candidates: their rows (which chunks() answers from next) and the offsets not read yet, in one query.
+      const missing = chunkIds.filter((id) => !query.offsets.has(id))
+      const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
+      for (const id of missing) query.offsets.set(id, new Map())
+      const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
+          CASE WHEN c.id = ANY(${missing}::int[]) THEN ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')::text END AS found
+        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])`
+      query.rows = { asked: new Set(chunkIds), found: new Map() }
+      for (const row of rows) {
+        const id = Number(row.id)
+        query.rows.found.set(id, chunkHit(row))
+        if (row.found !== null) query.offsets.set(id, filteredOffsets(row.found as string))
+      }
+    }
     await this.readOffsets(query, chunkIds)
     for (const chunkId of chunkIds) {
       const own = query.offsets.get(chunkId)
@@ -870,6 +882,10 @@ export function filteredOffsets(text: string): Map<string, number[]> {
     at = stop + 1
   }
   return offsets
+}
+
+function chunkHit(row: Record<string, unknown>): ChunkHit {
+  return { chunkId: Number(row.id), docId: row.doc_id as string, content: row.content as string, position: Number(row.position), metadata: JSON.parse(row.metadata as string) }
 }
 
 /** A bytea of float32s as its own (aligned) vector. */

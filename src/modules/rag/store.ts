@@ -37,6 +37,8 @@ export interface QueryTerms {
    * through the tokenizer once per query, whether keyword rescoring or term holdings reads it first.
    */
   offsets: Map<number, Map<string, number[]>>
+  /** Chunks read along with their offsets (PostgreSQL, see termHoldings): which were asked for, and those found. */
+  rows?: { asked: Set<number>; found: Map<number, ChunkHit> }
 }
 
 export interface StoredDocument {
@@ -118,7 +120,8 @@ export interface RagStore {
   nearest(collection: CollectionRow, vector: Float32Array, k: number): MaybePromise<{ chunkId: number; distance: number | null }[]>
   /** Stored vectors of some chunks. */
   vectors(collection: CollectionRow, chunkIds: number[]): MaybePromise<Map<number, Float32Array>>
-  chunks(chunkIds: number[]): MaybePromise<Map<number, ChunkHit>>
+  /** Chunks by id (those still there); `query`: the search they are for, whose reads may already hold them. */
+  chunks(chunkIds: number[], query?: QueryTerms): MaybePromise<Map<number, ChunkHit>>
   /** The first chunks of a collection, for a query that has nothing to match on. */
   firstChunks(collection: CollectionRow, k: number): MaybePromise<number[]>
   /** Source hash (from the info row) and metadata (JSON) of some documents of a collection. */
