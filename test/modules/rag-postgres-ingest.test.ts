@@ -6,7 +6,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../src/modules/rag/store'
-import { filteredOffsets, keywordText, PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import { filteredOffsets, keywordText, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 const embedder = new HashEmbedder()
@@ -34,6 +34,13 @@ test("the positions of a tsvector's text as keyword search reads them: quotes an
     ]),
   )
   expect(filteredOffsets('')).toEqual(new Map())
+  // How often a word or a phrase occurs, from the same text; a lexeme ending another one is not it.
+  const text = "'backup':3A,9A,12A 'nightli':2A,8A 'xbackup':5A"
+  expect(termFrequency(text, ["'backup'"])).toBe(3)
+  expect(termFrequency(text, ["'nightli'", "'backup'"])).toBe(2)
+  expect(termFrequency(text, ["'backup'", "'nightli'"])).toBe(0)
+  expect(termFrequency("'xbackup':5A", ["'backup'"])).toBe(0)
+  expect(termFrequency("'data':4A,5A,6A", ["'data'", "'data'"])).toBe(2)
 })
 
 describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {

@@ -378,16 +378,15 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
     const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
-    // The keyword search is asked first: a store that answers later (PostgreSQL) runs its queries
-    // while the vectors are scanned here; SQLite answers at once, as it always did.
-    const termsAnswer = synonyms.query ?? this.store.queryTerms(collection, query)
-    const keywordAnswer = andThen(termsAnswer, (terms) => this.store.keywordCandidates(collection, terms, pools.keywordPool))
+    // The keyword search is asked for before the vectors are scanned: a store that answers later
+    // (PostgreSQL) runs its query meanwhile; SQLite answers at once, as it always did.
+    const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
+    const keywordAnswer = this.store.keywordCandidates(collection, terms, pools.keywordPool)
     // Awaited below; a failure while the vectors are scanned must not count as unhandled.
     if (keywordAnswer instanceof Promise) keywordAnswer.catch(() => {})
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = yield* wait(termsAnswer)
     const keywordRanking = yield* wait(keywordAnswer)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>

@@ -763,18 +763,22 @@ export class PostgresRagStore implements RagStore {
     const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
     const rows = await this.sql`SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
       WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
-    const lengths = new Map<number, number>()
-    for (const row of rows) {
-      const id = Number(row.id)
-      lengths.set(id, Number(row.tokens))
-      // Offsets read now are the whole of them for this chunk: replace any partial entry.
-      query.offsets.set(id, filteredOffsets(row.found as string))
-    }
+    // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
+    // its tokens' positions), then the offsets of the best kept: they are what is read again.
+    const quoted = kept.map((term) => term.tokens.map(printedLexeme))
+    const found = new Map<number, string>()
     const pool = Math.max(k, RESCORE_POOL)
-    const hits = [...lengths]
-      .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
-      .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
-      .slice(0, pool)
+    const hits = rows
+      .map((row: { id: number; tokens: number; found: string }) => {
+        const id = Number(row.id)
+        found.set(id, row.found)
+        const counts = kept.map((term, i) => ({ tf: termFrequency(row.found, quoted[i]!), df: term.df }))
+        return { chunkId: id, bm25: bm25(counts, Number(row.tokens), averageLength, rowsInIndex), tokens: Number(row.tokens) }
+      })
+      .sort((a: { bm25: number; chunkId: number }, b: { bm25: number; chunkId: number }) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
+      .slice(0, pool) as { chunkId: number; bm25: number; tokens: number }[]
+    // Offsets read now are the whole of them for these chunks: replace any partial entry.
+    for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(found.get(hit.chunkId)!))
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
     // The candidates' BM25 with every informative word, as if one query had ranked them all.
     await this.readOffsets(
@@ -847,6 +851,46 @@ export class PostgresRagStore implements RagStore {
   chunkPages(collection: CollectionRow, docIds: string[]) {
     return documents.chunkPages(this.sql, collection, docIds)
   }
+}
+
+/** A lexeme as a tsvector's text shows it: always quoted, quotes and backslashes doubled. */
+const printedLexeme = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
+
+/** Where a lexeme's positions are in a tsvector's text (`'lexeme':3A,9A`), as [start, end), or null when it is not there. */
+function positionsSpan(text: string, quoted: string): [number, number] | null {
+  const needle = `${quoted}:`
+  let at = text.indexOf(needle)
+  // At the start of an entry: the first one, or after a space.
+  while (at > 0 && text[at - 1] !== ' ') at = text.indexOf(needle, at + 1)
+  if (at < 0) return null
+  const start = at + needle.length
+  const space = text.indexOf(' ', start)
+  return [start, space < 0 ? text.length : space]
+}
+
+/**
+ * How often a term (its tokens as tsvector text quotes them) occurs in a chunk, from the chunk's
+ * tsvector text cut down to the query's tokens: a word's count of positions; a phrase's count of
+ * places where its tokens follow one another (as phraseFrequency counts them).
+ */
+export function termFrequency(text: string, quoted: string[]): number {
+  if (quoted.length === 1) {
+    const span = positionsSpan(text, quoted[0]!)
+    if (!span) return 0
+    let count = 1
+    for (let i = span[0]; i < span[1]; i++) if (text.charCodeAt(i) === 44) count++
+    return count
+  }
+  const offsets = new Map<string, number[]>()
+  for (const [i, token] of quoted.entries()) {
+    const span = positionsSpan(text, token)
+    if (!span) return 0
+    offsets.set(String(i), text.slice(span[0], span[1]).split(',').map((position) => Number.parseInt(position, 10)))
+  }
+  return phraseFrequency(
+    quoted.map((_, i) => String(i)),
+    offsets,
+  )
 }
 
 /**
