@@ -39,8 +39,8 @@ const ANALYZE_SHARE = 0.1
 /** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
 const TERM_BATCHES_FOLDED = 4
 const TOKEN_CACHE_LIMIT = 20_000
-/** Words whose lexemes an ingest remembers (see keywordVectors). */
-const WORD_CACHE_LIMIT = 200_000
+/** Words whose lexemes an ingest remembers (see keywordVectors): some 10 MB. */
+const WORD_CACHE_LIMIT = 100_000
 /** PostgreSQL keeps at most 255 positions of a lexeme and none past 16,383: chunks that reach either get the database's own to_tsvector. */
 const MOST_POSITIONS = 255
 const LAST_POSITION = 16_383
@@ -70,7 +70,7 @@ const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!
  * The lexemes to_tsvector makes of one word, in the order of their positions in it (1, 2, ...), as
  * ids into the store's list of lexemes; null when the word cannot be placed alone (see keywordVectors).
  */
-type WordLexemes = Int32Array | null
+type WordLexemes = number[] | null
 
 /** The tsvectors of a write's chunks as text (tsvector input), and how many of the chunks hold each lexeme. */
 interface KeywordVectors {
@@ -477,7 +477,7 @@ export class PostgresRagStore implements RagStore {
         }
         this.wordLexemes.set(
           word,
-          Int32Array.from(own, ({ lexeme }) => {
+          own.map(({ lexeme }) => {
             let id = this.lexemeIds.get(lexeme)
             if (id === undefined) {
               this.lexemeIds.set(lexeme, (id = this.lexemes.length))
