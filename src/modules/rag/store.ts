@@ -98,6 +98,8 @@ export type CollectionSummary = CollectionRow & { documents: number; chunks: num
  */
 export interface RagStore {
   readonly cache: VectorCache
+  /** Chunks an ingest writes per transaction with this store (default: the service's WRITE_BATCH). */
+  readonly writeBatch?: number
   findCollection(userId: string, name: string): MaybePromise<CollectionRow | null>
   createCollection(userId: string, name: string, embedder: string, dimensions: number): MaybePromise<CollectionRow>
   listCollections(userId: string): MaybePromise<CollectionSummary[]>
