@@ -80,10 +80,9 @@ export function zonesIn(text: string): string[] {
   return [...new Set(found.sort((a, b) => a.at - b.at).map((f) => f.zone))]
 }
 
-async function factsOf(text: string, needsDates: boolean): Promise<StepFacts> {
+function factsOf(text: string): StepFacts {
   const expressions = arithmeticIn(text)
-  let dates = [...text.matchAll(ISO)].map((m) => m[0].replace(' ', 'T'))
-  if (!dates.length && needsDates) dates = await datesIn(text)
+  const dates = [...text.matchAll(ISO)].map((m) => m[0].replace(' ', 'T'))
   let rest = text.replace(ISO, ' ')
   for (const expression of expressions) rest = rest.replace(expression, ' ')
   const numbers = [...rest.matchAll(/(?<![\p{L}\p{N}.])-?\d+(?:\.\d+)?(?![\p{L}\p{N}])/gu)].map((m) => Number(m[0]))
@@ -186,12 +185,14 @@ const allowedTo = (plugins: string[] | '*', tool: ToolDefinition) => plugins ===
 export async function planPluginCalls(tools: ToolDefinition[], plugins: string[] | '*', steps: string[]): Promise<PlannedCall[]> {
   const usable = tools.filter((tool) => tool.readOnly === true && tool.plugin !== 'knowledge' && allowedTo(plugins, tool))
   if (!usable.length) return []
-  const needsDates = usable.some((tool) => Object.entries((tool.parameters.properties ?? {}) as Record<string, Record<string, unknown>>).some(([name, schema]) => kindOf(name, schema) === 'date'))
+  const takesDates = (tool: ToolDefinition) => Object.entries((tool.parameters.properties ?? {}) as Record<string, Record<string, unknown>>).some(([name, schema]) => kindOf(name, schema) === 'date')
   const planned: (PlannedCall & { order: number })[] = []
   const seen = new Set<string>()
   for (const step of steps) {
     if (!GATHERING_OWNERS.has(ownerOf(step))) continue
-    const facts = await factsOf(step, needsDates)
+    const facts = factsOf(step)
+    // Dates in words ("March 3, 2025") are read (chrono, loaded on first use) only for a step a date-taking tool fits.
+    if (!facts.dates.length && usable.some((tool) => takesDates(tool) && [...facts.terms].some((term) => toolTerms(tool).has(term)))) facts.dates = await datesIn(step)
     for (const tool of usable) {
       const call = planCall(tool, facts)
       if (!call) continue

@@ -9,6 +9,7 @@ import { gatherFromPlugins, planPluginCalls, zonesIn } from '../../../src/module
 import type { AgentInput } from '../../../src/modules/agents/types'
 import type { PluginToolbox, ToolDefinition } from '../../../src/modules/agents/tools'
 import { makeServer } from '../../helpers'
+import { TokenGenerator, agentServer } from './fakes'
 import { describeWithPluginTools, gitRepo, type PluginFiles } from '../plugins/fixtures'
 
 // Logins hash passwords and installed plugins start Node processes: generous limits on a shared machine.
@@ -89,6 +90,26 @@ describe('the researcher without a model: built-in plugins', () => {
     expect(agent(res, 'researcher').toolCalls).toEqual([])
     expect(res.json.finalSynthesis).not.toContain('391')
     expect(res.json.confidence).toBe(0)
+  })
+
+  test('dates written in words are read for a date tool the step fits', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const res = await execute(server, token, { task: 'How many days are there between March 3, 2025 and June 1, 2025?', agents: ['researcher'] })
+    const [call] = agent(res, 'researcher').toolCalls
+    expect(call).toMatchObject({ tool: 'datetime__difference', arguments: { from: '2025-03-03', to: '2025-06-01' }, result: { days: 90 } })
+    expect(res.json.finalSynthesis).toContain('days 90')
+  })
+
+  test('a model that cannot call tools gets the plugin results in its context; the calls are recorded', async () => {
+    const generator = new TokenGenerator()
+    const server = agentServer(generator)
+    const { accessToken: token } = await server.login()
+    const res = await execute(server, token, { task: 'What is 17*23?', agents: ['researcher'] })
+    expect(res.status).toBe(200)
+    expect(agent(res, 'researcher').toolCalls).toEqual([{ tool: 'calculator__evaluate', arguments: { expression: '17*23' }, result: { value: 391 } }])
+    const system = generator.prompts.find((messages) => messages[0]!.content.startsWith('You are the researcher'))![0]!.content
+    expect(system).toContain('From your plugins:\n- 17*23 = 391 (from plugin calculator, tool evaluate).')
   })
 
   test('a task no tool fits calls none', async () => {
