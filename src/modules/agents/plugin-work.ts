@@ -138,7 +138,7 @@ function toolTerms(tool: ToolDefinition): Set<string> {
  * term with it, or taking the arithmetic the step writes. A tool none of whose parameters the step
  * fills needs two shared terms (one with a place or zone it can take).
  */
-function planCall(tool: ToolDefinition, facts: StepFacts): PlannedCall | null {
+function planCall(tool: ToolDefinition, facts: StepFacts, expression = 0): PlannedCall | null {
   const properties = (tool.parameters.properties ?? {}) as Record<string, Record<string, unknown>>
   const required = new Set(Array.isArray(tool.parameters.required) ? (tool.parameters.required as string[]) : [])
   const vocabulary = toolTerms(tool)
@@ -153,7 +153,7 @@ function planCall(tool: ToolDefinition, facts: StepFacts): PlannedCall | null {
     const needed = required.has(name) && schema.default === undefined
     const kind = kindOf(name, schema)
     let value: unknown
-    if (kind === 'expression') value = facts.expressions[0]
+    if (kind === 'expression') value = facts.expressions[expression]
     else if (kind === 'zone') value = facts.zones[used.zone++]
     else if (needed && kind === 'date') value = facts.dates[used.date++]
     else if (needed && kind === 'number') value = facts.numbers[used.number++]
@@ -194,12 +194,16 @@ export async function planPluginCalls(tools: ToolDefinition[], plugins: string[]
     // Dates in words ("March 3, 2025") are read (chrono, loaded on first use) only for a step a date-taking tool fits.
     if (!facts.dates.length && usable.some((tool) => takesDates(tool) && [...facts.terms].some((term) => toolTerms(tool).has(term)))) facts.dates = await datesIn(step)
     for (const tool of usable) {
-      const call = planCall(tool, facts)
-      if (!call) continue
-      const key = `${tool.name} ${JSON.stringify(call.args)}`
-      if (seen.has(key)) continue
-      seen.add(key)
-      planned.push({ ...call, order: planned.length })
+      // A tool that takes an expression is called for each one the step writes.
+      const variants = Object.keys((tool.parameters.properties ?? {}) as object).some((name) => EXPRESSION_NAMES.test(name)) ? Math.max(1, facts.expressions.length) : 1
+      for (let variant = 0; variant < variants; variant++) {
+        const call = planCall(tool, facts, variant)
+        if (!call) continue
+        const key = `${tool.name} ${JSON.stringify(call.args)}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        planned.push({ ...call, order: planned.length })
+      }
     }
   }
   return planned

@@ -146,6 +146,8 @@ describe('choosing and calling tools', () => {
     const calc = tool('calculator', 'evaluate', 'Evaluate an arithmetic expression', { properties: { expression: { type: 'string' } }, required: ['expression'] }, true)
     expect(await planPluginCalls([calc], '*', steps)).toEqual([])
     expect((await planPluginCalls([calc], '*', ['Compare 12 * 40 with 500'])).map((p) => p.args)).toEqual([{ expression: '12 * 40' }])
+    // One call per expression the step writes.
+    expect((await planPluginCalls([calc], '*', ['Compare 12 * 40 with 15% of 3000'])).map((p) => p.args)).toEqual([{ expression: '15 / 100 * 3000' }, { expression: '12 * 40' }])
   })
 
   test('the planner\'s steps drive the choice; steps that review or summarize are not researched; at most three calls', async () => {
