@@ -49,16 +49,16 @@ interface StepFacts {
 
 const ISO = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g
 
-let cities: Map<string, string> | undefined
-/** IANA zones by their city ("Lisbon" → Europe/Lisbon, "New York" → America/New_York). */
-function zoneCities(): Map<string, string> {
+let cities: [RegExp, string][] | undefined
+/** IANA zones by their city, as a pattern for the city's name ("Lisbon" → Europe/Lisbon, "New York" → America/New_York). */
+function zoneCities(): [RegExp, string][] {
   if (cities) return cities
-  cities = new Map()
+  cities = []
   const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
   for (const zone of zones) {
     if (!/^(?:Africa|America|Asia|Atlantic|Australia|Europe|Indian|Pacific)\//.test(zone)) continue
-    const city = zone.split('/').at(-1)!.replace(/_/g, ' ')
-    if (city.length >= 4) cities.set(city, zone)
+    const city = zone.split('/').at(-1)!
+    if (city.length >= 4) cities.push([new RegExp(`(?<![\\p{L}/])${city.replace(/_/g, '[ _]')}(?![\\p{L}])`, 'u'), zone])
   }
   return cities
 }
@@ -74,19 +74,25 @@ export function zonesIn(text: string): string[] {
     }
   }
   for (const [city, zone] of zoneCities()) {
-    const at = text.search(new RegExp(`(?<![\\p{L}/])${city.replace(/ /g, '[ _]')}(?![\\p{L}])`, 'u'))
+    const at = text.search(city)
     if (at >= 0) found.push({ at, zone })
   }
   return [...new Set(found.sort((a, b) => a.at - b.at).map((f) => f.zone))]
 }
 
-function factsOf(text: string): StepFacts {
+/** Passages a text quotes ("…", “…”, '…'), two words or more. */
+const quotesIn = (text: string) =>
+  [...text.matchAll(/"([^"]+)"|“([^”]+)”|(?<![\p{L}\p{N}])'([^']+)'(?![\p{L}\p{N}])/gu)].map((m) => (m[1] ?? m[2] ?? m[3])!.trim()).filter((q) => q.split(/\s+/).length >= 2)
+
+/** What a step holds; a passage quoted in the task that the step's splitting cut (at a sentence end inside it) counts as the step's. */
+function factsOf(text: string, task = text): StepFacts {
   const expressions = arithmeticIn(text)
   const dates = [...text.matchAll(ISO)].map((m) => m[0].replace(' ', 'T'))
   let rest = text.replace(ISO, ' ')
   for (const expression of expressions) rest = rest.replace(expression, ' ')
   const numbers = [...rest.matchAll(/(?<![\p{L}\p{N}.])-?\d+(?:\.\d+)?(?![\p{L}\p{N}])/gu)].map((m) => Number(m[0]))
-  const quoted = [...text.matchAll(/"([^"]+)"|“([^”]+)”|'([^']+)'/g)].map((m) => (m[1] ?? m[2] ?? m[3])!.trim()).filter((q) => q.split(/\s+/).length >= 2)
+  let quoted = quotesIn(text)
+  if (!quoted.length) quoted = quotesIn(task).filter((quote) => text.includes(quote.slice(0, 24).replace(/[\s.!?]+$/, '').split(/(?<=[.!?])\s/)[0]!))
   return { text, terms: new Set(keyTerms(text)), expressions, dates, zones: zonesIn(text), numbers, quoted }
 }
 
@@ -182,7 +188,7 @@ const allowedTo = (plugins: string[] | '*', tool: ToolDefinition) => plugins ===
  * at most PLUGIN_CALLS and never the same call twice: read-only tools of enabled plugins the agent
  * may use, except `knowledge` (the researcher searches the collections itself).
  */
-export async function planPluginCalls(tools: ToolDefinition[], plugins: string[] | '*', steps: string[]): Promise<PlannedCall[]> {
+export async function planPluginCalls(tools: ToolDefinition[], plugins: string[] | '*', steps: string[], task = steps.join(' ')): Promise<PlannedCall[]> {
   const usable = tools.filter((tool) => tool.readOnly === true && tool.plugin !== 'knowledge' && allowedTo(plugins, tool))
   if (!usable.length) return []
   const takesDates = (tool: ToolDefinition) => Object.entries((tool.parameters.properties ?? {}) as Record<string, Record<string, unknown>>).some(([name, schema]) => kindOf(name, schema) === 'date')
@@ -190,7 +196,7 @@ export async function planPluginCalls(tools: ToolDefinition[], plugins: string[]
   const seen = new Set<string>()
   for (const step of steps) {
     if (!GATHERING_OWNERS.has(ownerOf(step))) continue
-    const facts = factsOf(step)
+    const facts = factsOf(step, task)
     // Dates in words ("March 3, 2025") are read (chrono, loaded on first use) only for a step a date-taking tool fits.
     if (!facts.dates.length && usable.some((tool) => takesDates(tool) && [...facts.terms].some((term) => toolTerms(tool).has(term)))) facts.dates = await datesIn(step)
     for (const tool of usable) {
@@ -233,12 +239,12 @@ const cut = (text: string, chars: number) => (text.length > chars ? `${text.slic
 
 /**
  * Material from one result: its sentences (three at most), each ending with the attribution; none
- * when the result says nothing the step did not already say (a tool that echoes its input).
+ * when the result says nothing the task did not already say (a tool that echoes its input).
  */
-function materialOf(call: PlannedCall, result: unknown, step: string): string[] {
+function materialOf(call: PlannedCall, result: unknown, task: string): string[] {
   let text = cut(renderResult(result), RESULT_CHARS)
   if (!text) return []
-  const known = new Set(words(step))
+  const known = new Set(words(task))
   if (words(text).every((word) => known.has(word))) return []
   const expression = Object.entries(call.args).find(([name]) => EXPRESSION_NAMES.test(name))?.[1]
   if (typeof expression === 'string' && typeof result === 'object' && result && 'value' in result) text = `${expression} = ${text}`
@@ -263,7 +269,7 @@ export interface PluginMaterial {
  * the work goes on; a cancelled task stops here.
  */
 export async function gatherFromPlugins(input: AgentInput, plugins: string[] | '*', steps: string[], limitMs = PLUGIN_CALL_MS): Promise<PluginMaterial> {
-  const planned = await planPluginCalls(input.tools.list(), plugins, steps)
+  const planned = await planPluginCalls(input.tools.list(), plugins, steps, input.task)
   if (input.signal.aborted) throw input.signal.reason
   const outcomes = await Promise.all(
     planned.map(async (call) => {
@@ -297,7 +303,7 @@ export async function gatherFromPlugins(input: AgentInput, plugins: string[] | '
       continue
     }
     material.toolCalls.push({ tool: tool.name, arguments: args, result: outcome.result })
-    material.lines.push(...materialOf(outcome.call, outcome.result, outcome.call.step))
+    material.lines.push(...materialOf(outcome.call, outcome.result, `${input.task}\n${outcome.call.step}`))
   }
   return material
 }

@@ -112,6 +112,20 @@ describe('the researcher without a model: built-in plugins', () => {
     expect(system).toContain('From your plugins:\n- 17*23 = 391 (from plugin calculator, tool evaluate).')
   })
 
+  test('a text tool gets a passage the task quotes, never the task itself', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const res = await execute(server, token, { task: 'How many words and sentences are in "The quick brown fox jumps. It lands."?', agents: ['researcher'] })
+    const researcher = agent(res, 'researcher')
+    expect(researcher.toolCalls).toContainEqual({ tool: 'text__stats', arguments: { text: 'The quick brown fox jumps. It lands.' }, result: expect.objectContaining({ words: 7, sentences: 2 }) })
+    expect(researcher.response).toContain('words 7, sentences 2')
+    // text__summarize fits too ("sentences") and is called on the quote; it only gives the quote back, so it is not material.
+    expect(researcher.toolCalls.map((c: { tool: string }) => c.tool).sort()).toEqual(['text__stats', 'text__summarize'])
+    expect(researcher.response).not.toContain('tool summarize')
+    const unquoted = await execute(server, token, { task: "How many words and sentences are in the team's handbook?", agents: ['researcher'] })
+    expect(agent(unquoted, 'researcher').toolCalls).toEqual([])
+  })
+
   test('a task no tool fits calls none', async () => {
     const server = makeServer()
     const { accessToken: token } = await server.login()
