@@ -6,11 +6,12 @@ import { datesIn } from '../../ml/intent/entities'
 import { keyTerms, sentences, words } from '../../ml/text'
 import { validate } from '../plugins/json-schema'
 import { arithmeticIn, ownerOf } from './text-work'
+import { MAX_TOOL_CALLS } from './turn'
 import type { AgentInput, AgentResult } from './types'
 import type { ToolCallRecord, ToolDefinition } from './tools'
 
-/** Tool calls one agent turn makes on its own (the model path allows MAX_TOOL_CALLS). */
-export const PLUGIN_CALLS = 3
+/** Tool calls one agent turn makes on its own: a few, within the model path's MAX_TOOL_CALLS. */
+export const PLUGIN_CALLS = Math.min(3, MAX_TOOL_CALLS)
 /** Time one call may take before it is given up (recorded as an error). */
 export const PLUGIN_CALL_MS = 5000
 /** Characters of one tool result kept as material. */
