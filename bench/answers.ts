@@ -4,7 +4,8 @@
 //                   each question asked through answerQuestion (retrieval + the built-in engine);
 //                   a hit when the answer's first sentence (with the one it leans on) is the labelled one.
 //   paraphrase recall@3  test/fixtures/paraphrase-labelled.json: questions sharing only synonyms with their paragraph;
-//                   test/fixtures/paraphrase-natural.json: everyday wording. Without synonyms, with last session's
+//                   test/fixtures/paraphrase-natural.json: everyday wording; test/fixtures/paraphrase-wordnet.json:
+//                   WordNet synonyms of the passage's words, drawn at random, over 44 paragraphs. Without synonyms, with last session's
 //                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
 //   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one;
@@ -23,7 +24,9 @@ import { join } from 'node:path'
 import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
 import natural from '../test/fixtures/paraphrase-natural.json'
+import lexical from '../test/fixtures/paraphrase-wordnet.json'
 import { firstSenseSearch } from './answers/baseline-expansion'
+import world from '../test/fixtures/world-questions.json'
 import { heldOut } from './answers/heldout'
 
 const USER = 'bench'
@@ -89,6 +92,8 @@ async function refusals(family: Family) {
     answeredAfter: await rate(handbook, now, answerNow, false),
     refusedBefore: await rate(family.world, old, answerBefore, true),
     refusedAfter: await rate(family.world, now, answerNow, true),
+    unseenBefore: await rate(world.unseen, old, answerBefore, true),
+    unseenAfter: await rate(world.unseen, now, answerNow, true),
   }
 }
 
@@ -135,6 +140,7 @@ export async function benchAnswers() {
   for (const [name, documents, questions] of [
     ['paraphrase (synonyms)', paragraphDocuments(set.documents), paraphrases.questions],
     ['paraphrase (everyday)', allParagraphs(set.documents), natural.questions],
+    ['paraphrase (WordNet)', allParagraphs(set.documents).filter((p) => lexical.documents.includes(p.id)), lexical.questions],
   ] as const) {
     const f = await paraphraseFigures(documents, questions)
     const fig = (r: { at3: number; at10: number }) => `${r.at3.toFixed(3)}/${r.at10.toFixed(3)}`
@@ -211,6 +217,7 @@ export async function benchAnswers() {
       `refusals, ${role.padEnd(17)} world questions refused ${r.refusedBefore.toFixed(3)} → ${r.refusedAfter.toFixed(3)}, handbook questions answered ${r.answeredBefore.toFixed(3)} → ${r.answeredAfter.toFixed(3)}   ` +
         `(${family.name}; ${family.world.length} world, ${family.answerable.length} handbook questions)`,
     )
+    console.log(`                            world questions written after the rules were chosen, refused ${r.unseenBefore.toFixed(3)} → ${r.unseenAfter.toFixed(3)}   (${world.unseen.length} questions)`)
   }
 }
 

@@ -5,7 +5,7 @@ import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
 import { type RagDeps, RagService } from '../src/modules/rag/service'
 
-export function inMemoryRag(options: { user?: string; embedder?: Embedder } & Pick<RagDeps, 'keywordPostings' | 'vectorCache'> = {}) {
+export function inMemoryRag(options: { user?: string; embedder?: Embedder } & Pick<RagDeps, 'keywordPostings' | 'vectorCache' | 'synonyms'> = {}) {
   const db = openDatabase(':memory:')
   const user = options.user ?? 'u'
   db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (?, ?, 'x', '[\"user\"]', '')", [user, `${user}@example.com`])
@@ -16,6 +16,7 @@ export function inMemoryRag(options: { user?: string; embedder?: Embedder } & Pi
     generator: async () => new ExtractiveGenerator(),
     keywordPostings: options.keywordPostings,
     vectorCache: options.vectorCache,
+    synonyms: options.synonyms,
   })
   return { db, rag, embedder }
 }

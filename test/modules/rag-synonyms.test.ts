@@ -8,6 +8,7 @@ import { inMemoryRag } from '../rag-service'
 import { allParagraphs, paragraphDocuments } from '../answers-metric'
 import paraphrases from '../fixtures/paraphrase-labelled.json'
 import natural from '../fixtures/paraphrase-natural.json'
+import lexical from '../fixtures/paraphrase-wordnet.json'
 import { STOPWORDS, words } from '../../src/ml/text'
 import labelled from '../fixtures/answers-labelled.json'
 
@@ -112,12 +113,26 @@ describe('the paraphrase sets of `bun run bench answers`', () => {
 
   test('every question shares no content word (nor a form of one) with the paragraph that answers it', () => {
     const paragraphs = new Map(allParagraphs(labelled.documents).map((p) => [p.id, p.content]))
-    for (const set of [paraphrases, natural]) {
+    for (const set of [paraphrases, natural, lexical]) {
       expect(set.questions.length).toBeGreaterThan(10)
       for (const q of set.questions) {
         expect(paragraphs.has(q.document)).toBe(true)
         expect({ question: q.question, shared: shared(q.question, paragraphs.get(q.document)!) }).toEqual({ question: q.question, shared: [] })
       }
     }
+  })
+
+  test('questions that share only WordNet synonyms with one of 44 paragraphs find it among the first three, and would not without synonyms', async () => {
+    const paragraphs = allParagraphs(labelled.documents).filter((p) => lexical.documents.includes(p.id))
+    expect(paragraphs.length).toBe(44)
+    const recall = async (synonyms: boolean) => {
+      const { rag } = inMemoryRag({ synonyms })
+      await rag.ingest('u', 'docs', paragraphs)
+      let found = 0
+      for (const q of lexical.questions) if ((await rag.search('u', 'docs', q.question, 3)).results.some((r) => r.id === q.document)) found++
+      return found / lexical.questions.length
+    }
+    expect(await recall(true)).toBeGreaterThanOrEqual(0.8)
+    expect(await recall(false)).toBeLessThan(0.4)
   })
 })

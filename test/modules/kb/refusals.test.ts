@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import harbor from '../../fixtures/kb-labelled.json'
 import labelled from '../../fixtures/answers-labelled.json'
 import world from '../../fixtures/world-questions.json'
-import { answerQuestion, questionCoverage } from '../../../src/modules/rag/answer/answer'
+import { answerQuestion, compoundsOf, questionCoverage } from '../../../src/modules/rag/answer/answer'
 import { inMemoryRag } from '../../rag-service'
 
 describe('refusals on a collection mixing a handbook with unrelated documents', () => {
@@ -37,5 +37,24 @@ describe('refusals on a collection mixing a handbook with unrelated documents', 
     const synonym = questionCoverage(buy, [{ content: 'You can purchase a licence online.' }])
     expect(synonym).toBeGreaterThan(questionCoverage(buy, [{ content: 'You can renew a licence online.' }]))
     expect(synonym).toBeLessThan(questionCoverage(buy, [{ content: 'You can buy a licence online.' }]))
+  })
+
+  test('coverage: a two-word term WordNet knows is covered only by its words side by side', () => {
+    expect(compoundsOf('When was the printing press invented?')).toEqual([['printing', 'press']])
+    expect(compoundsOf('How do I change the retention policy?')).toEqual([])
+    const terms = { chunks: 1000, terms: [{ word: 'black', df: 20 }, { word: 'hole', df: 12 }] }
+    const apart = [{ content: 'The background turns black in dark mode.' }, { content: 'Punch a hole in the firewall for port 22.' }]
+    const question = 'What is a black hole?'
+    // Without the question's text (no two-word terms known), the words held apart cover it all.
+    expect(questionCoverage(terms, apart)).toBe(1)
+    expect(questionCoverage(terms, apart, question)).toBe(0)
+    expect(questionCoverage(terms, [{ content: 'A black hole forms when a massive star collapses.' }], question)).toBe(1)
+  })
+
+  test('a world question whose two-word term the collection holds only word by word is refused', async () => {
+    const { rag } = inMemoryRag()
+    await rag.ingest('u', 'mixed', [...harbor.documents, ...labelled.documents, { id: 'themes', content: 'The dark theme paints the background black; the light theme keeps it white.' }, { id: 'firewall', content: 'Punch a hole in the firewall only for the ports a service needs.' }])
+    const { sources } = await answerQuestion(rag, 'u', { question: 'What is a black hole?', collection: 'mixed', maxContext: 5, includeContext: false })
+    expect(sources).toEqual([])
   })
 })

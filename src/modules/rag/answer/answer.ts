@@ -2,7 +2,7 @@ import { AppError } from '../../../core/errors'
 import type { ModelUsage } from '../../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
 import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
-import { keyTerms } from '../../../ml/text'
+import { keyTerms, STOPWORDS, words } from '../../../ml/text'
 import { wordnet } from '../../../ml/wordnet'
 import { idf } from '../ranking/scoring'
 import { andThen, type MaybePromise } from '../../../db/maybe-promise'
@@ -64,11 +64,23 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
  * passages hold — or hold a synonym of in its most frequent sense (WordNet; SYNONYM_SHARE of the
  * word's weight). A word the collection lacks weighs as one found once: the most telling. A question about the collection's subject is covered by the passages that answer
  * it; one about something else ("Who painted the Mona Lisa?") leaves its telling words uncovered,
- * whatever the passages happen to share with it.
+ * whatever the passages happen to share with it. Given the question's `text`, a two-word term
+ * WordNet knows in it ("black hole") counts as held only where its words stand side by side.
  */
-export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[]): number {
+export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string): number {
   const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
   const lexicon = wordnet()
+  // A two-word term WordNet knows ("black hole", "printing press") is one thing: its words held
+  // apart ("black" here, "hole" there) do not cover it; only the two side by side do.
+  if (text && lexicon) {
+    const said = passages.map((p) => ` ${matchTerms(p.content).join(' ')} `)
+    for (const compound of compoundsOf(text)) {
+      const [a, b] = compound.map((w) => matchTerms(w)[0] ?? '')
+      if (!a || !b || said.some((p) => p.includes(` ${a} ${b} `))) continue
+      held.delete(a)
+      held.delete(b)
+    }
+  }
   let total = 0
   let covered = 0
   const seen = new Set<string>()
@@ -85,6 +97,20 @@ export function questionCoverage(question: { terms: { word: string; df: number }
     else if (lexicon?.synonyms(word, 1).some((synonym) => held.has(matchTerms(synonym)[0] ?? ''))) covered += weight * SYNONYM_SHARE
   }
   return total > 0 ? covered / total : 1
+}
+
+/** The pairs of adjacent content words of a text that WordNet knows as one term ("black hole", "printing press", "source code"). */
+export function compoundsOf(text: string): [string, string][] {
+  const lexicon = wordnet()
+  if (!lexicon) return []
+  const sequence = words(text)
+  const out: [string, string][] = []
+  for (let i = 0; i + 1 < sequence.length; i++) {
+    const [a, b] = [sequence[i]!, sequence[i + 1]!]
+    if (STOPWORDS.has(a) || STOPWORDS.has(b) || a.length < 3 || b.length < 3 || !/^[a-z]+$/.test(a + b)) continue
+    if (lexicon.lemmas(`${a} ${b}`).length) out.push([a, b])
+  }
+  return out
 }
 
 /** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
@@ -117,7 +143,7 @@ export function coveredPassages<T extends { content: string }>(rag: RagService<R
   return andThen(rag.questionTerms(userId, collection, question), (terms) => {
     // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
     if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
-    return questionCoverage(terms, passages) >= COVERAGE_FLOOR ? passages : []
+    return questionCoverage(terms, passages, question) >= COVERAGE_FLOOR ? passages : []
   })
 }
 
