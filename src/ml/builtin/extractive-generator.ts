@@ -352,7 +352,7 @@ const WANTS_MANY = /\b(list|all|every|each|steps|which ones|what are the)\b/i
 
 /**
  * The answering sentences, best first: the best ones (at least 60 % as good as the best, at most
- * three, or six when the question asks for a list), each with the sentence before it when it leans
+ * three sentences in all, or six when the question asks for a list; the best one's group whole), each with the sentence before it when it leans
  * on it ("It…", "This…") and with what it introduces ("…as follows:", then the items), those in the
  * order they were written; a sentence right after one already said is said with it.
  * A sentence that two passages share (overlapping chunks) is used once; a fragment never.
@@ -372,8 +372,9 @@ function pick(ranked: Candidate[], asked: string): Candidate[] {
   const most = WANTS_MANY.test(asked) ? 6 : 3
   const ordered = ranked.filter((c) => c.score >= best * 0.6 && !c.fragment).sort((a, b) => b.score - a.score || a.order - b.order || a.position - b.position)
   const groups: Candidate[][] = []
+  let count = 0
   for (const candidate of ordered) {
-    if (groups.length >= most) break
+    if (count >= most) break
     if (!fresh(candidate)) continue
     const group = [candidate]
     if (LEANS_BACK.test(candidate.text)) {
@@ -390,6 +391,9 @@ function pick(ranked: Candidate[], asked: string): Candidate[] {
     }
     // Right after a sentence already said: said with it (a sentence before one said stands on its own, after it).
     const beside = groups.find((g) => g.at(-1)!.order === candidate.order && g.at(-1)!.position === group[0]!.position - 1)
+    // At most `most` sentences in all (the best one's group whole, however long).
+    if (groups.length && count + group.length > most) continue
+    count += group.length
     if (beside) beside.push(...group)
     else groups.push(group)
   }

@@ -135,12 +135,38 @@ describe('answers that answer (issue 37): sentences chosen for the question', ()
     expect((await ask(facts, 'Why does the mirror check every file?')).startsWith('The mirror checks every file against the signed Release file because')).toBe(true)
   })
 
+  test('at most three sentences, even when more in a row answer; six when a list is asked for', async () => {
+    const free = 'When we speak of free software, we mean freedom. Free software may be copied. Free software may be changed. Free software may be sold. Free software may be shared with anyone.'
+    const three = await ask([free], 'What may I do with free software?')
+    expect(three.match(/\[1\]/g)?.length).toBe(3)
+    expect(three.startsWith('When we speak of free software')).toBe(false)
+    const list = await ask([free], 'List all I may do with free software')
+    expect(list.match(/\[1\]/g)?.length).toBeGreaterThan(3)
+  })
+
   test('never a piece of a sentence cut by a chunk boundary', async () => {
     const cut = 'modifications, and in Source or Object form, provided that You meet the following conditions. You must give any other recipients of the Work a copy of this License. You may add Your own copyright statement to Your modifications and may provide additional or different license terms and conditions for use, reproduction, or distribution of Your'
     const text = await ask([cut], 'What must I give other recipients of the work, and under which conditions may I distribute modifications?')
     expect(text).toContain('You must give any other recipients of the Work a copy of this License. [1]')
     expect(text).not.toContain('modifications, and in Source or Object form')
     expect(text).not.toContain('distribution of Your [1]')
+  })
+
+  test('"can I sublicense the software?" over the GPL and the Apache licence alone is answered from the Apache grant, over HTTP and in a grounded chat', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const licences = labelled.documents.filter((d) => d.id === 'GPL-3' || d.id === 'Apache-2.0')
+    expect((await server.call('POST', '/rag/ingest', { token, body: { collection: 'licences', documents: licences } })).json.ingested).toBe(2)
+    const res = await server.call('POST', '/rag/answer', { token, body: { collection: 'licences', question: 'can I sublicense the software?' } })
+    expect(res.status).toBe(200)
+    expect(res.json.sources[0].id).toBe('Apache-2.0')
+    expect(res.json.answer).toMatch(/^Subject to the terms and conditions of this License, each Contributor hereby grants to You [^[]*sublicense, and distribute the Work[^[]*\. \[1\]/)
+    // A world question over the same two texts is still refused.
+    const world = await server.call('POST', '/rag/answer', { token, body: { collection: 'licences', question: 'What is the capital of Australia?' } })
+    expect(world.json.sources).toEqual([])
+    const chat = await server.call('POST', '/chat', { token, body: { message: 'can I sublicense the software?', collections: ['licences'] } })
+    expect(chat.status).toBe(200)
+    expect(chat.json.response).toContain('sublicense')
   })
 
   test('on real documents (test/fixtures/answers-labelled.json), the first sentence answers at least 70 % of the questions', async () => {

@@ -3,6 +3,7 @@
 // and the OpenAI-compatible rag:<collection> models.
 import { afterAll, describe, expect, test } from 'bun:test'
 import set from '../../fixtures/kb-labelled.json'
+import labelled from '../../fixtures/answers-labelled.json'
 import { makeServer } from '../../helpers'
 
 const RETENTION = {
@@ -48,6 +49,25 @@ describe('follow-ups use the conversation', () => {
     // Without the conversation, the follow-up is not about retention at all.
     const alone = await server.call('POST', '/chat', { token: server.token, body: { message: FOLLOW_UP, collection: 'handbook' } })
     expect(alone.json.response).not.toContain('harbor prune')
+  }, 60_000)
+
+  test('POST /chat: the follow-up is answered when the handbook sits beside long unrelated texts (the coverage rule applies), and "which command" is not a word the answer must hold', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const handbook = {
+      id: 'harbor.md',
+      content:
+        '# Harbor backup handbook\n\n## Retention policy\n\nRetention policy. Harbor keeps daily snapshots for a week by default. ' +
+        'Change this with keep-daily, keep-weekly and keep-monthly in harbor.conf, then run harbor prune. Weekly snapshots are kept for a month.',
+    }
+    const licences = labelled.documents.filter((d) => d.id === 'GPL-3' || d.id === 'Apache-2.0')
+    expect((await server.call('POST', '/rag/ingest', { token, body: { collection: 'mixed', documents: [handbook, ...licences] } })).json.ingested).toBe(3)
+    expect((await server.call('GET', '/rag/collections', { token })).json.collections[0].chunks).toBeGreaterThanOrEqual(50)
+    const first = await server.call('POST', '/chat', { token, body: { message: FIRST, collection: 'mixed' } })
+    expect(first.json.response).toContain('then run harbor prune')
+    const next = await server.call('POST', '/chat', { token, body: { message: FOLLOW_UP, collection: 'mixed', conversationId: first.json.metadata.conversationId } })
+    expect(next.json.metadata.sources[0]?.id).toBe('harbor.md')
+    expect(next.json.response).toContain('run harbor prune')
   }, 60_000)
 
   test('WebSocket stream_chat: the follow-up in the same conversation retrieves with the earlier question', async () => {

@@ -65,7 +65,8 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
  * word's weight). A word the collection lacks weighs as one found once: the most telling. A question about the collection's subject is covered by the passages that answer
  * it; one about something else ("Who painted the Mona Lisa?") leaves its telling words uncovered,
  * whatever the passages happen to share with it. Given the question's `text`, a two-word term
- * WordNet knows in it ("black hole") counts as held only where its words stand side by side.
+ * WordNet knows in it ("black hole") counts as held only where its words stand side by side, and
+ * the kind of answer it asks for ("which command…") is not counted: the answer shows it.
  */
 export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string): number {
   const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
@@ -83,7 +84,8 @@ export function questionCoverage(question: { terms: { word: string; df: number }
   }
   let total = 0
   let covered = 0
-  const seen = new Set<string>()
+  // The kind of thing asked for ("which command…", "what option…") is shown by the answer, not named in it.
+  const seen = new Set<string>(text ? [...text.toLowerCase().matchAll(ASKED_KIND)].flatMap((m) => matchTerms(m[2]!)) : [])
   for (const { word, df } of question.terms) {
     const term = matchTerms(word)[0]
     if (!term || seen.has(term)) continue
@@ -112,6 +114,9 @@ export function compoundsOf(text: string): [string, string][] {
   }
   return out
 }
+
+/** "Which command", "what option", "which tool"…: the kind of answer a question asks for. */
+const ASKED_KIND = /\b(which|what)\s+(commands?|options?|settings?|flags?|switch(?:es)?|keys?|variables?|arguments?|parameters?|tools?|programs?|utilit(?:y|ies)|methods?|ways?|steps?)\b/g
 
 /** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
 export const MISSING_NON_NOUN_SHARE = 0.3
@@ -145,6 +150,59 @@ export function coveredPassages<T extends { content: string }>(rag: RagService<R
     if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
     return questionCoverage(terms, passages, question) >= COVERAGE_FLOOR ? passages : []
   })
+}
+
+/** A word held by at least this share of a collection's chunks is one of its common words ("software" in software licences). */
+export const COMMON_TERM_SHARE = 0.1
+/** Results looked through for a passage holding the question's rarest word, when the best ones hold only common words. */
+export const RARE_POOL = 20
+/** What such a passage needs of the relevance floor. */
+export const RARE_PASSAGE_FLOOR = 0.6
+
+/** A chunk's text without the pieces of sentences it was cut from: its first words when it starts inside a sentence, its last when it stops inside one. */
+export function wholeSentences(content: string): string {
+  let text = content.trim()
+  if (/^[\p{Ll},;:)\]]/u.test(text)) {
+    const end = text.search(/[.!?]["')\]]*\s/)
+    text = end >= 0 ? text.slice(end + 1) : ''
+  }
+  if (!/[.!?:;]["')\]]*$/.test(text)) {
+    const end = Math.max(...['. ', '! ', '? '].map((mark) => text.lastIndexOf(mark)))
+    text = end >= 0 ? text.slice(0, end + 1) : text
+  }
+  return text
+}
+
+/**
+ * The passages to answer a question from, in one collection: the best `limit` above the relevance
+ * floor that are relevant (relevantPassages) and cover enough of the question (coveredPassages).
+ * When they fall short and hold only the collection's common words of it (COMMON_TERM_SHARE), the
+ * question is about its rarest word they lack: the best passage holding that word in a whole
+ * sentence, among the next RARE_POOL results, is put first, and the coverage rule decides again.
+ * "Can I sublicense the software?" over the GPL and the Apache licence: the best passages speak of
+ * free software, the Apache grant says "sublicense". A question whose words are all rare here
+ * (a world question matching unrelated pages word by word) is left to the coverage rule alone.
+ */
+export async function answerPassages(rag: RagService<RagStore>, userId: string, collection: string, question: string, limit: number): Promise<SearchResult[]> {
+  const floor = await rag.relevanceFloor(userId, collection)
+  const found = await rag.search(userId, collection, question, limit, floor)
+  const relevant = relevantPassages(question, found.results)
+  const covered = await coveredPassages(rag, userId, collection, question, relevant)
+  if (covered.length || !relevant.length) return covered
+  const terms = await rag.questionTerms(userId, collection, question)
+  const held = new Set(relevant.flatMap((p) => matchTerms(p.content)))
+  const common = (df: number) => df >= terms.chunks * COMMON_TERM_SHARE
+  const present = terms.terms.filter((t) => t.df > 0)
+  const matched = present.filter((t) => held.has(matchTerms(t.word)[0] ?? ''))
+  if (!matched.every((t) => common(t.df))) return covered
+  const rarest = present.filter((t) => !common(t.df) && !held.has(matchTerms(t.word)[0] ?? '')).sort((a, b) => a.df - b.df)[0]
+  if (!rarest) return covered
+  const term = matchTerms(rarest.word)[0]!
+  const pool = await rag.search(userId, collection, question, RARE_POOL, floor * RARE_PASSAGE_FLOOR)
+  const holders = pool.results.filter((p) => new Set(matchTerms(p.content)).has(term))
+  const best = holders.find((p) => new Set(matchTerms(wholeSentences(p.content))).has(term)) ?? holders[0]
+  if (!best) return covered
+  return coveredPassages(rag, userId, collection, question, [best, ...relevant.filter((p) => p.id !== best.id || p.content !== best.content)].slice(0, limit))
 }
 
 /**
@@ -204,8 +262,7 @@ export async function answerQuestion(
   // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
   const conversation = input.conversation ?? []
   const query = followUpQuery(input.question, questionsOf(conversation))
-  const found = await rag.search(userId, input.collection, query, input.maxContext, await rag.relevanceFloor(userId, input.collection))
-  const relevant = await coveredPassages(rag, userId, input.collection, query, relevantPassages(query, found.results))
+  const relevant = await answerPassages(rag, userId, input.collection, query, input.maxContext)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
   let passages = generator ? await fitPassages(generator, input.question, relevant, conversation) : []

@@ -1,6 +1,6 @@
 import { type Generator, promptBudget } from '../../../ml'
 import { followUpQuery } from '../../../ml/follow-up'
-import { coveredPassages, passageBlock, relevantPassages, title } from './answer'
+import { answerPassages, passageBlock, relevantPassages, title } from './answer'
 import type { DocumentLibrary } from '../documents/library'
 import type { RagService, SearchResult } from '../service'
 import type { RagStore } from '../store'
@@ -49,12 +49,15 @@ export class CollectionGrounding implements Grounding {
 
   private async retrieve(userId: string, collections: string[], query: string): Promise<(SearchResult & { collection: string })[]> {
     const found: (SearchResult & { collection: string })[] = []
+    const answering: string[] = []
     for (const name of collections) {
-      const { results } = await this.rag.search(userId, name, query, MAX_PASSAGES * 2, await this.rag.relevanceFloor(userId, name))
       // A collection whose passages leave the question's telling words uncovered does not answer it.
-      const covered = await coveredPassages(this.rag, userId, name, query, relevantPassages(query, results))
+      const covered = await answerPassages(this.rag, userId, name, query, MAX_PASSAGES * 2)
+      if (covered.length) answering.push(name)
       found.push(...(await this.library.withPages(userId, name, covered)).map((r) => ({ ...r, collection: name })))
     }
+    // One collection answers: its passages as answerPassages ordered them; several: the best of all.
+    if (answering.length <= 1) return found.slice(0, MAX_PASSAGES)
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
 
