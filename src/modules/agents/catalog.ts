@@ -3,7 +3,8 @@
 // when only the built-in extractive engine is installed.
 import { replyBudget } from '../../ml'
 import { supportsToolCalls } from '../../ml/tool-calls'
-import { RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer/answer'
+import { MEANING_ONLY_FLOOR, RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer/answer'
+import { keyTerms } from '../../ml/text'
 import { rankingParams } from '../rag/ranking/params'
 import type { SearchResult } from '../rag/service'
 import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps, textUnits } from './text-work'
@@ -19,6 +20,14 @@ const SOURCES_PER_TASK = 5
  * vector, so "What should I do if I lose my laptop?" scores 0.13 against "Report lost laptops…".
  */
 const KEYWORD_FLOOR = 0.1
+/** Words of a task that say what to make of the material and how ("write a short plan", "summarise", "compare"), not what it is about. */
+const TASK_WORDS = new Set(
+  keyTerms(
+    'write draft create make prepare compose produce give provide summarise summarize summary compare comparison explain describe description ' +
+      'outline list plan report overview note notes email letter memo brief short long quick detailed concise simple analysis analyse analyze ' +
+      'review research find search look collect gather step steps',
+  ),
+)
 
 function title(result: SearchResult): string {
   return typeof result.metadata.title === 'string' && result.metadata.title ? result.metadata.title : result.id
@@ -46,7 +55,7 @@ async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_
   const query = input.objections.length ? `${input.task} ${input.objections.join(' ')}` : input.task
   const limit = SOURCES_PER_TASK * (input.objections.length ? 2 : 1)
   const found: (SearchResult & { collection: string })[] = []
-  const wanted = termSet(query)
+  const wanted = new Set([...termSet(query)].filter((term) => !TASK_WORDS.has(term)))
   for (const name of names) {
     const collection = await rag.collection(caller.userId, name)
     if (collection.embedder !== embedder.id) {
@@ -55,7 +64,9 @@ async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_
     }
     const floor = rankingParams(embedder.id).relevanceFloor
     for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR)) {
-      if (hit.score >= floor || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
+      // A passage counts when it holds a word of what the task is about (not one of how to present it:
+      // "short", "plan", "summary"), or when its score alone is a meaning match (MEANING_ONLY_FLOOR).
+      if ((hit.score >= floor && (hit.score >= MEANING_ONLY_FLOOR || !wanted.size)) || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
     }
     if (input.signal.aborted) break
   }

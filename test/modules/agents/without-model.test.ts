@@ -50,6 +50,13 @@ describe('agents without a model', () => {
     const other = await server.call('POST', '/agents/execute', { token, body: { task: TASK, agents: ['writer'] } })
     expect(other.json.finalSynthesis).toStartWith('Nothing in your collections matches this task')
     expect(other.json.confidence).toBe(0)
+    // Long texts about something else that share only how the task is to be written ("short", "plan"): still nothing.
+    const licence = 'If the program does terminal interaction, make it output a short notice like this when it starts in an interactive mode. ' +
+      'The plan is to keep the notice short. Write the notice in the program\'s language and show it at start.'
+    await server.call('POST', '/rag/ingest', { token, body: { collection: 'other', documents: [{ id: 'notices.md', content: licence }] } })
+    const unrelated = await server.call('POST', '/agents/execute', { token, body: { task: TASK, agents: ['planner', 'writer'] } })
+    expect(unrelated.json.finalSynthesis).toStartWith('Nothing in your collections matches this task')
+    expect(unrelated.json.confidence).toBe(0)
   }, 60_000)
 
   test('researcher + writer + critic: every agent\'s contribution is named in the synthesis', async () => {

@@ -68,6 +68,12 @@ describe('follow-ups use the conversation', () => {
     const next = await server.call('POST', '/chat', { token, body: { message: FOLLOW_UP, collection: 'mixed', conversationId: first.json.metadata.conversationId } })
     expect(next.json.metadata.sources[0]?.id).toBe('harbor.md')
     expect(next.json.response).toContain('run harbor prune')
+    // A second follow-up carries both earlier questions' words; those count for less than its own.
+    const weekly = await server.call('POST', '/chat', { token, body: { message: WEEKLY, collection: 'mixed', conversationId: first.json.metadata.conversationId } })
+    expect(weekly.json.metadata.sources[0]?.id).toBe('harbor.md')
+    expect(weekly.json.response).toContain('Weekly snapshots are kept for a month.')
+    const world = await server.call('POST', '/chat', { token, body: { message: 'and who painted the Mona Lisa?', collection: 'mixed', conversationId: first.json.metadata.conversationId } })
+    expect(world.json.metadata.sources ?? []).toEqual([])
   }, 60_000)
 
   test('WebSocket stream_chat: the follow-up in the same conversation retrieves with the earlier question', async () => {

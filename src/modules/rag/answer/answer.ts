@@ -66,9 +66,11 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
  * it; one about something else ("Who painted the Mona Lisa?") leaves its telling words uncovered,
  * whatever the passages happen to share with it. Given the question's `text`, a two-word term
  * WordNet knows in it ("black hole") counts as held only where its words stand side by side, and
- * the kind of answer it asks for ("which command…") is not counted: the answer shows it.
+ * the kind of answer it asks for ("which command…") is not counted: the answer shows it. For a
+ * follow-up's query (its message, then the words carried from earlier turns on the next line),
+ * those carried words weigh `carried` of their weight.
  */
-export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string): number {
+export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string, carried = 1): number {
   const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
   const lexicon = wordnet()
   // A two-word term WordNet knows ("black hole", "printing press") is one thing: its words held
@@ -86,12 +88,16 @@ export function questionCoverage(question: { terms: { word: string; df: number }
   let covered = 0
   // The kind of thing asked for ("which command…", "what option…") is shown by the answer, not named in it.
   const seen = new Set<string>(text ? [...text.toLowerCase().matchAll(ASKED_KIND)].flatMap((m) => matchTerms(m[2]!)) : [])
+  // A follow-up searched with earlier turns' words ("what about weekly ones?\nchange retention policy"): its own words are the first line.
+  const asked = text?.includes('\n') ? new Set(matchTerms(text.split('\n')[0]!)) : null
   for (const { word, df } of question.terms) {
     const term = matchTerms(word)[0]
     if (!term || seen.has(term)) continue
     seen.add(term)
     // The square root: one missing word should not outweigh all the others ("default" missing from "the default storage quota per user").
     let weight = Math.sqrt(Math.max(idf(df, question.chunks), MIN_TERM_WEIGHT))
+    // A follow-up's query (followUpQuery): the words carried from earlier turns count for less than its own.
+    if (asked && !asked.has(term)) weight *= carried
     // What a question is about is named by nouns: a missing verb or adverb ("happens", "off") says less.
     if (df === 0 && lexicon && !lexicon.lemmas(word).some((lemma) => lemma.pos === 'noun')) weight *= MISSING_NON_NOUN_SHARE
     total += weight
@@ -114,6 +120,9 @@ export function compoundsOf(text: string): [string, string][] {
   }
   return out
 }
+
+/** What a word carried into a follow-up from the turns before it weighs, of its own weight, in the reading that puts the follow-up's own words first (see coveredPassages). */
+export const CARRIED_SHARE = 0.5
 
 /** "Which command", "what option", "which tool"…: the kind of answer a question asks for. */
 const ASKED_KIND = /\b(which|what)\s+(commands?|options?|settings?|flags?|switch(?:es)?|keys?|variables?|arguments?|parameters?|tools?|programs?|utilit(?:y|ies)|methods?|ways?|steps?)\b/g
@@ -148,7 +157,9 @@ export function coveredPassages<T extends { content: string }>(rag: RagService<R
   return andThen(rag.questionTerms(userId, collection, question), (terms) => {
     // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
     if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
-    return questionCoverage(terms, passages, question) >= COVERAGE_FLOOR ? passages : []
+    // A follow-up is covered when either reading is: the conversation's words as much as its own, or its own first.
+    const coverage = Math.max(questionCoverage(terms, passages, question), question.includes('\n') ? questionCoverage(terms, passages, question, CARRIED_SHARE) : 0)
+    return coverage >= COVERAGE_FLOOR ? passages : []
   })
 }
 
