@@ -13,8 +13,9 @@ const tokenCount = (text: string) => (text ? text.split(' ').length : 0)
  * (collections, documents, chunks, document details): each chunk's keyword text as a tsvector and
  * its token count (as writeDocuments makes them), every collection's document frequencies
  * (rag_terms), chunk and token counts, and the vectors, read from SQLite's vec0 tables (float32
- * bytes, as PostgreSQL keeps them). Runs in the copy's transaction; a vector count that differs
- * from SQLite's undoes it. Returns the chunks indexed and the vectors copied.
+ * bytes, as PostgreSQL keeps them); the keyword index merged and rag_chunks analyzed. Runs in the
+ * copy's transaction; a vector count that differs from SQLite's undoes it. Returns the chunks
+ * indexed and the vectors copied.
  */
 export async function completeRagCopy(tx: Postgres, sqlite: Database): Promise<{ chunks: number; vectors: number }> {
   let chunks = 0
@@ -67,5 +68,8 @@ export async function completeRagCopy(tx: Postgres, sqlite: Database): Promise<{
     `UPDATE rag_collections r SET chunk_count = s.n, token_count = s.t, version = r.version + 1
      FROM (SELECT collection_id, count(*) AS n, coalesce(sum(tokens), 0) AS t FROM rag_chunks GROUP BY 1) s WHERE r.id = s.collection_id`,
   )
+  // Searches after the copy read a merged keyword index (no pending list: see PostgresRagStore.mergesIndex) and plan with the copied rows' statistics.
+  await tx.unsafe(`SELECT gin_clean_pending_list(c.oid::regclass) FROM pg_class c WHERE c.oid = 'rag_chunks_tsv'::regclass AND pg_has_role(c.relowner, 'USAGE')`)
+  await tx.unsafe('ANALYZE rag_chunks')
   return { chunks, vectors }
 }

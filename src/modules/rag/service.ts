@@ -183,12 +183,14 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     if (collection) this.assertSameEmbedder(collection, embedder)
 
     const options = chunkOptionsFor(embedder.maxTokens)
-    // Write batches: whole documents, closed once they hold WRITE_BATCH chunks; chunked as they are reached.
+    // Write batches: whole documents, closed once they hold WRITE_BATCH chunks (or the store's own
+    // figure); chunked as they are reached.
+    const writeBatch = this.store.writeBatch ?? WRITE_BATCH
     let next = 0
     const nextBatch = (): { document: IngestDocument; chunks: string[] }[] => {
       const batch: { document: IngestDocument; chunks: string[] }[] = []
       let chunkCount = 0
-      while (next < accepted.length && chunkCount < WRITE_BATCH) {
+      while (next < accepted.length && chunkCount < writeBatch) {
         const document = accepted[next++]!
         const chunks = chunkDocument(document.content, options)
         batch.push({ document, chunks })
@@ -227,7 +229,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
       // On SQLite the checks and the write run with nothing in between (no await).
-      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe))
+      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe, current.batch.length > 0))
       collection = written instanceof Promise ? await written : written
       ingested += stored.length
       // Let other requests in between batches: a large ingest never stalls the server.
@@ -248,7 +250,16 @@ export class RagService<S extends RagStore = SqliteRagStore> {
    * is embedded, so a failed embedding leaves nothing behind; another ingest may have made it
    * meanwhile), else checked to be still there.
    */
-  private *writeBatchSteps(userId: string, name: string, embedder: Embedder, known: CollectionRow | null, stored: StoredDocument[], ingested: number, describe?: DescribeHook): Steps<CollectionRow> {
+  private *writeBatchSteps(
+    userId: string,
+    name: string,
+    embedder: Embedder,
+    known: CollectionRow | null,
+    stored: StoredDocument[],
+    ingested: number,
+    describe: DescribeHook | undefined,
+    more: boolean,
+  ): Steps<CollectionRow> {
     let collection = known
     if (!collection) {
       collection = (yield* wait(this.store.findCollection(userId, name))) ?? (yield* wait(this.createOrFind(userId, name, embedder)))
@@ -258,7 +269,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       // (or deleted and made anew). Writing on would resurrect it or fail; say what happened.
       throw deletedMeanwhile(name, ingested)
     }
-    yield* wait(this.store.writeDocuments(collection, stored, describe))
+    yield* wait(this.store.writeDocuments(collection, stored, describe, more))
     return collection
   }
 
@@ -369,11 +380,16 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
     const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
+    // The keyword search is asked for before the vectors are scanned: a store that answers later
+    // (PostgreSQL) runs its query meanwhile; SQLite answers at once, as it always did.
+    const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
+    const keywordAnswer = this.store.keywordCandidates(collection, terms, pools.keywordPool)
+    // Awaited below; a failure while the vectors are scanned must not count as unhandled.
+    if (keywordAnswer instanceof Promise) keywordAnswer.catch(() => {})
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
-    const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
-    const keywordRanking = yield* wait(this.store.keywordCandidates(collection, terms, pools.keywordPool))
+    const keywordRanking = yield* wait(keywordAnswer)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
       byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),
@@ -416,7 +432,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         wanted.map((i) => terms.terms[i]!),
       ),
     )
-    const chunks = yield* wait(this.store.chunks(ids))
+    const chunks = yield* wait(this.store.chunks(ids, terms))
     // A replica's in-memory vectors may still hold a chunk another server deleted a moment ago (see
     // store.postgres.ts): what is no longer in the database is no candidate. (SQLite: never.)
     for (const id of ids) if (!chunks.has(id)) byId.delete(id)

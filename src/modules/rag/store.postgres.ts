@@ -24,13 +24,28 @@ export const POSTGRES_VECTOR_CACHE: VectorCacheOptions = { minRows: 0, budgetByt
 const STATE_TTL_MS = 100
 /**
  * Postings ranked to find keyword candidates (see keywordPlan): fewer than FTS5's KEYWORD_POSTINGS,
- * since each match costs PostgreSQL a heap row and its tsvector (about 5 µs, FTS5 1 µs). Words
- * past it still score the best candidates; recall@10 on the labelled set moves by 0.001 (bench ranking).
+ * since each match costs PostgreSQL a heap row and its tsvector (about 2 µs, FTS5's well under
+ * one), and the searches with the most matches make the slowest tenth. Words past it still score
+ * the best candidates; recall@10 on the labelled set: 0.970 with 2,000 or 3,000, SQLite's 0.971
+ * with 6,000 (bench ranking; PostgreSQL's documentation set alone 0.890, 0.895, 0.900).
  */
-export const POSTGRES_KEYWORD_POSTINGS = 3_000
+export const POSTGRES_KEYWORD_POSTINGS = 2_000
+/**
+ * Chunk rows this replica writes before it vacuums and analyzes rag_chunks and rag_vectors (see
+ * refreshStatistics), at least, and at least this share of the rows the statistics last counted.
+ */
+const ANALYZE_MIN_ROWS = 10_000
+const ANALYZE_SHARE = 0.1
 /** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
 const TERM_BATCHES_FOLDED = 4
 const TOKEN_CACHE_LIMIT = 20_000
+/** Words whose lexemes an ingest remembers (see keywordVectors): some 10 MB. */
+const WORD_CACHE_LIMIT = 100_000
+/** PostgreSQL keeps at most 255 positions of a lexeme and none past 16,383: chunks that reach either get the database's own to_tsvector. */
+const MOST_POSITIONS = 255
+const LAST_POSITION = 16_383
+/** A lexeme's occurrence in a chunk as one number: lexeme id × POSITIONS + position. */
+const POSITIONS = 16_384
 const FREQUENCY_CACHE_LIMIT = 50_000
 
 /**
@@ -39,17 +54,34 @@ const FREQUENCY_CACHE_LIMIT = 50_000
  * one token, so positions, lengths and phrases are counted as FTS5 counts them.
  */
 export function keywordText(text: string): string {
-  const folded = /^[\x00-\x7f]*$/.test(text) ? text : text.normalize('NFD').replace(/\p{M}+/gu, '')
-  return folded.replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
+  // ASCII text (most of it) with the same classes spelled in ASCII: several times faster.
+  if (/^[\x00-\x7f]*$/.test(text)) return text.replace(/[^A-Za-z0-9]+/g, ' ').trim()
+  return text.normalize('NFD').replace(/\p{M}+/gu, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
 }
 
-const tokenCount = (text: string) => (text ? text.split(' ').length : 0)
 
 /** A tsquery lexeme, quoted (lexemes are letters and digits; quotes are doubled all the same). */
 const lexeme = (token: string) => `'${token.replaceAll("'", "''")}'`
 
 /** A tsquery for a term's tokens: one lexeme, or the phrase of them. */
 const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!) : `(${tokens.map(lexeme).join(' <-> ')})`)
+
+/**
+ * The lexemes to_tsvector makes of one word, in the order of their positions in it (1, 2, ...), as
+ * ids into the store's list of lexemes; null when the word cannot be placed alone (see keywordVectors).
+ */
+type WordLexemes = number[] | null
+
+/** The tsvectors of a write's chunks as text (tsvector input), and how many of the chunks hold each lexeme. */
+interface KeywordVectors {
+  literals: string[]
+  held: Map<string, number>
+  /** Each chunk's length in tokens (its words). */
+  tokens: number[]
+}
+
+/** A lexeme as tsvector input takes it: letters and digits as they are (cheaper to send than quoted), anything else quoted. */
+const vectorLexeme = (lexeme: string) => (/^[\p{L}\p{N}]+$/u.test(lexeme) ? lexeme : `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`)
 
 interface CollectionState {
   version: number
@@ -83,6 +115,12 @@ function collectionRow(row: Record<string, unknown>): CollectionRow {
  */
 export class PostgresRagStore implements RagStore {
   readonly cache: VectorCache
+  /**
+   * Chunks per ingest transaction: twice SQLite's, since each costs a commit (a WAL flush) and a
+   * few round trips to another process; 10% more throughput on the ingest bench, with the batches
+   * still small enough for embedding the next one to overlap writing this one.
+   */
+  readonly writeBatch = 512
   /** The version each cached matrix holds. */
   private readonly loaded = new Map<number, number>()
   private readonly syncing = new Map<number, Promise<Matrix>>()
@@ -90,6 +128,10 @@ export class PostgresRagStore implements RagStore {
   private readonly stateAt = new Map<number, number>()
   /** Tokens of each query word, as the index cuts and stems them. */
   private readonly tokens = new Map<string, string[]>()
+  /** The lexemes of each word an ingest met (see keywordVectors), as ids into `lexemes`. */
+  private readonly wordLexemes = new Map<string, WordLexemes>()
+  private readonly lexemes: { name: string; input: string }[] = []
+  private readonly lexemeIds = new Map<string, number>()
   /** Document frequencies per collection, for the version they were read at. */
   private readonly frequencies = new Map<number, { version: number; known: Map<string, number> }>()
 
@@ -104,12 +146,17 @@ export class PostgresRagStore implements RagStore {
       keywordPostings?: number
       /** How long a read of a collection's version answers for it (tests lengthen it to see a replica behind). */
       stateTtlMs?: number
+      /** Chunk rows written before rag_chunks is vacuumed and analyzed (see refreshStatistics; tests shorten it). */
+      analyzeMinRows?: number
     } = {},
   ) {
     this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
     this.keywordPostings = options.keywordPostings ?? POSTGRES_KEYWORD_POSTINGS
     this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
+    this.analyzeMinRows = options.analyzeMinRows ?? ANALYZE_MIN_ROWS
   }
+
+  private readonly analyzeMinRows: number
 
   /** The collection's version and keyword statistics, read at most every STATE_TTL_MS. */
   private state(collectionId: number): Promise<CollectionState | null> {
@@ -216,7 +263,7 @@ export class PostgresRagStore implements RagStore {
     if (chunks.length) {
       await tx`INSERT INTO rag_term_batches (collection_id, lexemes, counts)
         SELECT ${collectionId}, array_agg(lexeme ORDER BY lexeme), array_agg(-n ORDER BY lexeme)
-        FROM (SELECT l.lexeme, count(*)::int AS n FROM rag_chunks c CROSS JOIN LATERAL unnest(c.tsv) l WHERE c.id = ANY(${chunks}::int[]) GROUP BY l.lexeme) g
+        FROM (SELECT l AS lexeme, count(*)::int AS n FROM rag_chunks c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) l WHERE c.id = ANY(${chunks}::int[]) GROUP BY l) g
         HAVING count(*) > 0`
     }
     const documents = [...new Set(rows.map((row: { document: number }) => Number(row.document)))]
@@ -230,12 +277,13 @@ export class PostgresRagStore implements RagStore {
    * and token counts and term frequencies change with them. The collection's row is locked first:
    * writes to one collection take turns, so its statistics stay exact.
    */
-  async writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook): Promise<void> {
+  async writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more = false): Promise<void> {
     // A later document with the same id replaces an earlier one of the batch, as it would written one by one.
     const latest = [...new Map(documents.map((document) => [document.docId, document])).values()]
     const now = new Date().toISOString()
     const infos = latest.map((document) => describe?.(document) ?? null)
     const keyword = latest.map((document) => document.chunks.map(keywordText))
+    const tsvectors = await this.keywordVectors(keyword.flat())
     let removed: number[] = []
     const added: { id: number; vector: Float32Array }[] = []
     const version = await this.sql.begin(async (tx) => {
@@ -258,35 +306,36 @@ export class PostgresRagStore implements RagStore {
       const contents: string[] = []
       const embeddings: Uint8Array[] = []
       const tokens: number[] = []
-      const texts: string[] = []
+      const literals: string[] = []
       latest.forEach((document, i) => {
         document.chunks.forEach((chunk, position) => {
           owners.push(documentRow.get(document.docId)!)
           positions.push(position)
           contents.push(chunk)
           embeddings.push(vectorBytes(document.vectors[position]!))
-          texts.push(keyword[i]![position]!)
-          tokens.push(tokenCount(keyword[i]![position]!))
+          literals.push(tsvectors.literals[literals.length]!)
+          tokens.push(tsvectors.tokens[tokens.length]!)
         })
       })
       let addedTokens = 0
       if (owners.length) {
-        // The chunks and, from the tsvectors just made, the collection's document frequencies: one statement.
+        // The chunks with their tsvectors (made in keywordVectors), their vectors and this write's row of term counts: one statement.
+        // The tsvectors (letters, digits, quotes, colons, commas, spaces: never a line break) go as lines of one text, cheaper to send
+        // than an array; one empty line is no line at all to string_to_array, hence the coalesce.
+        const { held } = tsvectors
         const chunkRows = await tx`WITH input AS (
-            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], ${texts}::text[])
-              AS x(document_id, position, content, embedding, tokens, text)
+            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], string_to_array(${literals.join('\n')}, E'\n'))
+              AS x(document_id, position, content, embedding, tokens, tsv)
           ), added AS (
             INSERT INTO rag_chunks (document_id, collection_id, position, content, tokens, tsv)
-            SELECT document_id, ${collection.id}, position, content, tokens, to_tsvector(${CONFIG}::regconfig, text) FROM input
-            RETURNING id, document_id, position, tsv
+            SELECT document_id, ${collection.id}, position, content, tokens, coalesce(tsv, '')::tsvector FROM input
+            RETURNING id, document_id, position
           ), vectors AS (
             INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
             SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
           ), terms AS (
             INSERT INTO rag_term_batches (collection_id, lexemes, counts)
-            SELECT ${collection.id}, array_agg(lexeme ORDER BY lexeme), array_agg(n ORDER BY lexeme)
-            FROM (SELECT l.lexeme, count(*)::int AS n FROM added CROSS JOIN LATERAL unnest(added.tsv) l GROUP BY l.lexeme) g
-            HAVING count(*) > 0
+            SELECT ${collection.id}, ${[...held.keys()]}::text[], ${[...held.values()]}::int[] WHERE ${held.size} > 0
           )
           SELECT id, document_id, position FROM added`
         const vectorOf = new Map(latest.map((document) => [documentRow.get(document.docId)!, document.vectors]))
@@ -300,13 +349,219 @@ export class PostgresRagStore implements RagStore {
           SELECT * FROM unnest(${described.map((d) => d.row)}::int[], ${pick((i) => i.title)}::text[], ${pick((i) => i.type)}::text[], ${pick((i) => i.bytes)}::bigint[],
             ${pick((i) => i.text)}::text[], ${pick((i) => i.source)}::text[], ${pick((i) => i.contentHash)}::text[], ${pick((i) => i.chunkPages)}::text[])`
       }
-      await this.foldTerms(tx, collection.id)
+      if (!more) await this.foldTerms(tx, collection.id)
       const [row] = await tx`UPDATE rag_collections SET version = version + 1,
           chunk_count = chunk_count - ${removed.length} + ${added.length}, token_count = token_count - ${old.tokens} + ${addedTokens}
         WHERE id = ${collection.id} RETURNING version`
       return Number(row.version)
     })
     this.followWrite(collection.id, version, removed, added)
+    this.written += added.length
+    this.unmerged += added.length
+    if (!more) {
+      this.mergeIndex()
+      this.refreshStatistics()
+    }
+  }
+
+  /** Chunks this store wrote whose keyword index entries it has not merged yet, and its merges, one after another. */
+  private unmerged = 0
+  private merged: Promise<void> = Promise.resolve()
+
+  /**
+   * New keyword index entries go to the GIN index's pending list (fast update, up to 4 MB:
+   * migration 200), cheap to append to; merging them into the index costs about the same for a
+   * list of 4 MB as for one of 256 kB (PostgreSQL's default, which merged every few dozen chunks).
+   * So they are merged once per ingest, right after its last write committed, in the background:
+   * the entries waiting are part of the index (searches find them, a crash keeps them), a search
+   * meanwhile reads them from the list; the next ingest's writes go on while the merge runs.
+   */
+  private mergeIndex(): void {
+    if (!this.unmerged) return
+    this.unmerged = 0
+    this.merged = this.merged
+      .then(async () => {
+        if (await this.mergesIndex()) await this.sql`SELECT gin_clean_pending_list('rag_chunks_tsv'::regclass)`
+      })
+      .catch(() => {})
+  }
+
+  /** Resolves once the index merges and statistics this store started after its writes are done (tests wait for it). */
+  async settled(): Promise<void> {
+    await this.merged
+    await this.analyzing
+  }
+
+  /** Chunk rows this replica wrote since it last vacuumed rag_chunks, and the rows counted then (null: not read yet). */
+  private written = 0
+  private analyzedRows: number | null = null
+  private analyzing: Promise<void> | null = null
+
+  /**
+   * After an ingest wrote many chunks, what autovacuum would do to the chunk and vector tables
+   * within a minute or so (while searches run) is done at once, in the background (the ingest is
+   * already answered): VACUUM (ANALYZE). The planner's statistics then count the new rows: until
+   * they did, the planner intersected the keyword index's matches with every row of the collection
+   * from its index (4 ms at 100,000 chunks, every search) instead of filtering the matches; and the
+   * rows are marked visible to all, so later vacuums skip them.
+   */
+  private refreshStatistics(): void {
+    if (this.analyzing || this.written < this.analyzeMinRows) return
+    this.analyzing = (async () => {
+      if (this.analyzedRows === null) this.analyzedRows = await this.chunkRowsCounted()
+      if (this.written < Math.max(this.analyzeMinRows, this.analyzedRows * ANALYZE_SHARE)) return
+      this.written = 0
+      await this.sql`VACUUM (ANALYZE) rag_chunks, rag_vectors`
+      this.analyzedRows = await this.chunkRowsCounted()
+    })()
+      .catch(() => {})
+      .finally(() => (this.analyzing = null))
+  }
+
+  /** The rows of rag_chunks as its statistics count them (0 before the first ANALYZE). */
+  private async chunkRowsCounted(): Promise<number> {
+    const [row] = await this.sql`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'rag_chunks'::regclass`
+    return Number(row?.n ?? 0)
+  }
+
+  /**
+   * Whether this server's role may merge the keyword index's pending entries (it owns the index,
+   * as the role that migrated the database does). A role that may not leaves them to autovacuum
+   * (searches meanwhile read up to 4 MB more).
+   */
+  private mergesIndex(): Promise<boolean> {
+    this.merging ??= (async () => {
+      const [row] = await this.sql`SELECT pg_has_role(relowner, 'USAGE') AS own FROM pg_class WHERE oid = 'rag_chunks_tsv'::regclass`
+      return Boolean(row?.own)
+    })()
+    this.merging.catch(() => (this.merging = null))
+    return this.merging
+  }
+
+  private merging: Promise<boolean> | null = null
+
+  /**
+   * The tsvector of each chunk's keyword text, exactly as `to_tsvector('rag_english', text)` makes
+   * it, built here: the text is words separated by single spaces (keywordText), and the parser
+   * reads each word alone, so a chunk's tsvector is its words' lexemes at their running positions.
+   * Each distinct word is run through to_tsvector once (then remembered), where the database
+   * otherwise parsed and stemmed every chunk whole: that, and counting the lexemes of each write in
+   * SQL, took most of an ingest's time in PostgreSQL. A chunk this cannot place exactly (a word with
+   * gaps in its positions or no lexeme, more positions than PostgreSQL keeps) gets the database's own.
+   */
+  private async keywordVectors(texts: string[]): Promise<KeywordVectors> {
+    // Each chunk's words, and their lexemes looked up once: undefined for the words not met before, asked for below.
+    const words = texts.map((text) => (text ? text.split(' ') : []))
+    const found = words.map((own) => {
+      const ids: (WordLexemes | undefined)[] = new Array(own.length)
+      for (let j = 0; j < own.length; j++) ids[j] = this.wordLexemes.get(own[j]!)
+      return ids
+    })
+    const unknown = new Set<string>()
+    found.forEach((ids, i) => {
+      for (let j = 0; j < ids.length; j++) if (ids[j] === undefined) unknown.add(words[i]![j]!)
+    })
+    if (unknown.size) {
+      if (this.wordLexemes.size + unknown.size > WORD_CACHE_LIMIT) {
+        // Forgotten all at once (lexeme ids with them); this write's words are asked for again.
+        this.wordLexemes.clear()
+        this.lexemes.length = 0
+        this.lexemeIds.clear()
+        for (const own of words) for (const word of own) unknown.add(word)
+        for (const ids of found) ids.fill(undefined)
+      }
+      const asked = [...unknown]
+      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions FROM unnest(${asked}::text[]) WITH ORDINALITY AS w(word, i)
+        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l`
+      const entries = asked.map(() => [] as { lexeme: string; at: number }[])
+      for (const row of rows) for (const at of row.positions as number[]) entries[Number(row.i) - 1]!.push({ lexeme: row.lexeme, at })
+      asked.forEach((word, i) => {
+        const own = entries[i]!.sort((a, b) => a.at - b.at)
+        // Placed alone only when its tokens are positions 1, 2, ... each with one lexeme.
+        if (!own.length || own.some((entry, j) => entry.at !== j + 1)) {
+          this.wordLexemes.set(word, null)
+          return
+        }
+        this.wordLexemes.set(
+          word,
+          own.map(({ lexeme }) => {
+            let id = this.lexemeIds.get(lexeme)
+            if (id === undefined) {
+              this.lexemeIds.set(lexeme, (id = this.lexemes.length))
+              this.lexemes.push({ name: lexeme, input: vectorLexeme(lexeme) })
+            }
+            return id
+          }),
+        )
+      })
+      found.forEach((ids, i) => {
+        for (let j = 0; j < ids.length; j++) if (ids[j] === undefined) ids[j] = this.wordLexemes.get(words[i]![j]!)
+      })
+    }
+    const literals: string[] = []
+    const heldById = new Int32Array(this.lexemes.length)
+    const odd: number[] = []
+    // Each occurrence as lexeme id × 2^14 + position: sorted, they are the tsvector's entries in order.
+    let keys = new Float64Array(1024)
+    found.forEach((words, chunk) => {
+      let position = 0
+      for (const ids of words) {
+        if (!ids) {
+          position = -1
+          break
+        }
+        if (position + ids.length > keys.length) {
+          const larger = new Float64Array(Math.max(keys.length * 2, position + ids.length))
+          larger.set(keys)
+          keys = larger
+        }
+        for (let j = 0; j < ids.length; j++) {
+          position++
+          keys[position - 1] = ids[j]! * POSITIONS + position
+        }
+      }
+      if (position < 0 || position > LAST_POSITION) {
+        odd.push(chunk)
+        literals.push('')
+        return
+      }
+      const sorted = keys.subarray(0, position).sort()
+      let literal = ''
+      const own: number[] = []
+      let count = 0
+      for (let j = 0; j < sorted.length; j++) {
+        const id = Math.floor(sorted[j]! / POSITIONS)
+        const at = sorted[j]! - id * POSITIONS
+        if (id !== own[own.length - 1]) {
+          literal += (own.length ? ' ' : '') + this.lexemes[id]!.input + ':' + at
+          own.push(id)
+          count = 1
+        } else {
+          literal += ',' + at
+          if (++count > MOST_POSITIONS) break
+        }
+      }
+      if (count > MOST_POSITIONS) {
+        odd.push(chunk)
+        literals.push('')
+        return
+      }
+      for (const id of own) heldById[id]!++
+      literals.push(literal)
+    })
+    const held = new Map<string, number>()
+    heldById.forEach((n, id) => {
+      if (n) held.set(this.lexemes[id]!.name, n)
+    })
+    if (odd.length) {
+      const rows = await this.sql`SELECT w.i::int AS i, v::text AS literal, tsvector_to_array(v) AS lexemes
+        FROM unnest(${odd.map((i) => texts[i]!)}::text[]) WITH ORDINALITY AS w(text, i) CROSS JOIN LATERAL to_tsvector(${CONFIG}::regconfig, w.text) v`
+      for (const row of rows) {
+        literals[odd[Number(row.i) - 1]!] = row.literal
+        for (const lexeme of row.lexemes as string[]) held.set(lexeme, (held.get(lexeme) ?? 0) + 1)
+      }
+    }
+    return { literals, held, tokens: words.map((own) => own.length) }
   }
 
   /**
@@ -380,7 +635,11 @@ export class PostgresRagStore implements RagStore {
   }
 
   async nearest(collection: CollectionRow, vector: Float32Array, k: number): Promise<{ chunkId: number; distance: number | null }[]> {
-    return scanNearest(await this.matrix(collection), vector, k)
+    const matrix = await this.matrix(collection)
+    // Queries asked just before (a search's keyword part) are sent before this thread scans the
+    // vectors for a few milliseconds: the database works on them meanwhile.
+    await new Promise((resolve) => setImmediate(resolve))
+    return scanNearest(matrix, vector, k)
   }
 
   async vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
@@ -401,16 +660,13 @@ export class PostgresRagStore implements RagStore {
     return found
   }
 
-  async chunks(chunkIds: number[]): Promise<Map<number, ChunkHit>> {
+  async chunks(chunkIds: number[], query?: QueryTerms): Promise<Map<number, ChunkHit>> {
     if (!chunkIds.length) return new Map()
+    const read = query?.rows
+    if (read && chunkIds.every((id) => read.asked.has(id))) return new Map(chunkIds.flatMap((id) => (read.found.has(id) ? [[id, read.found.get(id)!] as const] : [])))
     const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
       WHERE c.id = ANY(${chunkIds}::int[])`
-    return new Map(
-      rows.map((row: { id: number; content: string; position: number; doc_id: string; metadata: string }) => [
-        Number(row.id),
-        { chunkId: Number(row.id), docId: row.doc_id, content: row.content, position: Number(row.position), metadata: JSON.parse(row.metadata) },
-      ]),
-    )
+    return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
   }
 
   async firstChunks(collection: CollectionRow, k: number): Promise<number[]> {
@@ -508,41 +764,30 @@ export class PostgresRagStore implements RagStore {
         rowsInIndex,
       )
     const tsquery = kept.map((term) => termQuery(term.tokens)).join(' | ')
-    // A match's tsvector is cut down to the query's lexemes (marked with weight A, the marked kept)
-    // before it is unnested: several times cheaper than unnesting it whole.
+    // Each match with where the query's tokens occur in it: its tsvector cut down to them (marked
+    // with weight A, the marked kept) as text, read here; several times cheaper than unnesting the
+    // lexemes and summing BM25 in SQL. Positions of every query token, so that the rescoring and
+    // the term holdings below need not read these chunks again.
     const limit = plan.capped ? CAPPED_CANDIDATES : null
-    const matches = this.sql`SELECT id, tokens, tsv FROM rag_chunks WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
+    const rows = await this.sql`SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
+      WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
+    // its tokens' positions), then the offsets of the best kept: they are what is read again.
+    const quoted = kept.map((term) => term.tokens.map(printedLexeme))
+    const found = new Map<number, string>()
     const pool = Math.max(k, RESCORE_POOL)
-    let hits: { chunkId: number; bm25: number; tokens: number }[]
-    if (kept.every((term) => term.tokens.length === 1)) {
-      // bm25() of FTS5 (k1 1.2, b 0.75) summed over the words each match holds; idf as bm25() computes it.
-      const lexemes = kept.map((term) => term.tokens[0]!)
-      const idfs = kept.map((term) => -bm25([{ tf: 1, df: term.df }], 1, 1, rowsInIndex))
-      const rows = await this.sql`WITH m AS (${matches}), w AS (SELECT * FROM unnest(${lexemes}::text[], ${idfs}::float8[]) AS w(lexeme, idf))
-        SELECT m.id, m.tokens, sum(w.idf * (cardinality(l.positions) * 2.2) / (cardinality(l.positions) + 1.2 * (0.25 + 0.75 * m.tokens / ${averageLength}::float8))) AS score
-        FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${lexemes}::text[]), '{a}')) l JOIN w ON w.lexeme = l.lexeme
-        GROUP BY m.id, m.tokens ORDER BY score DESC, m.id LIMIT ${pool}`
-      hits = rows.map((row: { id: number; tokens: number; score: number }) => ({ chunkId: Number(row.id), bm25: -Number(row.score), tokens: Number(row.tokens) }))
-    } else {
-      // Phrases: their frequency needs the positions, read here for every match.
-      const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
-      const rows = await this.sql`WITH m AS (${matches})
-        SELECT m.id, m.tokens, l.lexeme, l.positions FROM m CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', ${wanted}::text[]), '{a}')) l`
-      const lengths = new Map<number, number>()
-      for (const row of rows) {
+    const hits = rows
+      .map((row: { id: number; tokens: number; found: string }) => {
         const id = Number(row.id)
-        if (!lengths.has(id)) {
-          lengths.set(id, Number(row.tokens))
-          // Offsets read now are the whole of them for this chunk: replace any partial entry.
-          query.offsets.set(id, new Map())
-        }
-        query.offsets.get(id)!.set(row.lexeme, row.positions as number[])
-      }
-      hits = [...lengths]
-        .map(([id, tokens]) => ({ chunkId: id, bm25: score(tokens, id, kept), tokens }))
-        .sort((a, b) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
-        .slice(0, pool)
-    }
+        found.set(id, row.found)
+        const counts = kept.map((term, i) => ({ tf: termFrequency(row.found, quoted[i]!), df: term.df }))
+        return { chunkId: id, bm25: bm25(counts, Number(row.tokens), averageLength, rowsInIndex), tokens: Number(row.tokens) }
+      })
+      .sort((a: { bm25: number; chunkId: number }, b: { bm25: number; chunkId: number }) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
+      .slice(0, pool) as { chunkId: number; bm25: number; tokens: number }[]
+    // Offsets read now are the whole of them for these chunks: replace any partial entry.
+    for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(found.get(hit.chunkId)!))
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
     // The candidates' BM25 with every informative word, as if one query had ranked them all.
     await this.readOffsets(
@@ -571,6 +816,21 @@ export class PostgresRagStore implements RagStore {
   async termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): Promise<Map<number, number[]>> {
     const held = new Map<number, number[]>()
     if (!chunkIds.length || !terms.length) return held
+    if (!query.rows) {
+      // The search's candidates: their rows (which chunks() answers from next) and the offsets not read yet, in one query.
+      const missing = chunkIds.filter((id) => !query.offsets.has(id))
+      const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
+      for (const id of missing) query.offsets.set(id, new Map())
+      const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
+          CASE WHEN c.id = ANY(${missing}::int[]) THEN ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')::text END AS found
+        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])`
+      query.rows = { asked: new Set(chunkIds), found: new Map() }
+      for (const row of rows) {
+        const id = Number(row.id)
+        query.rows.found.set(id, chunkHit(row))
+        if (row.found !== null) query.offsets.set(id, filteredOffsets(row.found as string))
+      }
+    }
     await this.readOffsets(query, chunkIds)
     for (const chunkId of chunkIds) {
       const own = query.offsets.get(chunkId)
@@ -600,6 +860,85 @@ export class PostgresRagStore implements RagStore {
   chunkPages(collection: CollectionRow, docIds: string[]) {
     return documents.chunkPages(this.sql, collection, docIds)
   }
+}
+
+/** A lexeme as a tsvector's text shows it: always quoted, quotes and backslashes doubled. */
+const printedLexeme = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
+
+/** Where a lexeme's positions are in a tsvector's text (`'lexeme':3A,9A`), as [start, end), or null when it is not there. */
+function positionsSpan(text: string, quoted: string): [number, number] | null {
+  const needle = `${quoted}:`
+  let at = text.indexOf(needle)
+  // At the start of an entry: the first one, or after a space.
+  while (at > 0 && text[at - 1] !== ' ') at = text.indexOf(needle, at + 1)
+  if (at < 0) return null
+  const start = at + needle.length
+  const space = text.indexOf(' ', start)
+  return [start, space < 0 ? text.length : space]
+}
+
+/**
+ * How often a term (its tokens as tsvector text quotes them) occurs in a chunk, from the chunk's
+ * tsvector text cut down to the query's tokens: a word's count of positions; a phrase's count of
+ * places where its tokens follow one another (as phraseFrequency counts them).
+ */
+export function termFrequency(text: string, quoted: string[]): number {
+  if (quoted.length === 1) {
+    const span = positionsSpan(text, quoted[0]!)
+    if (!span) return 0
+    let count = 1
+    for (let i = span[0]; i < span[1]; i++) if (text.charCodeAt(i) === 44) count++
+    return count
+  }
+  const offsets = new Map<string, number[]>()
+  for (const [i, token] of quoted.entries()) {
+    const span = positionsSpan(text, token)
+    if (!span) return 0
+    offsets.set(String(i), text.slice(span[0], span[1]).split(',').map((position) => Number.parseInt(position, 10)))
+  }
+  return phraseFrequency(
+    quoted.map((_, i) => String(i)),
+    offsets,
+  )
+}
+
+/**
+ * Where each lexeme occurs in a chunk, from a tsvector's text whose positions all carry weight A
+ * (`'backup':3A,9A 'restor':4A`; see keywordCandidates): lexeme → positions.
+ */
+export function filteredOffsets(text: string): Map<string, number[]> {
+  const offsets = new Map<string, number[]>()
+  let at = 0
+  while (at < text.length) {
+    // A quoted lexeme ('' inside is one quote), a colon, positions separated by commas.
+    let end = at + 1
+    let lexeme = ''
+    for (;;) {
+      const quote = text.indexOf("'", end)
+      if (quote < 0) return offsets
+      lexeme += text.slice(end, quote)
+      if (text[quote + 1] === "'") {
+        lexeme += "'"
+        end = quote + 2
+      } else {
+        end = quote + 1
+        break
+      }
+    }
+    const space = text.indexOf(' ', end)
+    const stop = space < 0 ? text.length : space
+    const positions = text
+      .slice(end + 1, stop)
+      .split(',')
+      .map((position) => Number.parseInt(position, 10))
+    offsets.set(lexeme.replaceAll('\\\\', '\\'), positions)
+    at = stop + 1
+  }
+  return offsets
+}
+
+function chunkHit(row: Record<string, unknown>): ChunkHit {
+  return { chunkId: Number(row.id), docId: row.doc_id as string, content: row.content as string, position: Number(row.position), metadata: JSON.parse(row.metadata as string) }
 }
 
 /** A bytea of float32s as its own (aligned) vector. */

@@ -37,6 +37,8 @@ export interface QueryTerms {
    * through the tokenizer once per query, whether keyword rescoring or term holdings reads it first.
    */
   offsets: Map<number, Map<string, number[]>>
+  /** Chunks read along with their offsets (PostgreSQL, see termHoldings): which were asked for, and those found. */
+  rows?: { asked: Set<number>; found: Map<number, ChunkHit> }
 }
 
 export interface StoredDocument {
@@ -96,13 +98,20 @@ export type CollectionSummary = CollectionRow & { documents: number; chunks: num
  */
 export interface RagStore {
   readonly cache: VectorCache
+  /** Chunks an ingest writes per transaction with this store (default: the service's WRITE_BATCH). */
+  readonly writeBatch?: number
   findCollection(userId: string, name: string): MaybePromise<CollectionRow | null>
   createCollection(userId: string, name: string, embedder: string, dimensions: number): MaybePromise<CollectionRow>
   listCollections(userId: string): MaybePromise<CollectionSummary[]>
   deleteCollection(collection: CollectionRow): MaybePromise<void>
   deleteDocument(collection: CollectionRow, docId: string): MaybePromise<boolean>
-  /** Writes a batch of documents (each replacing any earlier one with its id) in one transaction, with their info rows. */
-  writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook): MaybePromise<void>
+  /**
+   * Writes a batch of documents (each replacing any earlier one with its id) in one transaction,
+   * with their info rows. `more`: another batch of the same ingest follows at once, so index work
+   * may be left for after the last one (PostgreSQL merges the keyword index's pending entries
+   * once per ingest, and sums its term counts once).
+   */
+  writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more?: boolean): MaybePromise<void>
   /** The words and phrases of a query with their tokens and document frequencies in the collection. */
   queryTerms(collection: CollectionRow, text: string): MaybePromise<QueryTerms>
   /** Keyword candidates, best BM25 first (negative: lower is better). */
@@ -113,7 +122,8 @@ export interface RagStore {
   nearest(collection: CollectionRow, vector: Float32Array, k: number): MaybePromise<{ chunkId: number; distance: number | null }[]>
   /** Stored vectors of some chunks. */
   vectors(collection: CollectionRow, chunkIds: number[]): MaybePromise<Map<number, Float32Array>>
-  chunks(chunkIds: number[]): MaybePromise<Map<number, ChunkHit>>
+  /** Chunks by id (those still there); `query`: the search they are for, whose reads may already hold them. */
+  chunks(chunkIds: number[], query?: QueryTerms): MaybePromise<Map<number, ChunkHit>>
   /** The first chunks of a collection, for a query that has nothing to match on. */
   firstChunks(collection: CollectionRow, k: number): MaybePromise<number[]>
   /** Source hash (from the info row) and metadata (JSON) of some documents of a collection. */
