@@ -9,7 +9,8 @@
 //                   first-sense expansion (bench/answers/baseline-expansion.ts) and now.
 //   held-out docs    bench/answers/heldout.ts: manual pages never tuned on, asked by their own descriptions;
 //                   bench/answers/heldout-info.ts: the GNU Info manuals, one document per node, asked by their headings.
-//   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one.
+//   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one;
+//                   and tasks a built-in plugin answers (the researcher calling plugin tools without a model).
 //   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
 import set from '../test/fixtures/answers-labelled.json'
 import { openDatabase } from '../src/db'
@@ -19,7 +20,7 @@ import { answerPrompt, answerQuestion, fitPassages, relevantPassages } from '../
 import { RagService } from '../src/modules/rag/service'
 import { BaselineExtractiveGenerator } from './answers/baseline-extractive'
 import { type Family, gitFamily, licenceFamily } from './answers/refusal'
-import { sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
+import { pluginTasks, sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
 import { join } from 'node:path'
 import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
 import paraphrases from '../test/fixtures/paraphrase-labelled.json'
@@ -195,6 +196,17 @@ export async function benchAnswers() {
     const pair = (key: keyof SynthesisFigures) => `${then ? then[key].toFixed(3) : '(n/a)'} → ${now[key].toFixed(3)}`
     console.log(
       `agents ${agents.join(' + ').padEnd(21)} synthesis coverage ${pair('coverage')}, non-empty ${pair('nonEmpty')}, mean confidence ${pair('meanConfidence')}   (${now.tasks} tasks: the labelled questions)`,
+    )
+  }
+  {
+    const tasks = pluginTasks()
+    const agents = ['researcher', 'writer']
+    const now = await synthesisFigures(await import('../src/app'), agents, tasks)
+    const then = oldTree ? await synthesisFigures(await import(join(oldTree.dir, 'src/app.ts')), agents, tasks) : null
+    const pair = (key: keyof SynthesisFigures) => `${then ? then[key].toFixed(3) : '(n/a)'} → ${now[key].toFixed(3)}`
+    console.log(
+      `agents ${'researcher + writer'.padEnd(21)} synthesis coverage ${pair('coverage')}, mean confidence ${pair('meanConfidence')}   ` +
+        `(${now.tasks} tasks a built-in plugin answers: arithmetic, days between dates, the time in a city; answers worked out independently)`,
     )
   }
   oldTree?.cleanup()

@@ -35,7 +35,7 @@ export interface SynthesisFigures {
 }
 
 /** Runs the tasks through an app built from `appModule` (src/app.ts of some tree). */
-export async function synthesisFigures(appModule: AppModule, agents: string[], tasks = set.questions): Promise<SynthesisFigures> {
+export async function synthesisFigures(appModule: AppModule, agents: string[], tasks: { question: string; answer: string }[] = set.questions): Promise<SynthesisFigures> {
   const services = appModule.createServices({ database: ':memory:', adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {}, rateLimitMax: 1_000_000 })
   const app = appModule.buildApp(services)
   const call = async (path: string, body: unknown, token?: string) => {
@@ -58,4 +58,43 @@ export async function synthesisFigures(appModule: AppModule, agents: string[], t
     confidence += typeof result.confidence === 'number' ? result.confidence : 0
   }
   return { tasks: tasks.length, nonEmpty: nonEmpty / tasks.length, coverage: covered / tasks.length, meanConfidence: confidence / tasks.length }
+}
+
+/**
+ * Tasks a built-in plugin serves and no document does (issue 37, point 3, "and plugins"): products,
+ * sums and percentages (calculator), days between two dates (datetime difference), the time in a
+ * city (datetime now). Made from a fixed seed; each answer is worked out here independently (plain
+ * arithmetic, Date.UTC, the city's IANA zone), and a synthesis covers the task when it holds it.
+ */
+export function pluginTasks(): { question: string; answer: string }[] {
+  // mulberry32, seeded: the same tasks on every run.
+  let seed = 37
+  const next = (below: number) => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below)
+  }
+  const tasks: { question: string; answer: string }[] = []
+  for (let i = 0; i < 6; i++) {
+    const [a, b] = [12 + next(88), 3 + next(40)]
+    tasks.push({ question: `What is ${a} * ${b}?`, answer: `${a} * ${b} = ${a * b}` })
+  }
+  for (let i = 0; i < 4; i++) {
+    const [a, b, c] = [100 + next(900), 10 + next(90), 1 + next(9)]
+    tasks.push({ question: `How much is ${a} + ${b} * ${c} in total?`, answer: `= ${a + b * c}` })
+  }
+  for (let i = 0; i < 4; i++) {
+    const [p, n] = [5 + 5 * next(10), 40 * (1 + next(50))]
+    tasks.push({ question: `What is ${p}% of ${n}?`, answer: `${p / 100 * n} (from plugin calculator` })
+  }
+  const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+  for (let i = 0; i < 6; i++) {
+    const from = Date.UTC(2020 + next(6), next(12), 1 + next(28))
+    const to = from + (1 + next(400)) * 86_400_000
+    tasks.push({ question: `How many days are there between ${iso(from)} and ${iso(to)}?`, answer: `days ${(to - from) / 86_400_000}` })
+  }
+  const cities: [string, string][] = [['Tokyo', 'Asia/Tokyo'], ['Lisbon', 'Europe/Lisbon'], ['Chicago', 'America/Chicago'], ['Nairobi', 'Africa/Nairobi'], ['Sydney', 'Australia/Sydney'], ['Lima', 'America/Lima']]
+  for (const [city, zone] of cities) tasks.push({ question: `What time is it in ${city} right now?`, answer: `timezone ${zone}` })
+  return tasks
 }

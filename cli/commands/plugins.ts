@@ -115,7 +115,7 @@ export function registerPlugins(program: Command): void {
           if (body.message) pairs.push(['problem', body.message])
           console.log(keyValues(pairs))
           for (const [action, spec] of Object.entries<any>(body.actions)) {
-            console.log(`\n${bold(action)}  ${spec.description}`)
+            console.log(`\n${bold(action)}${spec.readOnly ? dim(' (read-only)') : ''}  ${spec.description}`)
             const required = new Set<string>(spec.parameters.required ?? [])
             for (const [param, schema] of Object.entries<any>(spec.parameters.properties ?? {})) {
               const type = Array.isArray(schema.type) ? schema.type.join('|') : (schema.type ?? 'any')

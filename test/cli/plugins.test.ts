@@ -35,6 +35,7 @@ describeWithPluginTools('uagent plugins', () => {
     expect(show.code).toBe(0)
     expect(show.stdout).toContain('evaluate')
     expect(show.stdout).toContain('expression: string')
+    expect(show.stdout).toMatch(/evaluate\S*\s*(\x1b\[\d+m)?\(read-only\)/)
     expect(JSON.parse((await run(['--json', 'plugins', 'show', 'datetime'])).stdout)).toEqual(await api('GET', '/plugins/datetime'))
     const missing = await run(['plugins', 'show', 'nope'])
     expect(missing.code).toBe(1)

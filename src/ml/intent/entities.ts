@@ -51,6 +51,28 @@ export async function extractEntities(text: string, names: KnownNames, options: 
   return [...new Set(entities)]
 }
 
+let chronoOnly: Promise<typeof import('chrono-node')> | undefined
+
+/**
+ * The dates and times a text writes, in order, as ISO 8601 as written: `YYYY-MM-DD` for a date
+ * alone, `YYYY-MM-DDTHH:MM:SS` (no offset: the wall-clock time written) when it gives a time.
+ * "March 3, 2025", "3/4/2025 at 9:30", "2025-03-03", "next Friday" (relative to `now`).
+ * Loads chrono alone, on first use.
+ */
+export async function datesIn(text: string, now = new Date()): Promise<string[]> {
+  const chrono = await (chronoOnly ??= import('chrono-node'))
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+  const found: string[] = []
+  for (const result of chrono.parse(text, now, { forwardDate: true })) {
+    for (const moment of [result.start, result.end]) {
+      if (!moment) continue
+      const date = `${pad(moment.get('year') ?? now.getUTCFullYear(), 4)}-${pad(moment.get('month') ?? 1)}-${pad(moment.get('day') ?? 1)}`
+      found.push(moment.isCertain('hour') ? `${date}T${pad(moment.get('hour') ?? 0)}:${pad(moment.get('minute') ?? 0)}:${pad(moment.get('second') ?? 0)}` : date)
+    }
+  }
+  return found
+}
+
 const OPERATORS: [RegExp, string][] = [
   [/\bmultiplied by\b|\btimes\b|\bx\b|×/g, '*'],
   [/\bdivided by\b|\bover\b|÷/g, '/'],

@@ -11,6 +11,7 @@ import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, spl
 import { reviewWork, stepsOf, termSet } from './review'
 import type { AgentDefinition, AgentInput, AgentWork, Source } from './types'
 import type { ToolCallRecord } from './tools'
+import { gatherFromPlugins, pluginSection } from './plugin-work'
 
 const SOURCES_PER_TASK = 5
 /**
@@ -32,9 +33,21 @@ function title(result: SearchResult): string {
   return typeof result.metadata.title === 'string' && result.metadata.title ? result.metadata.title : result.id
 }
 
-/** The researcher's search: every allowed collection, best passages across them. */
-async function research(input: AgentInput): Promise<AgentWork> {
+/** The plugins each agent may call (AgentDefinition.plugins), named once for the work that uses them. */
+const RESEARCHER_PLUGINS = '*'
+const WRITER_PLUGINS = ['text']
+
+/**
+ * The researcher's search: every allowed collection, best passages across them; and, when no model
+ * calls tools itself, the read-only plugin tools that fit the task (plugin-work.ts), whose results
+ * join the material with their attribution.
+ */
+async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_PLUGINS): Promise<AgentWork> {
   const { rag, caller } = input
+  const fromPlugins =
+    input.builtin || !supportsToolCalls(input.generator) ? await gatherFromPlugins(input, plugins, stepsOf(input)) : { lines: [], failures: [], toolCalls: [] }
+  const pluginText = pluginSection(fromPlugins)
+  const toolCalls = fromPlugins.toolCalls
   const names = input.collections ?? (await rag.listCollections(caller.userId)).collections.map((c) => c.name)
   const embedder = await rag.embedder()
   const notes: string[] = []
@@ -65,8 +78,8 @@ async function research(input: AgentInput): Promise<AgentWork> {
   const searched = names.join(', ')
   if (!sources.length) {
     const found = names.length ? `${NOTHING_FOUND} (${searched}) matches this task.` : `${NO_COLLECTIONS}, so no passage backs this task.`
-    const draft = `${found}${notes.length ? ` ${notes.join(' ')}` : ''}`
-    return { context: draft, draft, sources }
+    const draft = `${found}${notes.length ? ` ${notes.join(' ')}` : ''}${pluginText ? `\n\n${pluginText}` : ''}`
+    return { context: draft, draft, sources, toolCalls }
   }
   const list = sources.map((s) => `[${s.n}] ${s.title} (${s.collection}/${s.id}, score ${s.score.toFixed(2)})`).join('\n')
   const numbered = answerPrompt(input.task, fitted)[1]!.content
@@ -76,9 +89,10 @@ async function research(input: AgentInput): Promise<AgentWork> {
     const cited = reply.noAnswer
       ? `The passages found do not answer the task directly; the closest are listed below.`
       : reply.text.trim().replace(/\s?\[(\d+)\]/g, (marker, n: string) => (Number(n) >= 1 && Number(n) <= sources.length ? marker : ''))
-    draft = `${cited}\n\nSources (searched: ${searched}):\n${list}${notes.length ? `\n${notes.join(' ')}` : ''}`
+    draft = `${cited}${pluginText ? `\n\n${pluginText}` : ''}\n\nSources (searched: ${searched}):\n${list}${notes.length ? `\n${notes.join(' ')}` : ''}`
   }
-  return { context: `${numbered.replace(/\n\nQuestion:[\s\S]*$/, '')}\n\nCite them as [n].`, draft, sources }
+  const context = `${numbered.replace(/\n\nQuestion:[\s\S]*$/, '')}\n\nCite them as [n].${pluginText ? `\n\n${pluginText}` : ''}`
+  return { context, draft, sources, toolCalls }
 }
 
 /** The planner: the task split into steps, each with the agent suited to it. */
@@ -140,11 +154,13 @@ async function write(input: AgentInput): Promise<AgentWork> {
   let sources: Source[] | undefined
   let searched = ''
   const hasMaterial = texts.some((t) => textUnits(t.text).length > 0)
+  let toolCalls: ToolCallRecord[] = []
   if (input.builtin && !hasMaterial && !input.earlier.some((r) => r.agent === 'researcher')) {
-    const found = await research(input)
-    if (found.sources?.length) {
+    const found = await research(input, WRITER_PLUGINS)
+    toolCalls = found.toolCalls ?? []
+    if (found.sources?.length || textUnits(found.draft).length) {
       texts = [{ origin: 'writer', text: found.draft }]
-      sources = found.sources
+      if (found.sources?.length) sources = found.sources
     } else searched = found.draft
   }
   const steps = stepsOf(input)
@@ -172,6 +188,7 @@ async function write(input: AgentInput): Promise<AgentWork> {
     context: `Write one part per step:\n${steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`,
     draft: `${sections.join('\n\n')}${cited}${notes}`,
     ...(sources ? { sources } : {}),
+    toolCalls,
   }
 }
 
@@ -202,9 +219,9 @@ export const AGENTS: AgentDefinition[] = [
   {
     name: 'researcher',
     role: 'Research',
-    description: "Searches your RAG collections for the task and cites the passages it found as [n].",
+    description: "Searches your RAG collections for the task and cites the passages it found as [n]; without a model, also asks the read-only plugin tools that fit the task.",
     instructions: 'You are the researcher. Answer from the numbered sources in the context only, citing them as [1], [2]. Say plainly what the sources do not cover.',
-    plugins: ['knowledge', 'text'],
+    plugins: RESEARCHER_PLUGINS,
     work: research,
   },
   {
@@ -220,7 +237,7 @@ export const AGENTS: AgentDefinition[] = [
     role: 'Writing',
     description: 'Writes the answer, one part per step of the task, from the material gathered so far.',
     instructions: 'You are the writer. Write a clear, complete answer to the task from the work so far, keeping its citations [n]. Address every step.',
-    plugins: ['text'],
+    plugins: WRITER_PLUGINS,
     work: write,
   },
   {

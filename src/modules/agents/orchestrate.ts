@@ -4,6 +4,7 @@ import { type Generator, replyBudget } from '../../ml'
 import type { RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
 import { agentNamed } from './catalog'
+import { PLUGIN_ATTRIBUTION, quotedToolCalls } from './plugin-work'
 import { reviewWork, stepsOf } from './review'
 import { NO_COLLECTIONS, keySentences, textUnits } from './text-work'
 import { fitted, runAgent, workSections } from './turn'
@@ -149,6 +150,10 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
     parts.push(`From the ${origin}: ${key.filter((s) => s.origin === origin).map((s) => s.text).join(' ')}`)
   }
   const sources = [...results].reverse().find((r) => r.agent === 'researcher' && r.sources?.length)?.sources ?? results.find((r) => r.sources?.length)?.sources
+  // What plugin tools gave is always part of the synthesis, each sentence with its attribution.
+  const quoted = new Set(key.map((s) => s.text))
+  const fromPlugins = [...new Set(texts.flatMap((t) => textUnits(t.text)).filter((unit) => PLUGIN_ATTRIBUTION.test(unit) && !quoted.has(unit)))]
+  if (fromPlugins.length) parts.push(`From your plugins: ${fromPlugins.slice(0, 3).join(' ')}`)
   if (key.length && sources) parts.push(`Sources: ${sources.map((s) => `[${s.n}] ${s.title}`).join('; ')}.`)
   if (!key.length) {
     const searched = results.some((r) => r.response.includes(NO_COLLECTIONS)) ? 'You have no collections to draw on' : 'Nothing in your collections matches this task'
@@ -165,8 +170,9 @@ async function synthesize(task: string, results: AgentResult[], run: RunContext,
 
 /**
  * Confidence in [0, 1]: the mean of the signals the run produced — the share of the task's steps
- * the final work addresses (always); the retrieval behind the work, as the mean score of the top
- * three sources found (0 when none was; when a researcher ran, or another agent searched); and the
+ * the final work addresses (always); the evidence behind the work, as the mean score of the top
+ * three sources found, a plugin result the work quotes counting 1 (0 when none was; when a
+ * researcher ran, or another agent searched or quoted a plugin); and the
  * critic's verdict, 1 / (1 + open objections) (only when a critic ran). With the built-in engine,
  * whose agents can only quote material, a run that found no material at all has confidence 0.
  */
@@ -175,9 +181,12 @@ export function confidenceOf(task: string, results: AgentResult[], builtin = fal
   const material = work.filter((r) => r.agent !== 'planner').some((r) => textUnits(stripSources(r.response)).length > 0)
   if (builtin && !material) return 0
   const signals = [reviewWork(work, stepsOf({ task, earlier: results })).addressed]
-  const searched = results.filter((r) => r.agent === 'researcher' || r.sources?.length)
+  const searched = results.filter((r) => r.agent === 'researcher' || r.sources?.length || quotedToolCalls(r).length)
   if (searched.length) {
-    const scores = searched.flatMap((r) => r.sources ?? []).map((s) => s.score).sort((a, b) => b - a).slice(0, 3)
+    // A plugin result the work quotes is evidence as strong as a source that matches exactly.
+    const scores = [...searched.flatMap((r) => r.sources ?? []).map((s) => s.score), ...searched.flatMap((r) => quotedToolCalls(r)).map(() => 1)]
+      .sort((a, b) => b - a)
+      .slice(0, 3)
     signals.push(scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : 0)
   }
   const critics = results.filter((r) => r.agent === 'critic')

@@ -1,6 +1,7 @@
 // The checks behind the critic's verdict and the task's confidence: is every step of the task
 // addressed by the work, are its citations real, did the research find anything.
 import { keyTerms } from '../../ml/text'
+import { quotedToolCalls } from './plugin-work'
 import { ownerOf, splitSteps, textUnits } from './text-work'
 import type { AgentInput, AgentResult } from './types'
 
@@ -32,7 +33,7 @@ export function reviewWork(work: AgentResult[], steps: string[]): Review {
   const objections: string[] = []
   for (const result of work) if (!result.response.trim()) objections.push(`The ${result.agent} produced no output.`)
   const researched = work.filter((r) => r.agent === 'researcher')
-  if (researched.length && researched.every((r) => !r.sources?.length)) {
+  if (researched.length && researched.every((r) => !r.sources?.length && !quotedToolCalls(r).length)) {
     objections.push('The research found no passage on this task in your collections, so nothing in the work is backed by a source.')
   }
   const sourceCount = Math.max(0, ...researched.map((r) => r.sources?.length ?? 0))

@@ -73,7 +73,7 @@ export const NOTHING_FOUND = 'No passage in your collections'
 export const NO_COLLECTIONS = 'You have no collections to search'
 
 /** Lines that report on the work rather than do it: never material, nor proof that a step is addressed. */
-const META = new RegExp(`^(?:Gaps|Key points of the task|Calculation needed|Calculation failed)\\b|^\\(.*\\)$|^(?:${NOTHING_FOUND}|${NO_COLLECTIONS})`)
+const META = new RegExp(`^(?:Gaps|Key points of the task|Calculation needed|Calculation failed|Tool failed)\\b|^\\(.*\\)$|^(?:${NOTHING_FOUND}|${NO_COLLECTIONS})`)
 
 /**
  * The statements of an agent's text: line by line (lists stay apart), without list markers,

@@ -157,10 +157,17 @@ export class McpEndpoint {
   }
 
   private listTools() {
-    const tools: { name: string; title?: string; description: string; inputSchema: { type: 'object'; [key: string]: unknown } }[] = []
+    const tools: { name: string; title?: string; description: string; inputSchema: { type: 'object'; [key: string]: unknown }; annotations?: { readOnlyHint: boolean } }[] = []
     for (const tool of this.served.values()) tools.push({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema })
     for (const tool of this.deps.plugins.list()) {
-      tools.push({ name: tool.name, title: `${tool.plugin}: ${tool.action}`, description: tool.description, inputSchema: { ...tool.parameters, type: 'object' } })
+      tools.push({
+        name: tool.name,
+        title: `${tool.plugin}: ${tool.action}`,
+        description: tool.description,
+        inputSchema: { ...tool.parameters, type: 'object' },
+        // A plugin action declared read-only (every built-in one; a manifest's readOnly) says so to MCP clients.
+        ...(tool.readOnly !== undefined ? { annotations: { readOnlyHint: tool.readOnly } } : {}),
+      })
     }
     return tools
   }

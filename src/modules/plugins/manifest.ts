@@ -8,6 +8,11 @@ export const ACTION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 export interface ActionSpec {
   description: string
   parameters: JsonSchema
+  /**
+   * The action only reads or computes: it changes nothing, here or elsewhere. Agents working
+   * without a model call only actions declared so (true); false or absent, never.
+   */
+  readOnly?: boolean
 }
 
 /** `plugin.json`, as the contract defines it. */
@@ -64,7 +69,8 @@ export function parseManifest(raw: unknown): Manifest {
     const problems = schemaProblems(parameters, `actions.${action}.parameters`)
     if (problems.length) throw new ManifestError(`plugin.json: ${problems.slice(0, 3).join('; ')}`)
     if ((parameters as JsonSchema).type !== 'object') throw new ManifestError(`plugin.json: actions.${action}.parameters must have "type": "object"`)
-    actions[action] = { description: text(spec, 'description', 1000, action), parameters: parameters as JsonSchema }
+    if (spec.readOnly !== undefined && typeof spec.readOnly !== 'boolean') throw new ManifestError(`plugin.json: actions.${action}.readOnly must be true or false`)
+    actions[action] = { description: text(spec, 'description', 1000, action), parameters: parameters as JsonSchema, ...(spec.readOnly !== undefined ? { readOnly: spec.readOnly } : {}) }
   }
   return { name, version, description, category, permissions: permissions as string[], main, actions }
 }

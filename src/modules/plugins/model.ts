@@ -23,7 +23,14 @@ export const PluginDetail = t.Composite([
   t.Object({
     package: t.Optional(t.String()),
     installedAt: t.Optional(t.String()),
-    actions: t.Record(t.String(), t.Object({ description: t.String(), parameters: JsonSchemaObject })),
+    actions: t.Record(
+      t.String(),
+      t.Object({
+        description: t.String(),
+        parameters: JsonSchemaObject,
+        readOnly: t.Optional(t.Boolean({ description: 'Declared to change nothing; agents working without a model call only such actions' })),
+      }),
+    ),
   }),
 ])
 

@@ -267,15 +267,22 @@ export class PluginService implements ActionCatalog {
   }
 
   /** Every action of every enabled plugin that can run. */
-  enabledActions(): { plugin: string; action: string; description: string; parameters: JsonSchema }[] {
-    const actions: { plugin: string; action: string; description: string; parameters: JsonSchema }[] = []
+  enabledActions(): { plugin: string; action: string; description: string; parameters: JsonSchema; readOnly?: boolean }[] {
+    const actions: { plugin: string; action: string; description: string; parameters: JsonSchema; readOnly?: boolean }[] = []
+    const entry = (plugin: string, action: string, spec: ActionSpec) => ({
+      plugin,
+      action,
+      description: spec.description,
+      parameters: spec.parameters,
+      ...(spec.readOnly !== undefined ? { readOnly: spec.readOnly } : {}),
+    })
     for (const plugin of this.builtins.values()) {
       if (!this.builtinEnabled(plugin.name)) continue
-      for (const [action, spec] of Object.entries(plugin.actions)) actions.push({ plugin: plugin.name, action, description: spec.description, parameters: spec.parameters })
+      for (const [action, spec] of Object.entries(plugin.actions)) actions.push(entry(plugin.name, action, spec))
     }
     for (const plugin of this.installed.values()) {
       if (!plugin.row.enabled || !plugin.manifest || this.installedProblem(plugin)) continue
-      for (const [action, spec] of Object.entries(plugin.manifest.actions)) actions.push({ plugin: plugin.row.name, action, description: spec.description, parameters: spec.parameters })
+      for (const [action, spec] of Object.entries(plugin.manifest.actions)) actions.push(entry(plugin.row.name, action, spec))
     }
     return actions
   }
@@ -447,5 +454,7 @@ function realpathOrSelf(path: string): string {
 }
 
 function publicActions(actions: Record<string, ActionSpec>) {
-  return Object.fromEntries(Object.entries(actions).map(([name, spec]) => [name, { description: spec.description, parameters: spec.parameters }]))
+  return Object.fromEntries(
+    Object.entries(actions).map(([name, spec]) => [name, { description: spec.description, parameters: spec.parameters, ...(spec.readOnly !== undefined ? { readOnly: spec.readOnly } : {}) }]),
+  )
 }

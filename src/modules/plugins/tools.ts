@@ -7,6 +7,8 @@ export interface ToolDefinition {
   description: string
   /** The action's JSON Schema (type: object). */
   parameters: Record<string, unknown>
+  /** Declared to change nothing (built-ins; a manifest's `readOnly`): agents without a model call only these. */
+  readOnly?: boolean
 }
 
 /** Who a tool call runs for: the knowledge plugin searches this user's collections. */
@@ -45,7 +47,7 @@ export function parseToolName(name: string): { plugin: string; action: string } 
  * tools.ts does not import the service that imports its types.
  */
 export interface ActionCatalog {
-  enabledActions(): { plugin: string; action: string; description: string; parameters: Record<string, unknown> }[]
+  enabledActions(): { plugin: string; action: string; description: string; parameters: Record<string, unknown>; readOnly?: boolean }[]
   notFound(name: string): Error
   execute(plugin: string, action: string, args: unknown, caller: ToolCaller, signal?: AbortSignal): Promise<unknown>
 }
@@ -54,12 +56,13 @@ export interface ActionCatalog {
 export function createToolbox(plugins: ActionCatalog): PluginToolbox {
   return {
     list() {
-      return plugins.enabledActions().map(({ plugin, action, description, parameters }) => ({
+      return plugins.enabledActions().map(({ plugin, action, description, parameters, readOnly }) => ({
         name: toolName(plugin, action),
         plugin,
         action,
         description,
         parameters,
+        ...(readOnly !== undefined ? { readOnly } : {}),
       }))
     },
     async call(name, args, caller, signal) {

@@ -89,6 +89,8 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const search = tools.find((tool) => tool.name === 'rag_search')!
     expect(search.inputSchema.required).toEqual(['collection', 'query'])
     expect(tools.find((tool) => tool.name === 'calculator__evaluate')!.inputSchema.properties).toHaveProperty('expression')
+    // Built-in plugin actions are declared read-only, and say so.
+    expect(tools.find((tool) => tool.name === 'calculator__evaluate')!.annotations).toEqual({ readOnlyHint: true })
   })
 
   test('rag_search finds what POST /rag/search finds', async () => {

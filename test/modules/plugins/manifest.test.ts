@@ -18,6 +18,12 @@ describe('plugin.json', () => {
     expect(parseManifest(manifest())).toMatchObject({ name: 'hello', version: '1.0.0', main: 'index.js' })
   })
 
+  test('an action may declare readOnly (true or false); absent, it is not read-only', () => {
+    const actions = { look: { description: 'Look up', readOnly: true }, write: { description: 'Write', readOnly: false }, other: { description: 'Other' } }
+    const parsed = parseManifest(manifest({ actions }))
+    expect([parsed.actions.look!.readOnly, parsed.actions.write!.readOnly, parsed.actions.other!.readOnly]).toEqual([true, false, undefined])
+  })
+
   test('names, main paths, actions and schemas are checked', () => {
     const invalid: Record<string, unknown>[] = [
       { name: 'Hello' },
@@ -34,6 +40,7 @@ describe('plugin.json', () => {
       { actions: { ok: { parameters: { type: 'object', properties: { x: { type: 'strng' } } } } } },
       { permissions: 'network' },
       { version: '' },
+      { actions: { ok: { description: 'x', readOnly: 'yes' } } },
     ]
     for (const overrides of invalid) expect(() => parseManifest(manifest(overrides))).toThrow(ManifestError)
     expect(() => parseManifest('{}')).toThrow(ManifestError)

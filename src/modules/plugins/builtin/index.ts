@@ -44,6 +44,7 @@ function calculator(): BuiltinPlugin {
           required: ['expression'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: ({ expression }: { expression: string }) => {
           try {
             return { value: evaluateExpression(expression) }
@@ -68,6 +69,7 @@ function datetime(): BuiltinPlugin {
       now: {
         description: 'The current date and time in a time zone (default UTC): { iso, timezone, offset, utc, unix, weekday }',
         parameters: { type: 'object', properties: { timezone: zone('IANA time zone, e.g. "Europe/Paris"') }, additionalProperties: false },
+        readOnly: true,
         run: now,
       },
       difference: {
@@ -82,6 +84,7 @@ function datetime(): BuiltinPlugin {
           required: ['from', 'to'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: difference,
       },
       convert: {
@@ -96,6 +99,7 @@ function datetime(): BuiltinPlugin {
           required: ['datetime', 'timezone'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: convert,
       },
     },
@@ -113,6 +117,7 @@ function text(): BuiltinPlugin {
       stats: {
         description: 'Count characters, words, sentences, paragraphs and lines; estimated reading time',
         parameters: { type: 'object', properties: { text: textParam }, required: ['text'], additionalProperties: false },
+        readOnly: true,
         run: stats,
       },
       slugify: {
@@ -127,6 +132,7 @@ function text(): BuiltinPlugin {
           required: ['text'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: slugify,
       },
       summarize: {
@@ -137,6 +143,7 @@ function text(): BuiltinPlugin {
           required: ['text'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: summarize,
       },
     },
@@ -163,6 +170,7 @@ function knowledge(rag: RagService<RagStore>): BuiltinPlugin {
           required: ['collection', 'query'],
           additionalProperties: false,
         },
+        readOnly: true,
         run: async ({ collection, query, limit }: { collection: string; query: string; limit: number }, caller) => {
           const { results } = await rag.search(caller.userId, collection, query, limit)
           return { results }
