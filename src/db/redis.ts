@@ -41,8 +41,8 @@ export class RedisLink implements SharedCounter {
     ;(this.timer as { unref?: () => void }).unref?.()
   }
 
-  private open(): RedisClient {
-    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: true, connectionTimeout: 2000, maxRetries: 1_000_000 })
+  private open(autoReconnect = true): RedisClient {
+    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect, connectionTimeout: 2000, maxRetries: autoReconnect ? 1_000_000 : 0 })
   }
 
   /** Null while Redis answers; otherwise why it does not. */
@@ -150,8 +150,13 @@ export class RedisLink implements SharedCounter {
     if (this.connecting) return this.connecting
     this.subscriberClient?.close()
     this.subscriberClient = null
-    const client = this.open()
-    client.onclose = (error) => this.lostWith(error)
+    // Never reconnected by itself: a connection that comes back on its own would not be subscribed
+    // to anything. Once it closes, the next ping opens a new one and subscribes it again.
+    const client = this.open(false)
+    client.onclose = (error) => {
+      if (this.subscriberClient === client) this.subscriberClient = null
+      this.lostWith(error)
+    }
     this.connecting = withTimeout(client.connect(), PING_TIMEOUT_MS)
       .then(() => {
         this.subscriberClient = client
