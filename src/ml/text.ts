@@ -60,6 +60,11 @@ export function keyTerms(text: string): string[] {
     .map(stem)
 }
 
+/** A piece of text that starts inside a sentence (lowercase, or punctuation): a chunk's cut. */
+export const STARTS_INSIDE_SENTENCE = /^[\p{Ll},;:)\]]/u
+/** A piece of text that ends a sentence (or a clause that introduces what follows). */
+export const ENDS_SENTENCE = /[.!?:;]["')\]]*$/
+
 /**
  * Splits prose into sentences where . ! or ? (and any closing quote or bracket) is followed by
  * white space. Every character is kept: "1.2.3" and "example.com" stay whole, and text of

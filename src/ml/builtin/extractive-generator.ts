@@ -1,6 +1,6 @@
 import type { ChatMessage, GenerateOptions, GenerateResult, Generator } from '../types'
 import { EARLIER_TURNS, isFollowUp } from '../follow-up'
-import { keyTerms, sentences, STOPWORDS, words } from '../text'
+import { ENDS_SENTENCE, keyTerms, sentences, STARTS_INSIDE_SENTENCE, STOPWORDS, words } from '../text'
 import { wordnet } from '../wordnet'
 import { applyStops, countTextTokens, streamText, textPieces } from '../stream-text'
 
@@ -145,9 +145,9 @@ function passageSentences(lines: string[], cut = true): PassageSentence[] {
   close()
   if (!cut) return out
   const first = out[0]
-  if (first && !first.item && /^[\p{Ll},;:)\]]/u.test(first.text)) first.fragment = true
+  if (first && !first.item && STARTS_INSIDE_SENTENCE.test(first.text)) first.fragment = true
   const last = out.at(-1)
-  if (last && !last.item && out.length > 1 && !/[.!?:;]["')\]]*$/.test(last.text)) last.fragment = true
+  if (last && !last.item && out.length > 1 && !ENDS_SENTENCE.test(last.text)) last.fragment = true
   return out
 }
 

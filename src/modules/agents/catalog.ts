@@ -66,7 +66,7 @@ async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_
     for (const hit of await rag.retrieve(caller.userId, collection, embedder, query, limit, KEYWORD_FLOOR, { passages: true })) {
       // A passage counts when it holds a word of what the task is about (not one of how to present it:
       // "short", "plan", "summary"), or when its score alone is a meaning match (MEANING_ONLY_FLOOR).
-      if ((hit.score >= floor && (hit.score >= MEANING_ONLY_FLOOR || !wanted.size)) || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
+      if (hit.score >= MEANING_ONLY_FLOOR || (!wanted.size && hit.score >= floor) || [...termSet(hit.content)].some((term) => wanted.has(term))) found.push({ ...hit, collection: name })
     }
     if (input.signal.aborted) break
   }

@@ -2,7 +2,7 @@ import { AppError } from '../../../core/errors'
 import type { ModelUsage } from '../../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
 import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
-import { keyTerms, STOPWORDS, words } from '../../../ml/text'
+import { ENDS_SENTENCE, keyTerms, sentences, STARTS_INSIDE_SENTENCE, STOPWORDS, words } from '../../../ml/text'
 import { wordnet } from '../../../ml/wordnet'
 import { idf } from '../ranking/scoring'
 import { andThen, type MaybePromise } from '../../../db/maybe-promise'
@@ -71,12 +71,13 @@ export function relevantPassages<T extends SearchResult>(question: string, resul
  * those carried words weigh `carried` of their weight.
  */
 export function questionCoverage(question: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], text?: string, carried = 1): number {
-  const held = new Set(passages.flatMap((p) => matchTerms(p.content)))
+  const passageTerms = passages.map((p) => matchTerms(p.content))
+  const held = new Set(passageTerms.flat())
   const lexicon = wordnet()
   // A two-word term WordNet knows ("black hole", "printing press") is one thing: its words held
   // apart ("black" here, "hole" there) do not cover it; only the two side by side do.
   if (text && lexicon) {
-    const said = passages.map((p) => ` ${matchTerms(p.content).join(' ')} `)
+    const said = passageTerms.map((terms) => ` ${terms.join(' ')} `)
     for (const compound of compoundsOf(text)) {
       const [a, b] = compound.map((w) => matchTerms(w)[0] ?? '')
       if (!a || !b || said.some((p) => p.includes(` ${a} ${b} `))) continue
@@ -151,16 +152,19 @@ export const COVERAGE_FLOOR = 0.7
 /** Chunks a collection needs for the coverage rule to apply: below, the relevance floor alone decides. */
 export const COVERAGE_MIN_CHUNKS = 50
 
+/** Whether passages cover enough of the question (its terms in the collection) to answer it; collections under COVERAGE_MIN_CHUNKS always do. */
+function coverageHolds(terms: { terms: { word: string; df: number }[]; chunks: number }, passages: { content: string }[], question: string): boolean {
+  // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
+  if (terms.chunks < COVERAGE_MIN_CHUNKS) return true
+  // A follow-up is covered when either reading is: the conversation's words as much as its own, or its own first.
+  const coverage = Math.max(questionCoverage(terms, passages, question), question.includes('\n') ? questionCoverage(terms, passages, question, CARRIED_SHARE) : 0)
+  return coverage >= COVERAGE_FLOOR
+}
+
 /** The passages of one collection that answer the question, or none when together they cover too little of it. */
 export function coveredPassages<T extends { content: string }>(rag: RagService<RagStore>, userId: string, collection: string, question: string, passages: T[]): MaybePromise<T[]> {
   if (!passages.length) return passages
-  return andThen(rag.questionTerms(userId, collection, question), (terms) => {
-    // In a handful of chunks, how rare a word is says nothing: every word weighs about the same.
-    if (terms.chunks < COVERAGE_MIN_CHUNKS) return passages
-    // A follow-up is covered when either reading is: the conversation's words as much as its own, or its own first.
-    const coverage = Math.max(questionCoverage(terms, passages, question), question.includes('\n') ? questionCoverage(terms, passages, question, CARRIED_SHARE) : 0)
-    return coverage >= COVERAGE_FLOOR ? passages : []
-  })
+  return andThen(rag.questionTerms(userId, collection, question), (terms) => (coverageHolds(terms, passages, question) ? passages : []))
 }
 
 /** A word held by at least this share of a collection's chunks is one of its common words ("software" in software licences). */
@@ -170,18 +174,12 @@ export const RARE_POOL = 20
 /** What such a passage needs of the relevance floor. */
 export const RARE_PASSAGE_FLOOR = 0.6
 
-/** A chunk's text without the pieces of sentences it was cut from: its first words when it starts inside a sentence, its last when it stops inside one. */
+/** A chunk's text without the pieces of sentences it was cut from: its first words when it starts inside a sentence, its last when it stops inside one (as the extractive engine reads a passage). */
 export function wholeSentences(content: string): string {
-  let text = content.trim()
-  if (/^[\p{Ll},;:)\]]/u.test(text)) {
-    const end = text.search(/[.!?]["')\]]*\s/)
-    text = end >= 0 ? text.slice(end + 1) : ''
-  }
-  if (!/[.!?:;]["')\]]*$/.test(text)) {
-    const end = Math.max(...['. ', '! ', '? '].map((mark) => text.lastIndexOf(mark)))
-    text = end >= 0 ? text.slice(0, end + 1) : text
-  }
-  return text
+  const parts = sentences(content)
+  if (parts.length && STARTS_INSIDE_SENTENCE.test(parts[0]!)) parts.shift()
+  if (parts.length > 1 && !ENDS_SENTENCE.test(parts.at(-1)!)) parts.pop()
+  return parts.join(' ')
 }
 
 /**
@@ -198,22 +196,23 @@ export async function answerPassages(rag: RagService<RagStore>, userId: string, 
   const floor = await rag.relevanceFloor(userId, collection)
   const found = await rag.search(userId, collection, question, limit, floor, { passages: true })
   const relevant = relevantPassages(question, found.results)
-  const covered = await coveredPassages(rag, userId, collection, question, relevant)
-  if (covered.length || !relevant.length) return covered
+  if (!relevant.length) return relevant
   const terms = await rag.questionTerms(userId, collection, question)
+  if (coverageHolds(terms, relevant, question)) return relevant
   const held = new Set(relevant.flatMap((p) => matchTerms(p.content)))
   const common = (df: number) => df >= terms.chunks * COMMON_TERM_SHARE
   const present = terms.terms.filter((t) => t.df > 0)
   const matched = present.filter((t) => held.has(matchTerms(t.word)[0] ?? ''))
-  if (!matched.every((t) => common(t.df))) return covered
+  if (!matched.every((t) => common(t.df))) return []
   const rarest = present.filter((t) => !common(t.df) && !held.has(matchTerms(t.word)[0] ?? '')).sort((a, b) => a.df - b.df)[0]
-  if (!rarest) return covered
+  if (!rarest) return []
   const term = matchTerms(rarest.word)[0]!
   const pool = await rag.search(userId, collection, question, RARE_POOL, floor * RARE_PASSAGE_FLOOR, { passages: true })
   const holders = pool.results.filter((p) => new Set(matchTerms(p.content)).has(term))
   const best = holders.find((p) => new Set(matchTerms(wholeSentences(p.content))).has(term)) ?? holders[0]
-  if (!best) return covered
-  return coveredPassages(rag, userId, collection, question, [best, ...relevant.filter((p) => p.id !== best.id || p.content !== best.content)].slice(0, limit))
+  if (!best) return []
+  const passages = [best, ...relevant.filter((p) => p.id !== best.id || p.content !== best.content)].slice(0, limit)
+  return coverageHolds(terms, passages, question) ? passages : []
 }
 
 /**

@@ -49,15 +49,15 @@ export class CollectionGrounding implements Grounding {
 
   private async retrieve(userId: string, collections: string[], query: string): Promise<(SearchResult & { collection: string })[]> {
     const found: (SearchResult & { collection: string })[] = []
-    const answering: string[] = []
+    let answering = 0
     for (const name of collections) {
       // A collection whose passages leave the question's telling words uncovered does not answer it.
       const covered = await answerPassages(this.rag, userId, name, query, MAX_PASSAGES * 2)
-      if (covered.length) answering.push(name)
+      if (covered.length) answering++
       found.push(...(await this.library.withPages(userId, name, covered)).map((r) => ({ ...r, collection: name })))
     }
     // One collection answers: its passages as answerPassages ordered them; several: the best of all.
-    if (answering.length <= 1) return found.slice(0, MAX_PASSAGES)
+    if (answering <= 1) return found.slice(0, MAX_PASSAGES)
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
 
