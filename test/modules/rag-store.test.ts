@@ -6,14 +6,15 @@ import { DocumentLibrary } from '../../src/modules/rag/documents/library'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
 import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import type { VectorCacheOptions } from '../../src/modules/rag/vectors/cache'
 import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
 
 const embedder = new HashEmbedder()
 
 /** A RagService over a backend's store, and a new user of it (SQLite's collections reference users). */
-function ragOf(backend: TestBackend, keywordPostings?: number) {
-  const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql, { keywordPostings }) : undefined
-  const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), keywordPostings, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+function ragOf(backend: TestBackend, keywordPostings?: number, vectorCache?: VectorCacheOptions) {
+  const store = backend.kind === 'postgres' ? new PostgresRagStore(backend.sql, { keywordPostings, vectorCache }) : undefined
+  const rag = new RagService<RagStore>({ db: backend.db, ...(store ? { store } : {}), keywordPostings, vectorCache, embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
   return { rag, library: new DocumentLibrary(rag), user: () => insertTestUser(backend) }
 }
 
@@ -162,6 +163,30 @@ describeBackends('RAG store', (backend) => {
     const found = await rag.search(gina, 'port', 'harbour', 5)
     expect(found.results).toHaveLength(5)
     expect(found.results[0]!.id).toBe('n3')
+  })
+
+  test('a passage copied into many documents counts once among the candidates: the next passages still reach the results, and copies come last', async () => {
+    // Vectors in memory from the first chunk on (as a large collection's are): that is what tells copies apart.
+    const { rag, user } = ragOf(backend(), undefined, { minRows: 1, budgetBytes: 64 * 1024 * 1024 })
+    const hana = await user()
+    // Three passages about the retention policy, each copied into 60 documents (a manual ingested
+    // again and again), then the one that answers, then unrelated text.
+    const popular = [
+      'Retention policy: the retention policy of the archive keeps daily snapshots; the retention policy is set per archive.',
+      'Retention policy of mail: the retention policy keeps mail for a year; the retention policy applies to every mailbox.',
+      'Retention policy and audits: auditors read the retention policy; a retention policy change is logged for audits.',
+    ]
+    const copies = popular.flatMap((content, p) => Array.from({ length: 60 }, (_, i) => ({ id: `copy-${p}-${i}`, content })))
+    const answer = { id: 'answer', content: 'Change the retention policy with keep-daily and keep-weekly in harbor.conf, then run harbor prune to apply it.' }
+    const other = Array.from({ length: 30 }, (_, i) => ({ id: `other-${i}`, content: `Meeting notes ${i}: the cafeteria menu, parking permits and the holiday calendar were discussed.` }))
+    await rag.ingest(hana, 'manuals', [...copies, answer, ...other])
+    const found = (await rag.search(hana, 'manuals', 'how do I change the retention policy', 5)).results
+    expect(found.map((r) => r.id)).toContain('answer')
+    expect(new Set(found.map((r) => r.content)).size).toBe(found.length)
+    // Fewer different passages than asked for: the copies fill the rest, after them.
+    await rag.ingest(hana, 'twins', [0, 1, 2].map((i) => ({ id: `same-${i}`, content: 'The harbor daemon rotates its logs every Sunday at midnight.' })))
+    const same = (await rag.search(hana, 'twins', 'when are the harbor logs rotated', 10)).results
+    expect(same.map((r) => r.id).sort()).toEqual(['same-0', 'same-1', 'same-2'])
   })
 
   test('the document library: info rows with the document, unchanged documents skipped, listings by prefix, one document with its text', async () => {

@@ -170,6 +170,44 @@ describe('in-memory vector copy of large collections', () => {
     check()
   })
 
+  for (const [rows, path] of [
+    [300, 'the float scan'],
+    [QUANTIZED_MIN_ROWS + 500, 'the int8 scan'],
+  ] as const) {
+    test(`a distinct scan counts copies of a vector once (${path}), also after rows come and go; a plain scan keeps them`, () => {
+      const dims = 64
+      const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+      let seed = 11
+      const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1
+      const make = () => Float32Array.from({ length: dims }, () => (random() > 0.5 ? random() : 0))
+      const query = make()
+      // Five vectors near the query, each copied 20 times; the rest random.
+      const near = Array.from({ length: 5 }, (_, n) => Float32Array.from(query, (x, d) => x + 0.05 * n * Math.sin(d)))
+      const all = Array.from({ length: rows }, (_, i) => ({ id: i + 1, vector: i < 100 ? near[i % 5]! : make() }))
+      const matrix = cache.matrix(1, () => all.length, dims, () => all.map((r) => ({ id: r.id, bytes: new Uint8Array(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength) })))!
+      const copyOf = (id: number) => (id === 10_001 ? 0 : id <= 100 ? (id - 1) % 5 : -1)
+      const check = () => {
+        const report = { dropped: 0 }
+        const distinct = scanNearest(matrix, query, 8, report)
+        expect(distinct).toHaveLength(8)
+        // The five near vectors once each, best first, then other rows.
+        expect(distinct.slice(0, 5).map((h) => copyOf(h.chunkId))).toEqual([0, 1, 2, 3, 4])
+        expect(distinct.slice(5).every((h) => copyOf(h.chunkId) === -1)).toBe(true)
+        expect(report.dropped).toBeGreaterThan(0)
+        const plain = scanNearest(matrix, query, 8)
+        expect(plain.every((h) => copyOf(h.chunkId) === 0 || copyOf(h.chunkId) === 1)).toBe(true)
+      }
+      check()
+      // Copies leave (the last row fills each hole) and new ones come: keys follow their rows.
+      cache.update(1, [1, 2, 3, 50, 99], [
+        { id: 10_001, vector: near[0]! },
+        { id: 10_002, vector: make() },
+      ])
+      check()
+      expect(scanNearest(matrix, query, 30).filter((h) => copyOf(h.chunkId) === 0)).toHaveLength(20)
+    })
+  }
+
   test('the SIMD kernel computes every row\'s dot product', () => {
     const rows = 37
     const dims = 64

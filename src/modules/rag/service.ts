@@ -9,7 +9,7 @@ import { rankingParams } from './ranking/params'
 import { nameQuery, nameShare, nameWords } from './ranking/names'
 import { pairShare, wordPairs } from './ranking/proximity'
 import { questionFocus } from './ranking/question'
-import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
+import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, type RankingParams, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
 import { SqliteRagStore } from './store.sqlite'
 import { runSteps, type Steps, wait } from './steps'
@@ -129,6 +129,14 @@ export function assertCollectionName(name: string): void {
  * was; on another store (PostgreSQL) the value or a promise of it.
  */
 export type Answer<S extends RagStore, T> = S extends SqliteRagStore ? T : MaybePromise<T>
+
+/** How many candidates each search finds; `distinct`: copies of a passage count once (see RagStore.nearest), `dropped` counting those left out. */
+export interface CandidatePools {
+  vectorPool: number
+  keywordPool: number
+  rareShare: number
+  distinct?: { dropped: number }
+}
 
 /** The knowledge base: ingestion, hybrid search and the collections of each user. */
 export class RagService<S extends RagStore = SqliteRagStore> {
@@ -305,18 +313,31 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     // On SQLite everything below is synchronous: checked here, the collection cannot change before the queries.
     const there = this.stillThere(userId, collection)
     if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
-    const found = this.candidates(collection, vector, asked, { ...candidatePools(limit, params), rareShare: params.rareShare }, synonyms)
-    const { candidates, terms, chunks } = found instanceof Promise ? await found : found
-    // Passages to answer from: the best ones, several of a document if they are (see RetrieveOptions).
-    if (options.passages) for (const candidate of candidates) candidate.document = candidate.pairs = candidate.named = undefined
-    const ranked = rankCandidates(candidates, terms, params)
-    const scored = distinctFirst(
-      ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),
-      (hit) => chunks.get(hit.chunkId)!.content,
-    ).slice(0, limit)
-    return scored.map((hit) => {
-      const chunk = chunks.get(hit.chunkId)!
-      return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
+    // Copies of one passage in several documents count once among the candidates, so the pools
+    // hold as many different passages as they would without copies; the copies come back only
+    // when there are not `limit` different passages to show (after them, as distinctFirst orders).
+    const distinct = { dropped: 0 }
+    const pools = { ...candidatePools(limit, params), rareShare: params.rareShare }
+    const first = this.ranked(collection, vector, asked, { ...pools, distinct }, params, synonyms, limit, threshold, options)
+    const results = first instanceof Promise ? await first : first
+    if (results.length >= limit || distinct.dropped === 0) return results
+    return this.ranked(collection, vector, asked, pools, params, synonyms, limit, threshold, options)
+  }
+
+  /** The candidates of a query ranked (see rankCandidates), those under `threshold` left out, distinct passages first: the first `limit`. */
+  private ranked(collection: CollectionRow, vector: Float32Array, asked: string, pools: CandidatePools, params: RankingParams, synonyms: Expansion, limit: number, threshold: number | null | undefined, options: RetrieveOptions): MaybePromise<SearchResult[]> {
+    return andThen(this.candidates(collection, vector, asked, pools, synonyms), ({ candidates, terms, chunks }) => {
+      // Passages to answer from: the best ones, several of a document if they are (see RetrieveOptions).
+      if (options.passages) for (const candidate of candidates) candidate.document = candidate.pairs = candidate.named = undefined
+      const ranked = rankCandidates(candidates, terms, params)
+      const scored = distinctFirst(
+        ranked.filter((hit) => threshold === undefined || threshold === null || hit.score >= threshold),
+        (hit) => chunks.get(hit.chunkId)!.content,
+      ).slice(0, limit)
+      return scored.map((hit) => {
+        const chunk = chunks.get(hit.chunkId)!
+        return { id: chunk.docId, content: chunk.content, score: hit.score, metadata: { ...chunk.metadata, chunk: chunk.position } }
+      })
     })
   }
 
@@ -390,21 +411,21 @@ export class RagService<S extends RagStore = SqliteRagStore> {
    * (the rare ones, up to `rareShare` of the chunks, and the phrases) and its count of distinct
    * content words. Synchronous on SQLite, so the collection cannot change meanwhile.
    */
-  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, synonyms?: Expansion) {
+  candidates(collection: CollectionRow, vector: Float32Array, query: string, pools: CandidatePools, synonyms?: Expansion) {
     return this.run(this.candidateSteps(collection, vector, query, pools, synonyms))
   }
 
-  private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: { vectorPool: number; keywordPool: number; rareShare: number }, given?: Expansion) {
+  private *candidateSteps(collection: CollectionRow, vector: Float32Array, query: string, pools: CandidatePools, given?: Expansion) {
     const synonyms = given ?? (yield* this.expansionSteps(collection, query))
     const hasDirection = vector.some((x) => x !== 0)
     // The keyword search is asked for before the vectors are scanned: a store that answers later
     // (PostgreSQL) runs its query meanwhile; SQLite answers at once, as it always did.
     const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
-    const keywordAnswer = this.store.keywordCandidates(collection, terms, pools.keywordPool)
+    const keywordAnswer = this.store.keywordCandidates(collection, terms, pools.keywordPool, pools.distinct)
     // Awaited below; a failure while the vectors are scanned must not count as unhandled.
     if (keywordAnswer instanceof Promise) keywordAnswer.catch(() => {})
     const vectorRanking = hasDirection
-      ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool))
+      ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool, pools.distinct))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
     const keywordRanking = yield* wait(keywordAnswer)
     const byId = new Map<number, Candidate>()
@@ -426,7 +447,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       // Only the rarest of them, within SYNONYM_POSTINGS: all searched, so none is rescored.
       const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, SYNONYM_POSTINGS)
       const searched = { ...synonyms.terms!, terms: synonyms.terms!.terms.filter((term) => plan.words.includes(term.word)) }
-      for (const hit of searched.terms.length ? yield* wait(this.store.keywordCandidates(collection, searched, pools.keywordPool)) : []) {
+      for (const hit of searched.terms.length ? yield* wait(this.store.keywordCandidates(collection, searched, pools.keywordPool, pools.distinct)) : []) {
         const known = byId.get(hit.chunkId)
         if (known) known.synonymBm25 = hit.bm25
         else {

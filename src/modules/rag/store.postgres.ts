@@ -13,7 +13,7 @@ import type {
   RagStore,
   StoredDocument,
 } from './store'
-import { cachedVector, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { cachedVector, distinctHits, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 import { phraseFrequency } from './ranking/phrase'
 
 /** The text search configuration of the keyword index (migration 004): Porter stems, no stop words, as FTS5's `porter unicode61`. */
@@ -634,12 +634,12 @@ export class PostgresRagStore implements RagStore {
     return new VectorCache({ minRows: 0, budgetBytes: Number.POSITIVE_INFINITY }).matrix(collection.id, () => entries.length, collection.dimensions, () => entries)!
   }
 
-  async nearest(collection: CollectionRow, vector: Float32Array, k: number): Promise<{ chunkId: number; distance: number | null }[]> {
+  async nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): Promise<{ chunkId: number; distance: number | null }[]> {
     const matrix = await this.matrix(collection)
     // Queries asked just before (a search's keyword part) are sent before this thread scans the
     // vectors for a few milliseconds: the database works on them meanwhile.
     await new Promise((resolve) => setImmediate(resolve))
-    return scanNearest(matrix, vector, k)
+    return scanNearest(matrix, vector, k, distinct)
   }
 
   async vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
@@ -745,7 +745,7 @@ export class PostgresRagStore implements RagStore {
    * keywordPlan), ranked by BM25 as FTS5 ranks them with those terms (in the database, for plain
    * words: only the best come back), then the best re-scored with every term found in the collection.
    */
-  async keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): Promise<{ chunkId: number; bm25: number }[]> {
+  async keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): Promise<{ chunkId: number; bm25: number }[]> {
     const { terms } = query
     if (!terms.length) return []
     const plan = keywordPlan(terms, query.chunks, this.keywordPostings)
@@ -777,15 +777,16 @@ export class PostgresRagStore implements RagStore {
     const quoted = kept.map((term) => term.tokens.map(printedLexeme))
     const found = new Map<number, string>()
     const pool = Math.max(k, RESCORE_POOL)
-    const hits = rows
+    const ranked = rows
       .map((row: { id: number; tokens: number; found: string }) => {
         const id = Number(row.id)
         found.set(id, row.found)
         const counts = kept.map((term, i) => ({ tf: termFrequency(row.found, quoted[i]!), df: term.df }))
         return { chunkId: id, bm25: bm25(counts, Number(row.tokens), averageLength, rowsInIndex), tokens: Number(row.tokens) }
       })
-      .sort((a: { bm25: number; chunkId: number }, b: { bm25: number; chunkId: number }) => a.bm25 - b.bm25 || a.chunkId - b.chunkId)
-      .slice(0, pool) as { chunkId: number; bm25: number; tokens: number }[]
+      .sort((a: { bm25: number; chunkId: number }, b: { bm25: number; chunkId: number }) => a.bm25 - b.bm25 || a.chunkId - b.chunkId) as { chunkId: number; bm25: number; tokens: number }[]
+    // Twins (one passage copied into several documents) count once (see distinctHits).
+    const hits = distinctHits(distinct && this.cache.peek(collection.id), ranked, pool, (hit) => hit.bm25, distinct)
     // Offsets read now are the whole of them for these chunks: replace any partial entry.
     for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(found.get(hit.chunkId)!))
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
-import { cachedVector, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { cachedVector, distinctHits, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
 import { phraseFrequency } from './ranking/phrase'
@@ -159,21 +159,32 @@ export class SqliteRagStore implements RagStore {
    * informative terms are searched (see `keywordPlan`), so a question full of common words costs
    * what its rare words cost.
    */
-  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): { chunkId: number; bm25: number }[] {
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): { chunkId: number; bm25: number }[] {
     const { terms } = query
     if (!terms.length) return []
     const table = this.ensureFts(collection.id)
     const plan = keywordPlan(terms, query.chunks, this.keywordPostings)
     if (!plan.query) return []
     const pool = Math.max(k, RESCORE_POOL)
-    const hits = plan.capped
-      ? this.db
-          .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
-          .all(plan.query, CAPPED_CANDIDATES)
-          .sort((a, b) => a.rank - b.rank)
-          .slice(0, pool)
-          .map((row) => ({ chunkId: row.id, bm25: row.rank }))
-      : this.keywordMatches(collection, plan.query, pool)
+    // Twins (one passage copied into several documents) count once, where the collection's vectors
+    // are in memory to tell them (see distinctHits): every match is read and ranked here, which
+    // FTS5 does no faster (its own ORDER BY rank seeks each row it returns again), and the copies
+    // are left out. The plan keeps the matches within the postings budget.
+    const matrix = distinct ? this.cache.peek(collection.id) : undefined
+    const hits =
+      plan.capped || matrix
+        ? distinctHits(
+            matrix,
+            this.db
+              .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
+              .all(plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings)
+              .sort((a, b) => a.rank - b.rank || a.id - b.id)
+              .map((row) => ({ chunkId: row.id, bm25: row.rank })),
+            pool,
+            (hit) => hit.bm25,
+            distinct,
+          )
+        : this.keywordMatches(collection, plan.query, pool)
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
     // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
     const scored = plan.scored.map((word) => terms.find((term) => term.word === word)!)
@@ -408,7 +419,7 @@ export class SqliteRagStore implements RagStore {
    * Nearest chunks by cosine distance, exactly: sqlite-vec scans the collection's partition, or,
    * for large collections, the in-memory copy of the same vectors does (see VectorCache).
    */
-  nearest(collection: CollectionRow, vector: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
+  nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
     const table = this.ensureVecTable(collection.dimensions)
     const matrix = this.cache.matrix(
       collection.id,
@@ -420,7 +431,7 @@ export class SqliteRagStore implements RagStore {
           .all(collection.id)
           .map((row) => ({ id: row.rowid, bytes: row.embedding })),
     )
-    if (matrix) return scanNearest(matrix, vector, k)
+    if (matrix) return scanNearest(matrix, vector, k, distinct)
     return this.db
       .query<{ rowid: number; distance: number | null }, [Float32Array, number, number]>(
         `SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND collection_id = ? ORDER BY distance`,

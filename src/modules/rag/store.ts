@@ -114,12 +114,16 @@ export interface RagStore {
   writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more?: boolean): MaybePromise<void>
   /** The words and phrases of a query with their tokens and document frequencies in the collection. */
   queryTerms(collection: CollectionRow, text: string): MaybePromise<QueryTerms>
-  /** Keyword candidates, best BM25 first (negative: lower is better). */
-  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): MaybePromise<{ chunkId: number; bm25: number }[]>
+  /**
+   * Keyword candidates, best BM25 first (negative: lower is better). With `distinct`, copies of
+   * one passage in several documents count once where the store can tell (its vectors in memory;
+   * see distinctHits), and `distinct.dropped` counts the copies left out.
+   */
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): MaybePromise<{ chunkId: number; bm25: number }[]>
   /** Which of `terms` (indices into them) each chunk holds. */
   termHoldings(query: QueryTerms, chunkIds: number[], terms: QueryTerm[]): MaybePromise<Map<number, number[]>>
-  /** Nearest chunks by cosine distance, exactly. */
-  nearest(collection: CollectionRow, vector: Float32Array, k: number): MaybePromise<{ chunkId: number; distance: number | null }[]>
+  /** Nearest chunks by cosine distance, exactly; with `distinct`, copies of one passage count once (as in keywordCandidates). */
+  nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): MaybePromise<{ chunkId: number; distance: number | null }[]>
   /** Stored vectors of some chunks. */
   vectors(collection: CollectionRow, chunkIds: number[]): MaybePromise<Map<number, Float32Array>>
   /** Chunks by id (those still there); `query`: the search they are for, whose reads may already hold them. */

@@ -17,7 +17,7 @@ export interface VectorCacheOptions {
 
 export const DEFAULT_VECTOR_CACHE: VectorCacheOptions = { minRows: 10_000, budgetBytes: 512 * 1024 * 1024 }
 
-const ROW_OVERHEAD = 12 // id (8 bytes) + inverse norm (4)
+const ROW_OVERHEAD = 16 // id (8 bytes) + inverse norm (4) + twin key (4)
 const GROWTH = 1.5
 
 export interface Matrix {
@@ -38,6 +38,12 @@ export interface Matrix {
   /** Per row: the int8 scale (largest |component| / 127) and the L1 norm, which bound the int8 scan's error. */
   scales: Float32Array
   l1: Float32Array
+  /**
+   * Per row: a 32-bit hash of the vector's bits. Two chunks with the same text have the same vector
+   * (the embedders are deterministic), so rows with one key and one similarity are twins: copies of
+   * one passage in several documents, which a distinct scan counts once (see scanNearest).
+   */
+  keys: Int32Array
 }
 
 const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 8 : 0)
@@ -60,6 +66,7 @@ function emptyMatrix(capacity: number, dimensions: number): Matrix {
     quantized: kernel && createInt8Kernel(capacity, dimensions),
     scales: new Float32Array(capacity),
     l1: new Float32Array(capacity),
+    keys: new Int32Array(capacity),
     dimensions,
     rows: 0,
     capacity,
@@ -82,7 +89,7 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
     matrix.vectors = vectors
   }
   if (matrix.quantized && !matrix.quantized.grow(capacity)) return false
-  const grown = <T extends Float64Array | Float32Array>(array: T, make: (n: number) => T): T => {
+  const grown = <T extends Float64Array | Float32Array | Int32Array>(array: T, make: (n: number) => T): T => {
     const next = make(capacity)
     next.set(array.subarray(0, matrix.rows) as never)
     return next
@@ -91,8 +98,45 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
   matrix.inverseNorms = grown(matrix.inverseNorms, (n) => new Float32Array(n))
   matrix.scales = grown(matrix.scales, (n) => new Float32Array(n))
   matrix.l1 = grown(matrix.l1, (n) => new Float32Array(n))
+  matrix.keys = grown(matrix.keys, (n) => new Int32Array(n))
   matrix.capacity = capacity
   return true
+}
+
+/** FNV-1a over a row's float bits: equal vectors, equal keys. */
+function rowKey(vectors: Float32Array, offset: number, dimensions: number): number {
+  const bits = new Int32Array(vectors.buffer, vectors.byteOffset + offset * 4, dimensions)
+  let hash = 0x811c9dc5
+  for (let d = 0; d < dimensions; d++) hash = Math.imul(hash ^ bits[d]!, 0x01000193)
+  return hash
+}
+
+/**
+ * The first `k` of `hits` (best first) with each chunk's twins left out: a hit whose row has the
+ * key of an earlier kept hit's row and the same `score` is a copy of it. Hits not in the matrix are
+ * all kept. `dropped` counts what was left out.
+ */
+export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | undefined, hits: T[], k: number, score: (hit: T) => number | null, report?: { dropped: number }): T[] {
+  if (!matrix) return hits.slice(0, k)
+  const kept: T[] = []
+  const seen = new Map<number, (number | null)[]>()
+  for (const hit of hits) {
+    if (kept.length >= k) break
+    const row = matrix.rowOf.get(hit.chunkId)
+    if (row !== undefined) {
+      const key = matrix.keys[row]!
+      const scores = seen.get(key)
+      const value = score(hit)
+      if (scores?.includes(value)) {
+        if (report) report.dropped++
+        continue
+      }
+      if (scores) scores.push(value)
+      else seen.set(key, [value])
+    }
+    kept.push(hit)
+  }
+  return kept
 }
 
 /** Sets a row (already in range) from raw float32 bytes or a vector. */
@@ -111,6 +155,7 @@ function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Fl
     largest = Math.max(largest, Math.abs(x))
   }
   matrix.inverseNorms[row] = norm > 0 ? 1 / Math.sqrt(norm) : 0
+  matrix.keys[row] = rowKey(matrix.vectors, row * dimensions, dimensions)
   if (matrix.quantized) {
     const scale = largest / 127
     const bytes = matrix.quantized.vectors
@@ -161,6 +206,7 @@ export class VectorCache {
         matrix.inverseNorms[row] = matrix.inverseNorms[last]!
         matrix.scales[row] = matrix.scales[last]!
         matrix.l1[row] = matrix.l1[last]!
+        matrix.keys[row] = matrix.keys[last]!
         matrix.quantized?.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
         matrix.rowOf.set(matrix.ids[row]!, row)
       }
@@ -213,8 +259,12 @@ export class VectorCache {
   }
 }
 
-/** Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. */
-export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { chunkId: number; distance: number | null }[] {
+/**
+ * Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. With
+ * `distinct`, twins (see Matrix.keys) count once: the top k are k different passages, and
+ * `distinct.dropped` counts the copies left out.
+ */
+export function scanNearest(matrix: Matrix, query: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
   const { dimensions, vectors, inverseNorms, ids, rows } = matrix
   let queryNorm = 0
   for (let d = 0; d < dimensions; d++) queryNorm += query[d]! * query[d]!
@@ -223,9 +273,14 @@ export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { c
   const bestRows = new Int32Array(size).fill(-1)
   if (queryNorm === 0 || size === 0) return []
   const inverseQuery = 1 / Math.sqrt(queryNorm)
-  if (matrix.quantized && rows >= QUANTIZED_MIN_ROWS) return quantizedNearest(matrix, query, size, inverseQuery)
+  if (matrix.quantized && rows >= QUANTIZED_MIN_ROWS) return quantizedNearest(matrix, query, size, inverseQuery, distinct)
   let floor = Number.NEGATIVE_INFINITY
+  const { keys } = matrix
   const keep = (row: number, similarity: number) => {
+    if (distinct && isTwin(keys, best, bestRows, row, similarity)) {
+      distinct.dropped++
+      return
+    }
     let slot = size - 1
     while (slot > 0 && best[slot - 1]! < similarity) {
       best[slot] = best[slot - 1]!
@@ -266,6 +321,31 @@ export function scanNearest(matrix: Matrix, query: Float32Array, k: number): { c
   return hits
 }
 
+/** Whether a kept slot already holds a twin of `row`: the same key and the same score. */
+function isTwin(keys: Int32Array, best: Float64Array, bestRows: Int32Array, row: number, score: number): boolean {
+  const key = keys[row]!
+  for (let slot = 0; slot < bestRows.length; slot++) if (bestRows[slot]! >= 0 && best[slot] === score && keys[bestRows[slot]!] === key) return true
+  return false
+}
+
+/** The first k of `found` (best first), each row that is a twin of a better one left out (and counted in `report.dropped`). */
+function distinctRows(found: { row: number; similarity: number }[], keys: Int32Array, k: number, report: { dropped: number }): { row: number; similarity: number }[] {
+  const seen = new Map<number, number[]>()
+  const kept: { row: number; similarity: number }[] = []
+  for (const hit of found) {
+    if (kept.length >= k) break
+    const scores = seen.get(keys[hit.row]!)
+    if (scores?.includes(hit.similarity)) {
+      report.dropped++
+      continue
+    }
+    if (scores) scores.push(hit.similarity)
+    else seen.set(keys[hit.row]!, [hit.similarity])
+    kept.push(hit)
+  }
+  return kept
+}
+
 /** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
 export const QUANTIZED_MIN_ROWS = 4096
 
@@ -285,8 +365,8 @@ function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inver
  * still reach the k-th exact similarity is computed exactly too. The result is the exact top-k,
  * ordered as the float scan orders it (similarity, then row).
  */
-function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number): { chunkId: number; distance: number | null }[] {
-  const { dimensions, rows, inverseNorms, scales, l1, ids } = matrix
+function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
+  const { dimensions, rows, inverseNorms, scales, l1, ids, keys } = matrix
   let largest = 0
   let queryL1 = 0
   for (let d = 0; d < dimensions; d++) {
@@ -306,6 +386,8 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   for (let row = 0; row < rows; row++) {
     const estimate = dots[row]! * scales[row]! * inverseNorms[row]!
     if (estimate <= floor) continue
+    // A twin of a row already among the best (same int8 row, same estimate) is no other passage.
+    if (distinct && isTwin(keys, best, bestRows, row, estimate)) continue
     let slot = pool - 1
     while (slot > 0 && best[slot - 1]! < estimate) {
       best[slot] = best[slot - 1]!
@@ -336,5 +418,6 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
     }
   }
   found.sort(order)
-  return found.slice(0, k).map(({ row, similarity }) => ({ chunkId: ids[row]!, distance: inverseNorms[row] ? 1 - similarity : null }))
+  const chosen = distinct ? distinctRows(found, keys, k, distinct) : found.slice(0, k)
+  return chosen.map(({ row, similarity }) => ({ chunkId: ids[row]!, distance: inverseNorms[row] ? 1 - similarity : null }))
 }
