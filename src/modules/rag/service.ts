@@ -422,8 +422,14 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     // (PostgreSQL) runs its query meanwhile; SQLite answers at once, as it always did.
     const terms = synonyms.query ?? (yield* wait(this.store.queryTerms(collection, query)))
     const keywordAnswer = this.store.keywordCandidates(collection, terms, pools.keywordPool, pools.distinct)
+    // The query's synonyms find candidates too (their best by BM25 of the rarest of them: no
+    // rescoring, as what a synonym is worth comes from the word it stands for; see synonymScore).
+    // Only the rarest of them, within SYNONYM_POSTINGS: all searched, so none is rescored.
+    const plan = synonyms.words.length ? keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, SYNONYM_POSTINGS) : null
+    const searched = plan && { ...synonyms.terms!, terms: synonyms.terms!.terms.filter((term) => plan.words.includes(term.word)) }
+    const synonymAnswer = searched?.terms.length ? this.store.keywordCandidates(collection, searched, pools.keywordPool, pools.distinct) : []
     // Awaited below; a failure while the vectors are scanned must not count as unhandled.
-    if (keywordAnswer instanceof Promise) keywordAnswer.catch(() => {})
+    for (const answer of [keywordAnswer, synonymAnswer]) if (answer instanceof Promise) answer.catch(() => {})
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool, pools.distinct))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
@@ -441,19 +447,12 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         keywordOnly.push(hit.chunkId)
       }
     })
-    // The query's synonyms find candidates too (their best by BM25 of the rarest of them: no
-    // rescoring, as what a synonym is worth comes from the word it stands for; see synonymScore).
-    if (synonyms.words.length) {
-      // Only the rarest of them, within SYNONYM_POSTINGS: all searched, so none is rescored.
-      const plan = keywordPlan(synonyms.terms!.terms, synonyms.terms!.chunks, SYNONYM_POSTINGS)
-      const searched = { ...synonyms.terms!, terms: synonyms.terms!.terms.filter((term) => plan.words.includes(term.word)) }
-      for (const hit of searched.terms.length ? yield* wait(this.store.keywordCandidates(collection, searched, pools.keywordPool, pools.distinct)) : []) {
-        const known = byId.get(hit.chunkId)
-        if (known) known.synonymBm25 = hit.bm25
-        else {
-          byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, synonymBm25: hit.bm25, held: [], features: 0, vectorRank: Infinity, keywordRank: Infinity })
-          keywordOnly.push(hit.chunkId)
-        }
+    for (const hit of yield* wait(synonymAnswer)) {
+      const known = byId.get(hit.chunkId)
+      if (known) known.synonymBm25 = hit.bm25
+      else {
+        byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: 0, synonymBm25: hit.bm25, held: [], features: 0, vectorRank: Infinity, keywordRank: Infinity })
+        keywordOnly.push(hit.chunkId)
       }
     }
     if (hasDirection) {

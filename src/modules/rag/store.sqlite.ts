@@ -1,6 +1,8 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { andThen, type MaybePromise } from '../../db/maybe-promise'
+import { WorkerCalls } from '../../core/worker-calls'
+import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import { cachedVector, distinctHits, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
@@ -45,6 +47,8 @@ export class SqliteRagStore implements RagStore {
   private readonly frequencies = new Map<number, Map<string, number>>()
   private queryTokenizer = false
   readonly cache: VectorCache
+  /** Large collections' keyword queries run on this thread, with a read-only connection of its own (a database file only). */
+  private readonly reader: WorkerCalls | null
 
   constructor(
     private readonly db: Database,
@@ -53,6 +57,7 @@ export class SqliteRagStore implements RagStore {
     private readonly keywordPostings = KEYWORD_POSTINGS,
   ) {
     this.cache = new VectorCache(cacheOptions)
+    this.reader = db.filename && db.filename !== ':memory:' ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
   }
 
   /**
@@ -159,7 +164,9 @@ export class SqliteRagStore implements RagStore {
    * informative terms are searched (see `keywordPlan`), so a question full of common words costs
    * what its rare words cost.
    */
-  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): { chunkId: number; bm25: number }[] {
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number): { chunkId: number; bm25: number }[]
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): MaybePromise<{ chunkId: number; bm25: number }[]>
+  keywordCandidates(collection: CollectionRow, query: QueryTerms, k: number, distinct?: { dropped: number }): MaybePromise<{ chunkId: number; bm25: number }[]> {
     const { terms } = query
     if (!terms.length) return []
     const table = this.ensureFts(collection.id)
@@ -168,26 +175,52 @@ export class SqliteRagStore implements RagStore {
     const pool = Math.max(k, RESCORE_POOL)
     // Twins (one passage copied into several documents) count once, where the collection's vectors
     // are in memory to tell them (see distinctHits): every match is read and ranked here, which
-    // FTS5 does no faster (its own ORDER BY rank seeks each row it returns again), and the copies
-    // are left out. The plan keeps the matches within the postings budget.
+    // FTS5 does no faster (its own ORDER BY rank seeks each returned row again), and the copies
+    // are left out. The plan keeps the matches within the postings budget. Such a collection is a
+    // large one: its matches are read on the keyword thread while this one scans the vectors.
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
-    const hits =
-      plan.capped || matrix
-        ? distinctHits(
-            matrix,
-            this.db
-              .query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`)
-              .all(plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings)
-              .sort((a, b) => a.rank - b.rank || a.id - b.id)
-              .map((row) => ({ chunkId: row.id, bm25: row.rank })),
-            pool,
-            (hit) => hit.bm25,
-            distinct,
-          )
-        : this.keywordMatches(collection, plan.query, pool)
+    if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
+    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), (rows) =>
+      // Deleted while its matches were read on the keyword thread: nothing to rank.
+      !this.ftsTables.has(collection.id) ? [] : this.rescored(
+        collection,
+        query,
+        plan,
+        distinctHits(
+          matrix,
+          rows.sort((a, b) => a.rank - b.rank || a.id - b.id).map((row) => ({ chunkId: row.id, bm25: row.rank })),
+          pool,
+          (hit) => hit.bm25,
+          distinct,
+        ),
+        k,
+      ),
+    )
+  }
+
+  /**
+   * Every match of an FTS5 query (up to `limit`), in no order: read on the keyword thread when
+   * `offThread` and the database is a file (the caller goes on meanwhile), else here, as it is
+   * when the thread fails (unless the collection was deleted meanwhile: nothing then).
+   */
+  private allMatches(collectionId: number, table: string, ftsQuery: string, limit: number, offThread: boolean): MaybePromise<{ id: number; rank: number }[]> {
+    const here = () =>
+      this.db.query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).all(ftsQuery, limit)
+    if (!offThread || !this.reader) return here()
+    return this.reader
+      .call<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>({ file: this.db.filename, table, query: ftsQuery, limit })
+      .then((reply) => {
+        if (!reply.ids || !reply.ranks) throw new Error(reply.failure ?? 'keyword thread failed')
+        const { ids, ranks } = reply
+        return Array.from(ids, (id, i) => ({ id, rank: ranks[i]! }))
+      })
+      .catch(() => (this.ftsTables.has(collectionId) ? here() : []))
+  }
+
+  /** Keyword hits (best first) with their BM25 by every informative word of the query, as if FTS5 had ranked them all: the first k. */
+  private rescored(collection: CollectionRow, query: QueryTerms, plan: KeywordPlan, hits: { chunkId: number; bm25: number }[], k: number): { chunkId: number; bm25: number }[] {
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k)
-    // The candidates' BM25 with every informative word, as if FTS5 had ranked them all.
-    const scored = plan.scored.map((word) => terms.find((term) => term.word === word)!)
+    const scored = plan.scored.map((word) => query.terms.find((term) => term.word === word)!)
     const counts = this.tokenOffsets(
       query,
       hits.map((hit) => hit.chunkId),

@@ -1,0 +1,40 @@
+// The keyword thread of SqliteRagStore: runs a large collection's keyword queries on a read-only
+// connection of its own to the same database file, and answers with the matches' rowids and BM25
+// in two flat arrays, handed over without a copy.
+import { Database } from 'bun:sqlite'
+
+declare const self: Worker
+
+interface Call {
+  id: number
+  file: string
+  table: string
+  query: string
+  limit: number
+}
+
+let db: Database | null = null
+let open = ''
+
+self.addEventListener('message', (event: MessageEvent<Call>) => {
+  const { id, file, table, query, limit } = event.data
+  try {
+    if (!/^rag_fts_\d+$/.test(table)) throw new Error(`not a keyword index: ${table}`)
+    if (!db || open !== file) {
+      db?.close()
+      db = new Database(file, { readonly: true })
+      db.run('PRAGMA busy_timeout = 5000')
+      open = file
+    }
+    const rows = db.query<unknown, [string, number]>(`SELECT rowid, bm25(${table}) FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).values(query, limit) as [number, number][]
+    const ids = new Float64Array(rows.length)
+    const ranks = new Float64Array(rows.length)
+    rows.forEach(([rowid, rank], i) => {
+      ids[i] = rowid
+      ranks[i] = rank
+    })
+    self.postMessage({ id, ids, ranks }, [ids.buffer, ranks.buffer])
+  } catch (error) {
+    self.postMessage({ id, failure: (error as Error)?.message ?? String(error) })
+  }
+})
