@@ -117,8 +117,17 @@ describe('exact terms (issue 23, first part)', () => {
 
   test('queryPhrases: quoted text and identifiers FTS5 would split, kept whole', () => {
     expect(queryPhrases('why "connection reset by peer" on ERR_SSL_PROTOCOL_ERROR and 0x80070005?')).toEqual([
-      { words: ['connection', 'reset', 'by', 'peer'], quoted: true },
-      { words: ['err', 'ssl', 'protocol', 'error'], quoted: false },
+      { words: ['connection', 'reset', 'by', 'peer'], quoted: true, exact: true },
+      { words: ['err', 'ssl', 'protocol', 'error'], quoted: false, exact: true },
+    ])
+    // An ordinary hyphenated word is a phrase too, but not an exact one; identifiers are, whatever their joiners.
+    expect(queryPhrases('show one-line descriptions of point-in-time recovery, git-commit-graph and fs.readFileSync, CVE-2024-3094, keepDaily-Mode').map((p) => [p.words.join(' '), p.exact])).toEqual([
+      ['one line', false],
+      ['point in time', false],
+      ['git commit graph', false],
+      ['fs readfilesync', true],
+      ['cve 2024 3094', true],
+      ['keepdaily mode', true],
     ])
     expect(queryPhrases('fs.readFileSync CVE-2024-3094 v1.4.30 user@example.com').map((p) => p.words.join(' '))).toEqual([
       'fs readfilesync',

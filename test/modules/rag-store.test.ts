@@ -165,6 +165,20 @@ describeBackends('RAG store', (backend) => {
     expect(found.results[0]!.id).toBe('n3')
   })
 
+  test('an identifier held exactly puts its chunk first; an ordinary hyphenated word ("point-in-time") only weighs, and a better passage without it stays first', async () => {
+    const { rag, user } = ragOf(backend())
+    const ines = await user()
+    await rag.ingest(ines, 'dba', [
+      { id: 'recovery', content: 'To recover a database cluster to an earlier moment, restore the base backup, then replay the archived write-ahead log up to the recovery target time.' },
+      { id: 'scheduler', content: 'The report scheduler writes its summary at a point in time it chooses, one line per job.' },
+      { id: 'errors', content: 'A failed replay of the write-ahead log stops with ERR_WAL_REPLAY_FAILED; the cluster then stays down until the recovery is restarted.' },
+      { id: 'lunch', content: 'The canteen serves lunch from noon; the menu changes every week.' },
+    ])
+    const top = async (query: string) => (await rag.search(ines, 'dba', query, 3)).results.map((r) => r.id)
+    expect((await top('how do I do a point-in-time recovery of a database cluster?'))[0]).toBe('recovery')
+    expect((await top('why does the cluster stay down after ERR_WAL_REPLAY_FAILED during recovery of a database cluster?'))[0]).toBe('errors')
+  })
+
   test('a passage copied into many documents counts once among the candidates: the next passages still reach the results, and copies come last', async () => {
     // Vectors in memory from the first chunk on (as a large collection's are): that is what tells copies apart.
     const { rag, user } = ragOf(backend(), undefined, { minRows: 1, budgetBytes: 64 * 1024 * 1024 })

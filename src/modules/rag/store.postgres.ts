@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import * as documents from './store.postgres.documents'
-import { bm25, CAPPED_CANDIDATES, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { bm25, CAPPED_CANDIDATES, exactPhrases, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import type {
   ChunkHit,
   CollectionRow,
@@ -701,6 +701,7 @@ export class PostgresRagStore implements RagStore {
 
   async queryTerms(collection: CollectionRow, text: string): Promise<QueryTerms> {
     const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
+    const exact = exactPhrases(text)
     const words = [...queryWords(text), ...phrases]
     const state = await this.state(collection.id)
     const chunks = state?.chunks ?? 0
@@ -729,7 +730,7 @@ export class PostgresRagStore implements RagStore {
           df = own.some((token) => !known.get(token)) ? 0 : await this.matchCount(collection.id, termQuery(own))
           known.set(`"${word}"`, df)
         }
-        terms.push({ word, tokens: own, df, phrase: true })
+        terms.push({ word, tokens: own, df, phrase: true, exact: exact.has(word) })
       } else terms.push({ word, tokens: own, df: own.length ? (known.get(own[0]!) ?? 0) : 0, phrase: false })
     }
     return { terms, chunks, offsets: new Map() }

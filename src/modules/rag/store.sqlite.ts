@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { WorkerCalls } from '../../core/worker-calls'
-import { bm25, CAPPED_CANDIDATES, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import { cachedVector, distinctHits, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
@@ -132,6 +132,7 @@ export class SqliteRagStore implements RagStore {
    */
   queryTerms(collection: CollectionRow, text: string): QueryTerms {
     const phrases = queryPhrases(text).map((phrase) => phrase.words.join(' '))
+    const exact = exactPhrases(text)
     const words = [...queryWords(text), ...phrases]
     const chunks = this.chunkCount(collection.id)
     if (!words.length) return { terms: [], chunks, offsets: new Map() }
@@ -152,7 +153,7 @@ export class SqliteRagStore implements RagStore {
       if (own.length > 1) {
         let df = known.get(`"${word}"`)
         if (df === undefined) known.set(`"${word}"`, (df = own.some((token) => frequency(token) === 0) ? 0 : phraseCount.get(ftsQueryOf([word])!)!.n))
-        return { word, tokens: own, df, phrase: true }
+        return { word, tokens: own, df, phrase: true, exact: exact.has(word) }
       }
       return { word, tokens: own, df: own.length ? frequency(own[0]!) : 0, phrase: false }
     })

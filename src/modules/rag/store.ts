@@ -26,6 +26,8 @@ export interface QueryTerm {
   tokens: string[]
   df: number
   phrase: boolean
+  /** A phrase asked for exactly (quoted, or an identifier); false for an ordinary hyphenated word (see queryPhrases). */
+  exact?: boolean
 }
 
 export interface QueryTerms {

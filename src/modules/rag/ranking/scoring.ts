@@ -12,22 +12,35 @@ export function queryWords(text: string): string[] {
  * The phrases a query asks for, each as its words: text in double quotes (two words or more), and
  * identifiers that FTS5 splits into several tokens — `ERR_SSL_PROTOCOL_ERROR`, `fs.readFileSync`,
  * `CVE-2024-3094`, `v1.4.30`, `user@example.com` — kept whole as phrases, beside their parts.
+ * `exact`: asked for as written — quoted, or an identifier proper (a digit, a capital past its
+ * first letter, or a joiner other than a hyphen); an ordinary hyphenated word ("one-line",
+ * "point-in-time", "keep-daily") is a phrase too, but not an exact one (see rankCandidates).
  */
-export function queryPhrases(text: string): { words: string[]; quoted: boolean }[] {
-  const found = new Map<string, { words: string[]; quoted: boolean }>()
-  const add = (parts: string[], quoted: boolean) => {
+export function queryPhrases(text: string): { words: string[]; quoted: boolean; exact: boolean }[] {
+  const found = new Map<string, { words: string[]; quoted: boolean; exact: boolean }>()
+  const add = (parts: string[], quoted: boolean, exact: boolean) => {
     const key = parts.join(' ')
-    if (parts.length >= 2 && !(found.get(key)?.quoted ?? false)) found.set(key, { words: parts, quoted })
+    const before = found.get(key)
+    if (parts.length >= 2 && !(before?.quoted ?? false)) found.set(key, { words: parts, quoted, exact: exact || (before?.exact ?? false) })
   }
   const rest = text.replace(/["“”]([^"“”]+)["“”]/g, (_, inner: string) => {
-    add(words(inner), true)
+    add(words(inner), true, true)
     return ' '
   })
   for (const token of rest.split(/\s+/)) {
     const core = token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')
-    if (/[\p{L}\p{N}][_.\-@:/+#]+[\p{L}\p{N}]/u.test(core)) add(words(core), false)
+    if (/[\p{L}\p{N}][_.\-@:/+#]+[\p{L}\p{N}]/u.test(core)) add(words(core), false, /[\p{N}_.@:/+#]/u.test(core) || /.\p{Lu}/u.test(core))
   }
   return [...found.values()].slice(0, 8)
+}
+
+/** The phrases of a query asked for exactly (see queryPhrases), as their words joined by spaces. */
+export function exactPhrases(text: string): Set<string> {
+  return new Set(
+    queryPhrases(text)
+      .filter((phrase) => phrase.exact)
+      .map((phrase) => phrase.words.join(' ')),
+  )
 }
 
 /** A safe FTS5 query from words: each quoted (so no syntax can be injected; "a_b" becomes the phrase "a b"), OR-ed. */
@@ -189,7 +202,8 @@ export interface Candidate {
 }
 
 export interface RankingTerms {
-  terms: { word: string; df: number; phrase: boolean }[]
+  /** `exact` false: a phrase that only weighs, never put first (see queryPhrases); unset counts as exact. */
+  terms: { word: string; df: number; phrase: boolean; exact?: boolean }[]
   /** Chunks in the collection. */
   chunks: number
 }
@@ -312,8 +326,8 @@ export const REPEAT_SHARE = 0.65
  * in [0, 1] (keyword
  * relevance counting the BM25 of the query's synonyms at SYNONYM_SHARE), so a threshold means the
  * same thing whichever ranking found a chunk; then REPEAT_SHARE of it kept per better chunk of the
- * same document (candidates with a `document`). A chunk holding one of the query's phrases exactly
- * comes first; ties are broken by reciprocal-rank fusion.
+ * same document (candidates with a `document`). A chunk holding one of the query's exact phrases
+ * (quoted, or identifiers: see queryPhrases) comes first; ties are broken by reciprocal-rank fusion.
  */
 export function rankCandidates(candidates: Candidate[], query: RankingTerms, params: RankingParams): Scored[] {
   const rare = rareTerms(query, params.rareShare)
@@ -332,7 +346,7 @@ export function rankCandidates(candidates: Candidate[], query: RankingTerms, par
       PAIR_WEIGHT * (c.pairs ?? 0) +
       NAME_WEIGHT * (c.named ?? 0)
     const rrf = (c.vectorRank < Infinity ? 1 / (RRF_K + c.vectorRank + 1) : 0) + (c.keywordRank < Infinity ? 1 / (RRF_K + c.keywordRank + 1) : 0)
-    scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase), document: c.document })
+    scored.push({ chunkId: c.chunkId, score: Math.round(Math.min(1, score) * 10_000) / 10_000, rrf, phrase: phrased && c.held.some((i) => query.terms[i]!.phrase && query.terms[i]!.exact !== false), document: c.document })
   }
   const order = (a: (typeof scored)[number], b: (typeof scored)[number]) => Number(b.phrase) - Number(a.phrase) || b.score - a.score || b.rrf - a.rrf
   scored.sort(order)
