@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
-import { bm25, keywordPlan, queryPhrases } from '../../src/modules/rag/ranking/scoring'
+import { bm25, exactPhrases, keywordPlan, queryPhrases } from '../../src/modules/rag/ranking/scoring'
 import { RagService } from '../../src/modules/rag/service'
 import { makeServer } from '../helpers'
 import corpus from '../fixtures/rag-corpus.json'
@@ -121,14 +121,22 @@ describe('exact terms (issue 23, first part)', () => {
       { words: ['err', 'ssl', 'protocol', 'error'], quoted: false, exact: true },
     ])
     // An ordinary hyphenated word is a phrase too, but not an exact one; identifiers are, whatever their joiners.
-    expect(queryPhrases('show one-line descriptions of point-in-time recovery, git-commit-graph and fs.readFileSync, CVE-2024-3094, keepDaily-Mode').map((p) => [p.words.join(' '), p.exact])).toEqual([
+    expect(
+      queryPhrases('show one-line descriptions of point-in-time recovery, git-commit-graph, from/to and fs.readFileSync, CVE-2024-3094, keepDaily-Mode, /etc/passwd, usr/share/doc').map((p) => [
+        p.words.join(' '),
+        p.exact,
+      ]),
+    ).toEqual([
       ['one line', false],
       ['point in time', false],
       ['git commit graph', false],
+      ['from to', false],
       ['fs readfilesync', true],
       ['cve 2024 3094', true],
       ['keepdaily mode', true],
+      ['etc passwd', true],
     ])
+    expect(exactPhrases('read usr/share/doc and "point in time"')).toEqual(new Set(['usr share doc', 'point in time']))
     expect(queryPhrases('fs.readFileSync CVE-2024-3094 v1.4.30 user@example.com').map((p) => p.words.join(' '))).toEqual([
       'fs readfilesync',
       'cve 2024 3094',

@@ -12,9 +12,9 @@ export function queryWords(text: string): string[] {
  * The phrases a query asks for, each as its words: text in double quotes (two words or more), and
  * identifiers that FTS5 splits into several tokens — `ERR_SSL_PROTOCOL_ERROR`, `fs.readFileSync`,
  * `CVE-2024-3094`, `v1.4.30`, `user@example.com` — kept whole as phrases, beside their parts.
- * `exact`: asked for as written — quoted, or an identifier proper (a digit, a capital past its
- * first letter, or a joiner other than a hyphen); an ordinary hyphenated word ("one-line",
- * "point-in-time", "keep-daily") is a phrase too, but not an exact one (see rankCandidates).
+ * `exact`: asked for as written — quoted, or an identifier proper (see `identifier`); an ordinary
+ * hyphenated word ("one-line", "point-in-time", "keep-daily") or a pair like "from/to" is a phrase
+ * too, but not an exact one (see rankCandidates).
  */
 export function queryPhrases(text: string): { words: string[]; quoted: boolean; exact: boolean }[] {
   const found = new Map<string, { words: string[]; quoted: boolean; exact: boolean }>()
@@ -29,9 +29,20 @@ export function queryPhrases(text: string): { words: string[]; quoted: boolean; 
   })
   for (const token of rest.split(/\s+/)) {
     const core = token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')
-    if (/[\p{L}\p{N}][_.\-@:/+#]+[\p{L}\p{N}]/u.test(core)) add(words(core), false, /[\p{N}_.@:/+#]/u.test(core) || /.\p{Lu}/u.test(core))
+    if (/[\p{L}\p{N}][_.\-@:/+#]+[\p{L}\p{N}]/u.test(core)) add(words(core), false, identifier(token, core))
   }
   return [...found.values()].slice(0, 8)
+}
+
+/**
+ * Whether a token FTS5 would split is an identifier proper: a digit, a capital past its first
+ * letter, an underscore, dot, @, colon, plus or hash, or a path (a slash with a leading / or ~, or
+ * three parts or more). Words joined by hyphens or one slash ("point-in-time", "from/to",
+ * "read/write") are ordinary words.
+ */
+function identifier(token: string, core: string): boolean {
+  if (/[\p{N}_.@:+#]/u.test(core) || /.\p{Lu}/u.test(core)) return true
+  return core.includes('/') && (/^[/~]/.test(token) || core.split('/').length >= 3)
 }
 
 /** The phrases of a query asked for exactly (see queryPhrases), as their words joined by spaces. */
