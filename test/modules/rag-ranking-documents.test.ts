@@ -54,6 +54,21 @@ describe('what a question asks about', () => {
     expect(questionFocus('which program should I use for backups')).toBe('backups')
   })
 
+  test('asking for help or information is a frame too: "I need help with", "help me with", "I have a question about", "I\'m looking for docs on", "where is … documented"', () => {
+    expect(questionFocus('I need help with backup and restore')).toBe('backup and restore')
+    expect(questionFocus('we would like some information on locale support')).toBe('locale support')
+    expect(questionFocus('help me with git rebase')).toBe('git rebase')
+    expect(questionFocus('I have a question about WAL archiving')).toBe('WAL archiving')
+    expect(questionFocus("I'm looking for docs on pg_dump")).toBe('pg_dump')
+    expect(questionFocus('information about vacuum')).toBe('vacuum')
+    expect(questionFocus('where is continuous archiving documented?')).toBe('continuous archiving')
+    expect(questionFocus('what does the manual say about triggers')).toBe('triggers')
+    // "help" as a word of what is asked about stays; so does a frame with nothing after it.
+    expect(questionFocus('help files for vim')).toBe('help files for vim')
+    expect(questionFocus('where is it documented?')).toBe('where is it documented?')
+    expect(questionFocus('I need help')).toBe('I need help')
+  })
+
   test('words inside the question, identifiers, quotes and a question that is nothing but its frame stay as they are', () => {
     expect(questionFocus('what tool is there to tool to trace kernel memory')).toBe('tool to trace kernel memory')
     expect(questionFocus('which command do I use to print "hello world"?')).toBe('print "hello world"?')

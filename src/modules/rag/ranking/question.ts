@@ -13,6 +13,8 @@ import { STOPWORDS, words } from '../../../ml/text'
  */
 const SUBJECT = String.raw`(?:i|we|you|one|someone)`
 const THING = String.raw`(?:command|tool|program|utility|application|app|option|setting|function|way)s?`
+/** What a person asks for when they ask about something: "help with", "information on"… */
+const ASKING = String.raw`(?:help|information|info|details|docs|documentation|pointers)`
 const LEADING: RegExp[] = [
   // "please", "can you tell me about", "could you explain", "show me how to"
   /^(?:please|hi|hello)\b[\s,]*/i,
@@ -28,9 +30,19 @@ const LEADING: RegExp[] = [
   new RegExp(String.raw`^where (?:can|could|do|does|should|would) ${SUBJECT} (?:read|learn|find out|find information|look|get information)(?: more)?(?: (?:about|on|for))?\b\s*`, 'i'),
   // "I want to", "I need to", "I'd like to"
   new RegExp(String.raw`^${SUBJECT} (?:want|need|would like|'d like|wish) to\b\s*`, 'i'),
+  // "I need help with", "we'd like some information on", "help me with", "I have a question about", "I'm looking for docs on"
+  new RegExp(String.raw`^${SUBJECT} (?:need|want|would like|'d like) (?:some |more )?${ASKING}(?: (?:with|on|about|for|regarding))?\b\s*`, 'i'),
+  /^help (?:me(?: (?:with|on|understand))?|with|on)\b\s*/i,
+  new RegExp(String.raw`^${SUBJECT} (?:have|got) (?:a |some )?questions? (?:about|on|regarding)\b\s*`, 'i'),
+  new RegExp(String.raw`^(?:i'm|i am|we're|we are) looking for(?: (?:some |more )?${ASKING})?(?: (?:about|on|for|regarding))?\b\s*`, 'i'),
+  new RegExp(String.raw`^(?:any |some |more )?${ASKING} (?:about|on|for|regarding)\b\s*`, 'i'),
+  /^what (?:does|do) (?:the )?(?:documentation|docs|manual|manuals) say (?:about|on)\b\s*/i,
 ]
+
 /** "how does X work" / "how do X work": the closing "work" is part of the frame. */
 const CLOSING_WORK = /^how (?:does|do|did|can|could|would)\b(.+?)\s+work\s*[?.!]*\s*$/i
+/** "where is X documented" / "where are X described": "where is" and the closing word are the frame. */
+const CLOSING_DOCUMENTED = /^where (?:is|are)\b(.+?)\s+(?:documented|described|explained|covered)\s*[?.!]*\s*$/i
 
 const hasContent = (text: string) => words(text).some((word) => !STOPWORDS.has(word))
 
@@ -38,6 +50,8 @@ export function questionFocus(question: string): string {
   let text = question.trim()
   const closing = CLOSING_WORK.exec(text)
   if (closing && hasContent(closing[1]!)) text = `how does ${closing[1]!.trim()}`
+  const documented = CLOSING_DOCUMENTED.exec(text)
+  if (documented && hasContent(documented[1]!)) text = documented[1]!.trim()
   for (let changed = true; changed; ) {
     changed = false
     for (const frame of LEADING) {
