@@ -69,4 +69,30 @@ describe('keyword thread (SQLite, large collections)', () => {
     expect(deleted).toBeGreaterThan(0)
     expect(await rag.search('u', 'kb', 'password', 5).then(() => 'found', (error) => error.code)).toBe('NOT_FOUND')
   })
+
+  test("a large collection's common terms are counted ahead on a thread of their own, exactly, and counted again after a write", async () => {
+    const rag = service(join(tempDir('keyword-thread'), 'uagent.db'))
+    const notes = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ id: `note-${from + i}`, content: `Harbor note ${from + i}: the ferry schedule changes on day ${from + i} of the season.` }))
+    await rag.ingest('u', 'port', notes(80))
+    const store = rag.store as SqliteRagStore as unknown as { frequencies: Map<number, Map<string, number>> }
+    const { id } = rag.collection('u', 'port')
+    const counted = async (token: string) => {
+      for (let waited = 0; waited < 3000; waited += 20) {
+        const count = store.frequencies.get(id)?.get(token)
+        if (count !== undefined) return count
+        await Bun.sleep(20)
+      }
+      return undefined
+    }
+    // The first search loads the vectors; a search of a large collection then has its common terms counted.
+    await rag.search('u', 'port', 'harbor lighthouse', 5)
+    await rag.search('u', 'port', 'harbor lighthouse', 5)
+    // Words no question looked up, in 80 and 80 chunks; a word in one chunk is not counted ahead.
+    expect(await counted('ferri')).toBe(80)
+    expect(await counted('season')).toBe(80)
+    expect(store.frequencies.get(id)!.has('79')).toBe(false)
+    await rag.ingest('u', 'port', notes(20, 80))
+    await rag.search('u', 'port', 'harbor lighthouse', 5)
+    expect(await counted('ferri')).toBe(100)
+  })
 })

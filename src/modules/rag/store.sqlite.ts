@@ -15,6 +15,8 @@ const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
 const TOKENIZER = 'porter unicode61 remove_diacritics 2'
 const FREQUENCY_CACHE_LIMIT = 50_000
+/** Terms in this many chunks or more are counted ahead in a large collection (see warmFrequencies). */
+const WARM_MIN_CHUNKS = 64
 /** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
 const VEC_CHUNK_ROWS = 128
 
@@ -49,6 +51,10 @@ export class SqliteRagStore implements RagStore {
   readonly cache: VectorCache
   /** Large collections' keyword queries run on this thread, with a read-only connection of its own (a database file only). */
   private readonly reader: WorkerCalls | null
+  /** The thread that counts common terms ahead (see warmFrequencies), apart so that searches never wait behind it. */
+  private readonly warmer: WorkerCalls | null
+  /** Frequency maps whose common terms were (or are being) counted ahead. */
+  private readonly warmed = new WeakSet<Map<string, number>>()
 
   constructor(
     private readonly db: Database,
@@ -57,7 +63,9 @@ export class SqliteRagStore implements RagStore {
     private readonly keywordPostings = KEYWORD_POSTINGS,
   ) {
     this.cache = new VectorCache(cacheOptions)
-    this.reader = db.filename && db.filename !== ':memory:' ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
+    const onFile = Boolean(db.filename) && db.filename !== ':memory:'
+    this.reader = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
+    this.warmer = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
   }
 
   /**
@@ -180,6 +188,7 @@ export class SqliteRagStore implements RagStore {
     // are left out. The plan keeps the matches within the postings budget. Such a collection is a
     // large one: its matches are read on the keyword thread while this one scans the vectors.
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
+    if (matrix) this.warmFrequencies(collection.id, table)
     if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
     return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), (rows) =>
       // Deleted while its matches were read on the keyword thread: nothing to rank.
@@ -200,6 +209,30 @@ export class SqliteRagStore implements RagStore {
   }
 
   /**
+   * Counts, on a thread of its own, the chunks of every term of a large collection's index that
+   * WARM_MIN_CHUNKS chunks or more hold, once after each write: looking such a term up here reads
+   * its whole posting list (a few milliseconds each at 100,000 chunks), which a question with a
+   * common word not asked before would otherwise pay. What a write makes stale goes with the map.
+   */
+  private warmFrequencies(collectionId: number, table: string): void {
+    if (!this.warmer) return
+    let known = this.frequencies.get(collectionId)
+    if (!known) this.frequencies.set(collectionId, (known = new Map()))
+    if (this.warmed.has(known)) return
+    const map = known
+    this.warmed.add(map)
+    this.warmer
+      .call<{ terms?: string[]; counts?: number[] }>({ kind: 'frequent', file: this.db.filename, table, min: WARM_MIN_CHUNKS })
+      .then(({ terms, counts }) => {
+        if (!terms || !counts || this.frequencies.get(collectionId) !== map) return
+        // The commonest first, within half the cache (the other half for what questions look up).
+        const order = terms.map((_, i) => i).sort((a, b) => counts[b]! - counts[a]!)
+        for (const i of order.slice(0, FREQUENCY_CACHE_LIMIT / 2)) map.set(terms[i]!, counts[i]!)
+      })
+      .catch(() => {})
+  }
+
+  /**
    * Every match of an FTS5 query (up to `limit`), in no order: read on the keyword thread when
    * `offThread` and the database is a file (the caller goes on meanwhile), else here, as it is
    * when the thread fails (unless the collection was deleted meanwhile: nothing then).
@@ -209,7 +242,7 @@ export class SqliteRagStore implements RagStore {
       this.db.query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).all(ftsQuery, limit)
     if (!offThread || !this.reader) return here()
     return this.reader
-      .call<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>({ file: this.db.filename, table, query: ftsQuery, limit })
+      .call<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>({ kind: 'matches', file: this.db.filename, table, query: ftsQuery, limit })
       .then((reply) => {
         if (!reply.ids || !reply.ranks) throw new Error(reply.failure ?? 'keyword thread failed')
         const { ids, ranks } = reply
