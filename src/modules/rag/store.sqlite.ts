@@ -190,22 +190,18 @@ export class SqliteRagStore implements RagStore {
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
     if (matrix) this.warmFrequencies(collection.id, table)
     if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
-    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), (rows) =>
+    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
-      !this.ftsTables.has(collection.id) ? [] : this.rescored(
-        collection,
-        query,
-        plan,
-        distinctHits(
-          matrix,
-          rows.sort((a, b) => a.rank - b.rank || a.id - b.id).map((row) => ({ chunkId: row.id, bm25: row.rank })),
-          pool,
-          (hit) => hit.bm25,
-          distinct,
-        ),
-        k,
-      ),
-    )
+      if (!this.ftsTables.has(collection.id)) return []
+      // Best BM25 first (then rowid), as indices: objects only for the matches looked at.
+      const order = new Uint32Array(ids.length)
+      for (let i = 0; i < order.length; i++) order[i] = i
+      order.sort((a, b) => ranks[a]! - ranks[b]! || ids[a]! - ids[b]!)
+      const ranked = (function* () {
+        for (const i of order) yield { chunkId: ids[i]!, bm25: ranks[i]! }
+      })()
+      return this.rescored(collection, query, plan, distinctHits(matrix, ranked, pool, (hit) => hit.bm25, distinct), k)
+    })
   }
 
   /**
@@ -237,18 +233,25 @@ export class SqliteRagStore implements RagStore {
    * `offThread` and the database is a file (the caller goes on meanwhile), else here, as it is
    * when the thread fails (unless the collection was deleted meanwhile: nothing then).
    */
-  private allMatches(collectionId: number, table: string, ftsQuery: string, limit: number, offThread: boolean): MaybePromise<{ id: number; rank: number }[]> {
-    const here = () =>
-      this.db.query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).all(ftsQuery, limit)
+  private allMatches(collectionId: number, table: string, ftsQuery: string, limit: number, offThread: boolean): MaybePromise<{ ids: Float64Array; ranks: Float64Array }> {
+    const here = () => {
+      const rows = this.db.query<unknown, [string, number]>(`SELECT rowid, bm25(${table}) FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).values(ftsQuery, limit) as [number, number][]
+      const ids = new Float64Array(rows.length)
+      const ranks = new Float64Array(rows.length)
+      rows.forEach(([id, rank], i) => {
+        ids[i] = id
+        ranks[i] = rank
+      })
+      return { ids, ranks }
+    }
     if (!offThread || !this.reader) return here()
     return this.reader
       .call<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>({ kind: 'matches', file: this.db.filename, table, query: ftsQuery, limit })
       .then((reply) => {
         if (!reply.ids || !reply.ranks) throw new Error(reply.failure ?? 'keyword thread failed')
-        const { ids, ranks } = reply
-        return Array.from(ids, (id, i) => ({ id, rank: ranks[i]! }))
+        return { ids: reply.ids, ranks: reply.ranks }
       })
-      .catch(() => (this.ftsTables.has(collectionId) ? here() : []))
+      .catch(() => (this.ftsTables.has(collectionId) ? here() : { ids: new Float64Array(0), ranks: new Float64Array(0) }))
   }
 
   /** Keyword hits (best first) with their BM25 by every informative word of the query, as if FTS5 had ranked them all: the first k. */

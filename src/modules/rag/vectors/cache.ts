@@ -112,13 +112,19 @@ function rowKey(vectors: Float32Array, offset: number, dimensions: number): numb
 }
 
 /**
- * The first `k` of `hits` (best first) with each chunk's twins left out: a hit whose row has the
- * key of an earlier kept hit's row and the same `score` is a copy of it. Hits not in the matrix are
- * all kept. `dropped` counts what was left out.
+ * The first `k` of `hits` (best first; read only as far as needed) with each chunk's twins left
+ * out: a hit whose row has the key of an earlier kept hit's row and the same `score` is a copy of
+ * it. Hits not in the matrix are all kept. `dropped` counts what was left out.
  */
-export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | undefined, hits: T[], k: number, score: (hit: T) => number | null, report?: { dropped: number }): T[] {
-  if (!matrix) return hits.slice(0, k)
+export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | undefined, hits: Iterable<T>, k: number, score: (hit: T) => number | null, report?: { dropped: number }): T[] {
   const kept: T[] = []
+  if (!matrix) {
+    for (const hit of hits) {
+      if (kept.length >= k) break
+      kept.push(hit)
+    }
+    return kept
+  }
   const seen = new Map<number, (number | null)[]>()
   for (const hit of hits) {
     if (kept.length >= k) break
