@@ -120,7 +120,7 @@ export async function benchRagReal() {
     console.log(`corpus: ${pages.length} pages, ${(pageBytes / 1024 / 1024).toFixed(1)} MB of text, ${copies} copies → ${documents} documents, ${chunks} chunks`)
     console.log(`${'ingest over HTTP'.padEnd(34)} ${(mb / seconds).toFixed(2).padStart(7)} MB/s  ${(documents / seconds).toFixed(0).padStart(6)} docs/s  (${mb.toFixed(0)} MB in ${seconds.toFixed(1)} s)   goal >= 5 MB/s  ${mb / seconds >= 5 ? 'ok' : 'MISSED'}`)
     console.log(`${'server CPU for the ingest'.padEnd(34)} ${(mb / ingestCpu).toFixed(2).padStart(7)} MB per CPU-second  (${ingestCpu.toFixed(1)} s of CPU, all threads: the figure load on the machine moves least)`)
-    console.log(`${`search over HTTP, ${asked.length} questions`.padEnd(34)} p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   goal p95 <= 50 ms  ${percentile(latencies, 95) <= 50 ? 'ok' : 'MISSED'}`)
+    console.log(`${`search over HTTP, ${asked.length} questions`.padEnd(34)} p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   goal p95 <= 25 ms (issue 37.6)  ${percentile(latencies, 95) <= 25 ? 'ok' : 'MISSED'}`)
     console.log(`${'source page in top 10'.padEnd(34)} ${((found / asked.length) * 100).toFixed(1).padStart(7)} %`)
     console.log(`${'server RSS after ingest'.padEnd(34)} ${afterIngest.toFixed(0).padStart(7)} MB   (after searches ${afterSearch.toFixed(0)} MB)   goal <= 500 MB  ${afterIngest <= 500 ? 'ok' : 'MISSED'}`)
   } finally {
