@@ -223,15 +223,51 @@ describe('in-memory vector copy of large collections', () => {
       expect(score).toBeCloseTo(expected, 4)
     })
     expect(createDotKernel(10, 7)).toBeNull()
-    // The int8 kernel: exact integer sums.
-    const bytes = createInt8Kernel(rows, dims)!
-    for (let i = 0; i < rows * dims; i++) bytes.vectors[i] = ((i * 7919) % 255) - 127
-    const small = Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127)
-    Array.from(bytes.scores(small, rows)).forEach((score, row) => {
-      let expected = 0
-      for (let d = 0; d < dims; d++) expected += bytes.vectors[row * dims + d]! * small[d]!
-      expect(score).toBe(expected)
-    })
+  })
+
+  test('the int8 kernel (column-major) computes every row\'s exact dot product over the query\'s non-zero columns, also after rows move and it grows', () => {
+    const dims = 64
+    let rows = 37
+    const kernel = createInt8Kernel(rows, dims)!
+    expect(kernel).not.toBeNull()
+    expect(createInt8Kernel(10, 7)).toBeNull()
+    const stored: Int8Array[] = []
+    const put = (row: number, seed: number) => {
+      stored[row] = Int8Array.from({ length: dims }, (_, d) => (((row + seed) * 7919 + d * 104729) % 255) - 127)
+      kernel.setRow(row, stored[row]!)
+    }
+    for (let row = 0; row < rows; row++) put(row, 0)
+    // Queries: dense, sparse with an odd and an even count of non-zero columns (more than one pass of
+    // columns and fewer), the extremes ±127 everywhere, one column, none.
+    const queries = [
+      Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127),
+      Int8Array.from({ length: dims }, (_, d) => (d % 5 === 0 ? ((d * 31) % 255) - 127 || 1 : 0)),
+      Int8Array.from({ length: dims }, (_, d) => (d % 3 === 1 ? 127 - d : 0)),
+      new Int8Array(dims).fill(-127),
+      Int8Array.from({ length: dims }, (_, d) => (d === dims - 1 ? 127 : 0)),
+      new Int8Array(dims),
+    ]
+    const check = () => {
+      for (let row = 0; row < rows; row++) expect([...kernel.row(row)]).toEqual([...stored[row]!])
+      for (const query of queries) {
+        const scores = [...kernel.scores(query, rows)]
+        expect(scores).toEqual(stored.slice(0, rows).map((values) => values.reduce((sum, x, d) => sum + x * query[d]!, 0)))
+      }
+    }
+    check()
+    // The last row fills a hole; rows are rewritten.
+    kernel.copyRow(rows - 1, 4)
+    stored[4] = stored[rows - 1]!
+    rows--
+    put(0, 11)
+    check()
+    // Growth past the stride moves every column: the rows stay, and new ones land in place.
+    expect(kernel.grow(200)).toBe(true)
+    check()
+    for (let row = rows; row < 200; row++) put(row, 5)
+    rows = 200
+    check()
+    for (const count of [1, 15, 16, 17, 199]) expect([...kernel.scores(queries[0]!, count)]).toHaveLength(count)
   })
 
   test('collections below the size floor, or over the budget, stay with sqlite-vec', () => {

@@ -33,11 +33,18 @@ export interface Matrix {
   rowOf: Map<number, number>
   /** The SIMD kernel that owns `vectors`, when there is one. */
   kernel: DotKernel | null
-  /** An int8 copy of the rows (each scaled by its largest component), scanned first: a quarter of the memory to read. */
+  /**
+   * An int8 copy of the rows (each scaled by its largest component), scanned first: stored
+   * column-major, so that a sparse query reads only its non-zero columns.
+   */
   quantized: Int8Kernel | null
-  /** Per row: the int8 scale (largest |component| / 127) and the L1 norm, which bound the int8 scan's error. */
-  scales: Float32Array
-  l1: Float32Array
+  /**
+   * Per row, from the int8 scale s (largest |component| / 127), the L1 norm and the inverse norm:
+   * s / norm, which turns an int8 dot product into an estimate of the cosine similarity, and
+   * (‖v‖₁/2 + D·s/4) / norm, the row's own part of that estimate's error bound (see quantizedNearest).
+   */
+  estimateScales: Float64Array
+  boundTerms: Float64Array
   /**
    * Per row: a 32-bit hash of the vector's bits. Two chunks with the same text have the same vector
    * (the embedders are deterministic), so rows with one key and one similarity are twins: copies of
@@ -46,7 +53,7 @@ export interface Matrix {
   keys: Int32Array
 }
 
-const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 8 : 0)
+const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 20 : 0)
 const matrixBytes = (matrix: Matrix) => matrix.capacity * rowBytes(matrix.dimensions, matrix.quantized !== null)
 
 /** A row of a cached matrix as its own vector, or undefined when the chunk is not in it. */
@@ -64,8 +71,8 @@ function emptyMatrix(capacity: number, dimensions: number): Matrix {
   const kernel = createDotKernel(capacity, dimensions)
   return {
     quantized: kernel && createInt8Kernel(capacity, dimensions),
-    scales: new Float32Array(capacity),
-    l1: new Float32Array(capacity),
+    estimateScales: new Float64Array(capacity),
+    boundTerms: new Float64Array(capacity),
     keys: new Int32Array(capacity),
     dimensions,
     rows: 0,
@@ -96,8 +103,8 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
   }
   matrix.ids = grown(matrix.ids, (n) => new Float64Array(n))
   matrix.inverseNorms = grown(matrix.inverseNorms, (n) => new Float32Array(n))
-  matrix.scales = grown(matrix.scales, (n) => new Float32Array(n))
-  matrix.l1 = grown(matrix.l1, (n) => new Float32Array(n))
+  matrix.estimateScales = grown(matrix.estimateScales, (n) => new Float64Array(n))
+  matrix.boundTerms = grown(matrix.boundTerms, (n) => new Float64Array(n))
   matrix.keys = grown(matrix.keys, (n) => new Int32Array(n))
   matrix.capacity = capacity
   return true
@@ -158,10 +165,12 @@ function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Fl
   matrix.keys[row] = rowKey(matrix.vectors, row * dimensions, dimensions)
   if (matrix.quantized) {
     const scale = largest / 127
-    const bytes = matrix.quantized.vectors
-    for (let d = 0; d < dimensions; d++) bytes[row * dimensions + d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
-    matrix.scales[row] = scale
-    matrix.l1[row] = l1
+    const bytes = new Int8Array(dimensions)
+    for (let d = 0; d < dimensions; d++) bytes[d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
+    matrix.quantized.setRow(row, bytes)
+    const inverseNorm = matrix.inverseNorms[row]!
+    matrix.estimateScales[row] = scale * inverseNorm
+    matrix.boundTerms[row] = (l1 / 2 + (dimensions * scale) / 4) * inverseNorm
   }
   matrix.ids[row] = id
   matrix.rowOf.set(id, row)
@@ -204,10 +213,10 @@ export class VectorCache {
         matrix.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
         matrix.ids[row] = matrix.ids[last]!
         matrix.inverseNorms[row] = matrix.inverseNorms[last]!
-        matrix.scales[row] = matrix.scales[last]!
-        matrix.l1[row] = matrix.l1[last]!
+        matrix.estimateScales[row] = matrix.estimateScales[last]!
+        matrix.boundTerms[row] = matrix.boundTerms[last]!
         matrix.keys[row] = matrix.keys[last]!
-        matrix.quantized?.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
+        matrix.quantized?.copyRow(last, row)
         matrix.rowOf.set(matrix.ids[row]!, row)
       }
       matrix.rows = last
@@ -358,7 +367,8 @@ function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inver
 }
 
 /**
- * The exact top-k through the int8 copy. The int8 scan reads a quarter of the bytes; its estimate
+ * The exact top-k through the int8 copy. The int8 scan reads a quarter of the bytes at most (only
+ * the query's non-zero columns: the built-in embedder's questions have 4 to 90 of 384); its estimate
  * of each row's dot product is off by at most ‖v‖₁·s_q/2 + ‖q‖₁·s_v/2 + D·s_v·s_q/4 (s: the int8
  * scales; rounding moves each component by at most half a step). The best rows by estimate are
  * re-ranked with their float32 vectors; then every other row whose estimate plus that bound could
@@ -366,7 +376,7 @@ function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inver
  * ordered as the float scan orders it (similarity, then row).
  */
 function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
-  const { dimensions, rows, inverseNorms, scales, l1, ids, keys } = matrix
+  const { dimensions, rows, inverseNorms, estimateScales, boundTerms, ids, keys } = matrix
   let largest = 0
   let queryL1 = 0
   for (let d = 0; d < dimensions; d++) {
@@ -384,7 +394,7 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const bestRows = new Int32Array(pool).fill(-1)
   let floor = Number.NEGATIVE_INFINITY
   for (let row = 0; row < rows; row++) {
-    const estimate = dots[row]! * scales[row]! * inverseNorms[row]!
+    const estimate = dots[row]! * estimateScales[row]!
     if (estimate <= floor) continue
     // A twin of a row already among the best (same int8 row, same estimate) is no other passage.
     if (distinct && isTwin(keys, best, bestRows, row, estimate)) continue
@@ -407,13 +417,15 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   }
   const order = (a: { row: number; similarity: number }, b: { row: number; similarity: number }) => b.similarity - a.similarity || a.row - b.row
   found.sort(order)
-  // Every row that could still beat the k-th: estimate + bound ≥ threshold (a hair of slack for float rounding).
+  // Every row that could still beat the k-th: estimate + bound ≥ threshold (a hair of slack for float
+  // rounding). With s the row's scale, n its norm, the test
+  //   (dot·s·s_q + ‖v‖₁·s_q/2 + ‖q‖₁·s/2 + D·s·s_q/4) / (n·‖q‖) ≥ threshold
+  // is, divided by s_q/‖q‖ (> 0), estimateScale·(dot + ‖q‖₁/(2·s_q)) + boundTerm ≥ threshold·‖q‖/s_q.
   const threshold = found.length >= k ? found[k - 1]!.similarity - 1e-6 : Number.NEGATIVE_INFINITY
+  const queryTerm = queryL1 / (2 * queryScale)
+  const reach = threshold / (inverseQuery * queryScale)
   for (let row = 0; row < rows; row++) {
-    if (checked[row]) continue
-    const scale = scales[row]!
-    const bound = (l1[row]! * queryScale) / 2 + (queryL1 * scale) / 2 + (dimensions * scale * queryScale) / 4
-    if ((dots[row]! * scale * queryScale + bound) * inverseNorms[row]! * inverseQuery >= threshold) {
+    if (estimateScales[row]! * (dots[row]! + queryTerm) + boundTerms[row]! >= reach && !checked[row]) {
       found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
     }
   }
