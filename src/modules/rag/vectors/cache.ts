@@ -358,11 +358,15 @@ function distinctRows(found: { row: number; similarity: number }[], keys: Int32A
 /** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
 export const QUANTIZED_MIN_ROWS = 4096
 
-/** Exact cosine similarity of a row and a query, in float64. */
-function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inverseQuery: number): number {
+/**
+ * Exact cosine similarity of a row and a query, in float64, summed over `columns`: the query's
+ * non-zero ones, in order. The terms left out are ±0, which change no sum, so it is the sum over
+ * every column, bit for bit.
+ */
+function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, columns: Int32Array, inverseQuery: number): number {
   const { dimensions, vectors } = matrix
   let dot = 0
-  for (let d = 0, offset = row * dimensions; d < dimensions; d++) dot += vectors[offset + d]! * query[d]!
+  for (let i = 0, offset = row * dimensions; i < columns.length; i++) dot += vectors[offset + columns[i]!]! * query[columns[i]!]!
   return dot * matrix.inverseNorms[row]! * inverseQuery
 }
 
@@ -376,44 +380,26 @@ function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inver
  * ordered as the float scan orders it (similarity, then row).
  */
 function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
-  const { dimensions, rows, inverseNorms, estimateScales, boundTerms, ids, keys } = matrix
+  const { dimensions, rows, inverseNorms, ids, keys } = matrix
   let largest = 0
   let queryL1 = 0
   for (let d = 0; d < dimensions; d++) {
     largest = Math.max(largest, Math.abs(query[d]!))
     queryL1 += Math.abs(query[d]!)
   }
+  const columns = Int32Array.from(query.subarray(0, dimensions).keys()).filter((d) => query[d] !== 0)
   const queryScale = largest / 127
   const quantizedQuery = new Int8Array(dimensions)
   for (let d = 0; d < dimensions; d++) quantizedQuery[d] = Math.round(query[d]! / queryScale)
   const dots = matrix.quantized!.scores(quantizedQuery, rows)
 
-  // The best rows by estimate.
-  const pool = Math.min(rows, Math.max(k * 4, 64))
-  const best = new Float64Array(pool).fill(Number.NEGATIVE_INFINITY)
-  const bestRows = new Int32Array(pool).fill(-1)
-  let floor = Number.NEGATIVE_INFINITY
-  for (let row = 0; row < rows; row++) {
-    const estimate = dots[row]! * estimateScales[row]!
-    if (estimate <= floor) continue
-    // A twin of a row already among the best (same int8 row, same estimate) is no other passage.
-    if (distinct && isTwin(keys, best, bestRows, row, estimate)) continue
-    let slot = pool - 1
-    while (slot > 0 && best[slot - 1]! < estimate) {
-      best[slot] = best[slot - 1]!
-      bestRows[slot] = bestRows[slot - 1]!
-      slot--
-    }
-    best[slot] = estimate
-    bestRows[slot] = row
-    floor = best[pool - 1]!
-  }
+  const bestRows = rowsByEstimate(dots, matrix.estimateScales, rows, Math.min(rows, Math.max(k * 4, 64)), distinct ? keys : null)
   const checked = new Uint8Array(rows)
   const found: { row: number; similarity: number }[] = []
   for (const row of bestRows) {
     if (row < 0) continue
     checked[row] = 1
-    found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
+    found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
   }
   const order = (a: { row: number; similarity: number }, b: { row: number; similarity: number }) => b.similarity - a.similarity || a.row - b.row
   found.sort(order)
@@ -424,12 +410,54 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const threshold = found.length >= k ? found[k - 1]!.similarity - 1e-6 : Number.NEGATIVE_INFINITY
   const queryTerm = queryL1 / (2 * queryScale)
   const reach = threshold / (inverseQuery * queryScale)
-  for (let row = 0; row < rows; row++) {
-    if (estimateScales[row]! * (dots[row]! + queryTerm) + boundTerms[row]! >= reach && !checked[row]) {
-      found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
-    }
+  for (const row of rowsWithinReach(dots, matrix.estimateScales, matrix.boundTerms, rows, queryTerm, reach)) {
+    if (!checked[row]) found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
   }
   found.sort(order)
   const chosen = distinct ? distinctRows(found, keys, k, distinct) : found.slice(0, k)
   return chosen.map(({ row, similarity }) => ({ chunkId: ids[row]!, distance: inverseNorms[row] ? 1 - similarity : null }))
+}
+
+/**
+ * The `pool` rows with the best estimates (dot × estimate scale), best first; with `keys`, a twin of
+ * a row already kept (same key, same estimate: the same int8 row) is left out.
+ */
+function rowsByEstimate(dots: Int32Array, estimateScales: Float64Array, rows: number, pool: number, keys: Int32Array | null): Int32Array {
+  const best = new Float64Array(pool).fill(Number.NEGATIVE_INFINITY)
+  const bestRows = new Int32Array(pool).fill(-1)
+  let floor = Number.NEGATIVE_INFINITY
+  for (let row = 0; row < rows; row++) {
+    const estimate = dots[row]! * estimateScales[row]!
+    if (estimate <= floor) continue
+    // Where it goes: after every slot at least as good (binary search: best is in descending order).
+    let low = 0
+    let high = pool - 1
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (best[middle]! >= estimate) low = middle + 1
+      else high = middle
+    }
+    // Slots with this very estimate sit just before: a twin among them is no other passage.
+    if (keys && isTwinBefore(keys, best, bestRows, low, row, estimate)) continue
+    best.copyWithin(low + 1, low, pool - 1)
+    bestRows.copyWithin(low + 1, low, pool - 1)
+    best[low] = estimate
+    bestRows[low] = row
+    floor = best[pool - 1]!
+  }
+  return bestRows
+}
+
+/** Whether one of the slots before `slot` that hold `estimate` holds a row with `row`'s key. */
+function isTwinBefore(keys: Int32Array, best: Float64Array, bestRows: Int32Array, slot: number, row: number, estimate: number): boolean {
+  const key = keys[row]!
+  for (let before = slot - 1; before >= 0 && best[before] === estimate; before--) if (keys[bestRows[before]!] === key) return true
+  return false
+}
+
+/** The rows whose estimate plus error bound could reach `reach` (see quantizedNearest). */
+function rowsWithinReach(dots: Int32Array, estimateScales: Float64Array, boundTerms: Float64Array, rows: number, queryTerm: number, reach: number): number[] {
+  const within: number[] = []
+  for (let row = 0; row < rows; row++) if (estimateScales[row]! * (dots[row]! + queryTerm) + boundTerms[row]! >= reach) within.push(row)
+  return within
 }
