@@ -146,6 +146,8 @@ export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | und
   return kept
 }
 
+let quantizedRow = new Int8Array(0)
+
 /** Sets a row (already in range) from raw float32 bytes or a vector. */
 function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
   const { dimensions } = matrix
@@ -165,9 +167,10 @@ function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Fl
   matrix.keys[row] = rowKey(matrix.vectors, row * dimensions, dimensions)
   if (matrix.quantized) {
     const scale = largest / 127
-    const bytes = new Int8Array(dimensions)
-    for (let d = 0; d < dimensions; d++) bytes[d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
-    matrix.quantized.setRow(row, bytes)
+    // One scratch row for every call: a matrix is loaded a row at a time.
+    if (quantizedRow.length < dimensions) quantizedRow = new Int8Array(dimensions)
+    for (let d = 0; d < dimensions; d++) quantizedRow[d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
+    matrix.quantized.setRow(row, quantizedRow)
     const inverseNorm = matrix.inverseNorms[row]!
     matrix.estimateScales[row] = scale * inverseNorm
     matrix.boundTerms[row] = (l1 / 2 + (dimensions * scale) / 4) * inverseNorm
