@@ -170,6 +170,41 @@ describe('in-memory vector copy of large collections', () => {
     check()
   })
 
+  test('the int8 scan\'s error bound keeps a row whose estimate is far below its similarity: error from the row\'s rounding, and from the query\'s', () => {
+    // Each case: a query, and one row B that rounding to int8 makes look worse (an estimate of 0.125)
+    // than 100 others whose similarity (about 0.136) is below B's (0.155): B is out of the pool by
+    // estimate, and only the error bound brings it back.
+    const dims = 64
+    const cases = [
+      // The row's small components round to 0 (‖q‖₁ · s_v / 2 covers it): q all ones, B = e₀ + 0.00386 elsewhere.
+      {
+        query: new Float32Array(dims).fill(1),
+        b: Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : 0.00386)),
+        other: (i: number) => Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : d === 1 ? 0.1 + i * 1e-4 : 0)),
+      },
+      // The query's small components round to 0 (‖v‖₁ · s_q / 2 covers it): q = e₀ + 0.00386 elsewhere, B all ones.
+      {
+        query: Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : 0.00386)),
+        b: new Float32Array(dims).fill(1),
+        other: (i: number) => Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 0.14 + i * 1e-5 : d === 1 ? -0.99 : 0)),
+      },
+    ]
+    for (const { query, b, other } of cases) {
+      const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+      // B, the 100 others, and enough rows pointing away from the query for the int8 path.
+      const vectors = [b, ...Array.from({ length: 100 }, (_, i) => other(i)), ...Array.from({ length: QUANTIZED_MIN_ROWS }, (_, i) => Float32Array.from({ length: dims }, (_, d) => -1 - ((i * 31 + d * 17) % 7)))]
+      const matrix = cache.matrix(1, () => vectors.length, dims, () => vectors.map((v, i) => ({ id: i + 1, bytes: new Uint8Array(v.buffer) })))!
+      expect(matrix.quantized).not.toBeNull()
+      const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+      const expected = vectors
+        .map((v, i) => ({ id: i + 1, similarity: v.reduce((s, x, d) => s + x * query[d]!, 0) / (norm(v) * norm(query)) }))
+        .sort((x, y) => y.similarity - x.similarity || x.id - y.id)
+        .slice(0, 10)
+      expect(expected[0]!.id).toBe(1)
+      expect(scanNearest(matrix, query, 10).map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
+    }
+  })
+
   for (const [rows, path] of [
     [300, 'the float scan'],
     [QUANTIZED_MIN_ROWS + 500, 'the int8 scan'],
