@@ -386,11 +386,13 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const { dimensions, rows, inverseNorms, ids, keys } = matrix
   let largest = 0
   let queryL1 = 0
+  const nonZero: number[] = []
   for (let d = 0; d < dimensions; d++) {
     largest = Math.max(largest, Math.abs(query[d]!))
     queryL1 += Math.abs(query[d]!)
+    if (query[d] !== 0) nonZero.push(d)
   }
-  const columns = Int32Array.from(query.subarray(0, dimensions).keys()).filter((d) => query[d] !== 0)
+  const columns = Int32Array.from(nonZero)
   const queryScale = largest / 127
   const quantizedQuery = new Int8Array(dimensions)
   for (let d = 0; d < dimensions; d++) quantizedQuery[d] = Math.round(query[d]! / queryScale)
@@ -399,7 +401,8 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const bestRows = rowsByEstimate(dots, matrix.estimateScales, rows, Math.min(rows, Math.max(k * 4, 64)), distinct ? keys : null)
   const checked = new Uint8Array(rows)
   const found: { row: number; similarity: number }[] = []
-  for (const row of bestRows) {
+  for (let slot = 0; slot < bestRows.length; slot++) {
+    const row = bestRows[slot]!
     if (row < 0) continue
     checked[row] = 1
     found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
@@ -413,7 +416,9 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const threshold = found.length >= k ? found[k - 1]!.similarity - 1e-6 : Number.NEGATIVE_INFINITY
   const queryTerm = queryL1 / (2 * queryScale)
   const reach = threshold / (inverseQuery * queryScale)
-  for (const row of rowsWithinReach(dots, matrix.estimateScales, matrix.boundTerms, rows, queryTerm, reach)) {
+  const within = rowsWithinReach(dots, matrix.estimateScales, matrix.boundTerms, rows, queryTerm, reach)
+  for (let i = 0; i < within.length; i++) {
+    const row = within[i]!
     if (!checked[row]) found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
   }
   found.sort(order)
