@@ -53,6 +53,7 @@ export interface Matrix {
   keys: Int32Array
 }
 
+// The int8 copy: a byte per dimension, the estimate scale and bound term (float64 each), a score.
 const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 20 : 0)
 const matrixBytes = (matrix: Matrix) => matrix.capacity * rowBytes(matrix.dimensions, matrix.quantized !== null)
 

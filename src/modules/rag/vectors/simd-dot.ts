@@ -99,8 +99,8 @@ const i8x16Shuffle = (lanes: number[]) => [...simd(0x0d), ...lanes]
 // row). The columns come as pairs of 12 bytes each: column a's and column b's byte offsets from
 // `columns`, then q_a | q_b << 16 (two int16 lanes). 16 rows per block: the two columns' 16 bytes are
 // interleaved (a0 b0 a1 b1 …) so that, widened to int16, one i32x4.dot_i16x8_s adds a·q_a + b·q_b for
-// four rows at once (each product fits int16: both sides are within ±127). The sums are exact int32,
-// whatever the order of the columns. Blocks run to the first multiple of 16 at or past `rows`: `out`
+// four rows at once, multiplied into int32 lanes. The sums are exact int32 (384 × 128² is far from
+// overflow), whatever the order of the columns: the same numbers as a row-major scan. Blocks run to the first multiple of 16 at or past `rows`: `out`
 // and every column need room for it.
 const INTERLEAVE_LOW = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]
 const INTERLEAVE_HIGH = INTERLEAVE_LOW.map((lane) => lane + 8)
@@ -221,7 +221,7 @@ export function createDotKernel(capacity: number, dims: number): DotKernel | nul
 /** An int8 kernel that stores its rows column-major and scores only a query's non-zero columns. */
 export interface Int8Kernel {
   capacity: number
-  /** Sets row `row` (< capacity) to `values` (dims int8, each in −127…127). */
+  /** Sets row `row` (< capacity) to `values` (dims int8). */
   setRow(row: number, values: Int8Array): void
   /** Copies row `from` onto row `to`. */
   copyRow(from: number, to: number): void
