@@ -170,6 +170,41 @@ describe('in-memory vector copy of large collections', () => {
     check()
   })
 
+  test('the int8 scan\'s error bound keeps a row whose estimate is far below its similarity: error from the row\'s rounding, and from the query\'s', () => {
+    // Each case: a query, and one row B that rounding to int8 makes look worse (an estimate of 0.125)
+    // than 100 others whose similarity (about 0.136) is below B's (0.155): B is out of the pool by
+    // estimate, and only the error bound brings it back.
+    const dims = 64
+    const cases = [
+      // The row's small components round to 0 (‖q‖₁ · s_v / 2 covers it): q all ones, B = e₀ + 0.00386 elsewhere.
+      {
+        query: new Float32Array(dims).fill(1),
+        b: Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : 0.00386)),
+        other: (i: number) => Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : d === 1 ? 0.1 + i * 1e-4 : 0)),
+      },
+      // The query's small components round to 0 (‖v‖₁ · s_q / 2 covers it): q = e₀ + 0.00386 elsewhere, B all ones.
+      {
+        query: Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 1 : 0.00386)),
+        b: new Float32Array(dims).fill(1),
+        other: (i: number) => Float32Array.from({ length: dims }, (_, d) => (d === 0 ? 0.14 + i * 1e-5 : d === 1 ? -0.99 : 0)),
+      },
+    ]
+    for (const { query, b, other } of cases) {
+      const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+      // B, the 100 others, and enough rows pointing away from the query for the int8 path.
+      const vectors = [b, ...Array.from({ length: 100 }, (_, i) => other(i)), ...Array.from({ length: QUANTIZED_MIN_ROWS }, (_, i) => Float32Array.from({ length: dims }, (_, d) => -1 - ((i * 31 + d * 17) % 7)))]
+      const matrix = cache.matrix(1, () => vectors.length, dims, () => vectors.map((v, i) => ({ id: i + 1, bytes: new Uint8Array(v.buffer) })))!
+      expect(matrix.quantized).not.toBeNull()
+      const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
+      const expected = vectors
+        .map((v, i) => ({ id: i + 1, similarity: v.reduce((s, x, d) => s + x * query[d]!, 0) / (norm(v) * norm(query)) }))
+        .sort((x, y) => y.similarity - x.similarity || x.id - y.id)
+        .slice(0, 10)
+      expect(expected[0]!.id).toBe(1)
+      expect(scanNearest(matrix, query, 10).map((h) => h.chunkId)).toEqual(expected.map((e) => e.id))
+    }
+  })
+
   for (const [rows, path] of [
     [300, 'the float scan'],
     [QUANTIZED_MIN_ROWS + 500, 'the int8 scan'],
@@ -223,15 +258,51 @@ describe('in-memory vector copy of large collections', () => {
       expect(score).toBeCloseTo(expected, 4)
     })
     expect(createDotKernel(10, 7)).toBeNull()
-    // The int8 kernel: exact integer sums.
-    const bytes = createInt8Kernel(rows, dims)!
-    for (let i = 0; i < rows * dims; i++) bytes.vectors[i] = ((i * 7919) % 255) - 127
-    const small = Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127)
-    Array.from(bytes.scores(small, rows)).forEach((score, row) => {
-      let expected = 0
-      for (let d = 0; d < dims; d++) expected += bytes.vectors[row * dims + d]! * small[d]!
-      expect(score).toBe(expected)
-    })
+  })
+
+  test('the int8 kernel (column-major) computes every row\'s exact dot product over the query\'s non-zero columns, also after rows move and it grows', () => {
+    const dims = 64
+    let rows = 37
+    const kernel = createInt8Kernel(rows, dims)!
+    expect(kernel).not.toBeNull()
+    expect(createInt8Kernel(10, 7)).toBeNull()
+    const stored: Int8Array[] = []
+    const put = (row: number, seed: number) => {
+      stored[row] = Int8Array.from({ length: dims }, (_, d) => (((row + seed) * 7919 + d * 104729) % 255) - 127)
+      kernel.setRow(row, stored[row]!)
+    }
+    for (let row = 0; row < rows; row++) put(row, 0)
+    // Queries: dense, sparse with an odd and an even count of non-zero columns (more than one pass of
+    // columns and fewer), the extremes ±127 everywhere, one column, none.
+    const queries = [
+      Int8Array.from({ length: dims }, (_, d) => ((d * 31) % 255) - 127),
+      Int8Array.from({ length: dims }, (_, d) => (d % 5 === 0 ? ((d * 31) % 255) - 127 || 1 : 0)),
+      Int8Array.from({ length: dims }, (_, d) => (d % 3 === 1 ? 127 - d : 0)),
+      new Int8Array(dims).fill(-127),
+      Int8Array.from({ length: dims }, (_, d) => (d === dims - 1 ? 127 : 0)),
+      new Int8Array(dims),
+    ]
+    const check = () => {
+      for (let row = 0; row < rows; row++) expect([...kernel.row(row)]).toEqual([...stored[row]!])
+      for (const query of queries) {
+        const scores = [...kernel.scores(query, rows)]
+        expect(scores).toEqual(stored.slice(0, rows).map((values) => values.reduce((sum, x, d) => sum + x * query[d]!, 0)))
+      }
+    }
+    check()
+    // The last row fills a hole; rows are rewritten.
+    kernel.copyRow(rows - 1, 4)
+    stored[4] = stored[rows - 1]!
+    rows--
+    put(0, 11)
+    check()
+    // Growth past the stride moves every column: the rows stay, and new ones land in place.
+    expect(kernel.grow(200)).toBe(true)
+    check()
+    for (let row = rows; row < 200; row++) put(row, 5)
+    rows = 200
+    check()
+    for (const count of [1, 15, 16, 17, 199]) expect([...kernel.scores(queries[0]!, count)]).toHaveLength(count)
   })
 
   test('collections below the size floor, or over the budget, stay with sqlite-vec', () => {

@@ -33,11 +33,18 @@ export interface Matrix {
   rowOf: Map<number, number>
   /** The SIMD kernel that owns `vectors`, when there is one. */
   kernel: DotKernel | null
-  /** An int8 copy of the rows (each scaled by its largest component), scanned first: a quarter of the memory to read. */
+  /**
+   * An int8 copy of the rows (each scaled by its largest component), scanned first: stored
+   * column-major, so that a sparse query reads only its non-zero columns.
+   */
   quantized: Int8Kernel | null
-  /** Per row: the int8 scale (largest |component| / 127) and the L1 norm, which bound the int8 scan's error. */
-  scales: Float32Array
-  l1: Float32Array
+  /**
+   * Per row, from the int8 scale s (largest |component| / 127), the L1 norm and the inverse norm:
+   * s / norm, which turns an int8 dot product into an estimate of the cosine similarity, and
+   * (‖v‖₁/2 + D·s/4) / norm, the row's own part of that estimate's error bound (see quantizedNearest).
+   */
+  estimateScales: Float64Array
+  boundTerms: Float64Array
   /**
    * Per row: a 32-bit hash of the vector's bits. Two chunks with the same text have the same vector
    * (the embedders are deterministic), so rows with one key and one similarity are twins: copies of
@@ -46,7 +53,8 @@ export interface Matrix {
   keys: Int32Array
 }
 
-const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 8 : 0)
+// The int8 copy: a byte per dimension, the estimate scale and bound term (float64 each), a score.
+const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 20 : 0)
 const matrixBytes = (matrix: Matrix) => matrix.capacity * rowBytes(matrix.dimensions, matrix.quantized !== null)
 
 /** A row of a cached matrix as its own vector, or undefined when the chunk is not in it. */
@@ -64,8 +72,8 @@ function emptyMatrix(capacity: number, dimensions: number): Matrix {
   const kernel = createDotKernel(capacity, dimensions)
   return {
     quantized: kernel && createInt8Kernel(capacity, dimensions),
-    scales: new Float32Array(capacity),
-    l1: new Float32Array(capacity),
+    estimateScales: new Float64Array(capacity),
+    boundTerms: new Float64Array(capacity),
     keys: new Int32Array(capacity),
     dimensions,
     rows: 0,
@@ -96,8 +104,8 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
   }
   matrix.ids = grown(matrix.ids, (n) => new Float64Array(n))
   matrix.inverseNorms = grown(matrix.inverseNorms, (n) => new Float32Array(n))
-  matrix.scales = grown(matrix.scales, (n) => new Float32Array(n))
-  matrix.l1 = grown(matrix.l1, (n) => new Float32Array(n))
+  matrix.estimateScales = grown(matrix.estimateScales, (n) => new Float64Array(n))
+  matrix.boundTerms = grown(matrix.boundTerms, (n) => new Float64Array(n))
   matrix.keys = grown(matrix.keys, (n) => new Int32Array(n))
   matrix.capacity = capacity
   return true
@@ -145,6 +153,8 @@ export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | und
   return kept
 }
 
+let quantizedRow = new Int8Array(0)
+
 /** Sets a row (already in range) from raw float32 bytes or a vector. */
 function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
   const { dimensions } = matrix
@@ -164,10 +174,13 @@ function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Fl
   matrix.keys[row] = rowKey(matrix.vectors, row * dimensions, dimensions)
   if (matrix.quantized) {
     const scale = largest / 127
-    const bytes = matrix.quantized.vectors
-    for (let d = 0; d < dimensions; d++) bytes[row * dimensions + d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
-    matrix.scales[row] = scale
-    matrix.l1[row] = l1
+    // One scratch row for every call: a matrix is loaded a row at a time.
+    if (quantizedRow.length < dimensions) quantizedRow = new Int8Array(dimensions)
+    for (let d = 0; d < dimensions; d++) quantizedRow[d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
+    matrix.quantized.setRow(row, quantizedRow)
+    const inverseNorm = matrix.inverseNorms[row]!
+    matrix.estimateScales[row] = scale * inverseNorm
+    matrix.boundTerms[row] = (l1 / 2 + (dimensions * scale) / 4) * inverseNorm
   }
   matrix.ids[row] = id
   matrix.rowOf.set(id, row)
@@ -210,10 +223,10 @@ export class VectorCache {
         matrix.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
         matrix.ids[row] = matrix.ids[last]!
         matrix.inverseNorms[row] = matrix.inverseNorms[last]!
-        matrix.scales[row] = matrix.scales[last]!
-        matrix.l1[row] = matrix.l1[last]!
+        matrix.estimateScales[row] = matrix.estimateScales[last]!
+        matrix.boundTerms[row] = matrix.boundTerms[last]!
         matrix.keys[row] = matrix.keys[last]!
-        matrix.quantized?.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions)
+        matrix.quantized?.copyRow(last, row)
         matrix.rowOf.set(matrix.ids[row]!, row)
       }
       matrix.rows = last
@@ -355,16 +368,21 @@ function distinctRows(found: { row: number; similarity: number }[], keys: Int32A
 /** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
 export const QUANTIZED_MIN_ROWS = 4096
 
-/** Exact cosine similarity of a row and a query, in float64. */
-function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inverseQuery: number): number {
+/**
+ * Exact cosine similarity of a row and a query, in float64, summed over `columns`: the query's
+ * non-zero ones, in order. The terms left out are ±0, which change no sum, so it is the sum over
+ * every column, bit for bit.
+ */
+function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, columns: Int32Array, inverseQuery: number): number {
   const { dimensions, vectors } = matrix
   let dot = 0
-  for (let d = 0, offset = row * dimensions; d < dimensions; d++) dot += vectors[offset + d]! * query[d]!
+  for (let i = 0, offset = row * dimensions; i < columns.length; i++) dot += vectors[offset + columns[i]!]! * query[columns[i]!]!
   return dot * matrix.inverseNorms[row]! * inverseQuery
 }
 
 /**
- * The exact top-k through the int8 copy. The int8 scan reads a quarter of the bytes; its estimate
+ * The exact top-k through the int8 copy. The int8 scan reads a quarter of the bytes at most (only
+ * the query's non-zero columns: the built-in embedder's questions have 4 to 90 of 384); its estimate
  * of each row's dot product is off by at most ‖v‖₁·s_q/2 + ‖q‖₁·s_v/2 + D·s_v·s_q/4 (s: the int8
  * scales; rounding moves each component by at most half a step). The best rows by estimate are
  * re-ranked with their float32 vectors; then every other row whose estimate plus that bound could
@@ -372,58 +390,89 @@ function exactSimilarity(matrix: Matrix, row: number, query: Float32Array, inver
  * ordered as the float scan orders it (similarity, then row).
  */
 function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, inverseQuery: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
-  const { dimensions, rows, inverseNorms, scales, l1, ids, keys } = matrix
+  const { dimensions, rows, inverseNorms, ids, keys } = matrix
   let largest = 0
   let queryL1 = 0
+  const nonZero: number[] = []
   for (let d = 0; d < dimensions; d++) {
     largest = Math.max(largest, Math.abs(query[d]!))
     queryL1 += Math.abs(query[d]!)
+    if (query[d] !== 0) nonZero.push(d)
   }
+  const columns = Int32Array.from(nonZero)
   const queryScale = largest / 127
   const quantizedQuery = new Int8Array(dimensions)
   for (let d = 0; d < dimensions; d++) quantizedQuery[d] = Math.round(query[d]! / queryScale)
   const dots = matrix.quantized!.scores(quantizedQuery, rows)
 
-  // The best rows by estimate.
-  const pool = Math.min(rows, Math.max(k * 4, 64))
-  const best = new Float64Array(pool).fill(Number.NEGATIVE_INFINITY)
-  const bestRows = new Int32Array(pool).fill(-1)
-  let floor = Number.NEGATIVE_INFINITY
-  for (let row = 0; row < rows; row++) {
-    const estimate = dots[row]! * scales[row]! * inverseNorms[row]!
-    if (estimate <= floor) continue
-    // A twin of a row already among the best (same int8 row, same estimate) is no other passage.
-    if (distinct && isTwin(keys, best, bestRows, row, estimate)) continue
-    let slot = pool - 1
-    while (slot > 0 && best[slot - 1]! < estimate) {
-      best[slot] = best[slot - 1]!
-      bestRows[slot] = bestRows[slot - 1]!
-      slot--
-    }
-    best[slot] = estimate
-    bestRows[slot] = row
-    floor = best[pool - 1]!
-  }
+  const bestRows = rowsByEstimate(dots, matrix.estimateScales, rows, Math.min(rows, Math.max(k * 4, 64)), distinct ? keys : null)
   const checked = new Uint8Array(rows)
   const found: { row: number; similarity: number }[] = []
-  for (const row of bestRows) {
+  for (let slot = 0; slot < bestRows.length; slot++) {
+    const row = bestRows[slot]!
     if (row < 0) continue
     checked[row] = 1
-    found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
+    found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
   }
   const order = (a: { row: number; similarity: number }, b: { row: number; similarity: number }) => b.similarity - a.similarity || a.row - b.row
   found.sort(order)
-  // Every row that could still beat the k-th: estimate + bound ≥ threshold (a hair of slack for float rounding).
+  // Every row that could still beat the k-th: estimate + bound ≥ threshold (a hair of slack for float
+  // rounding). With s the row's scale, n its norm, the test
+  //   (dot·s·s_q + ‖v‖₁·s_q/2 + ‖q‖₁·s/2 + D·s·s_q/4) / (n·‖q‖) ≥ threshold
+  // is, divided by s_q/‖q‖ (> 0), estimateScale·(dot + ‖q‖₁/(2·s_q)) + boundTerm ≥ threshold·‖q‖/s_q.
   const threshold = found.length >= k ? found[k - 1]!.similarity - 1e-6 : Number.NEGATIVE_INFINITY
-  for (let row = 0; row < rows; row++) {
-    if (checked[row]) continue
-    const scale = scales[row]!
-    const bound = (l1[row]! * queryScale) / 2 + (queryL1 * scale) / 2 + (dimensions * scale * queryScale) / 4
-    if ((dots[row]! * scale * queryScale + bound) * inverseNorms[row]! * inverseQuery >= threshold) {
-      found.push({ row, similarity: exactSimilarity(matrix, row, query, inverseQuery) })
-    }
+  const queryTerm = queryL1 / (2 * queryScale)
+  const reach = threshold / (inverseQuery * queryScale)
+  const within = rowsWithinReach(dots, matrix.estimateScales, matrix.boundTerms, rows, queryTerm, reach)
+  for (let i = 0; i < within.length; i++) {
+    const row = within[i]!
+    if (!checked[row]) found.push({ row, similarity: exactSimilarity(matrix, row, query, columns, inverseQuery) })
   }
   found.sort(order)
   const chosen = distinct ? distinctRows(found, keys, k, distinct) : found.slice(0, k)
   return chosen.map(({ row, similarity }) => ({ chunkId: ids[row]!, distance: inverseNorms[row] ? 1 - similarity : null }))
+}
+
+/**
+ * The `pool` rows with the best estimates (dot × estimate scale), best first; with `keys`, a twin of
+ * a row already kept (same key, same estimate: the same int8 row) is left out.
+ */
+function rowsByEstimate(dots: Int32Array, estimateScales: Float64Array, rows: number, pool: number, keys: Int32Array | null): Int32Array {
+  const best = new Float64Array(pool).fill(Number.NEGATIVE_INFINITY)
+  const bestRows = new Int32Array(pool).fill(-1)
+  let floor = Number.NEGATIVE_INFINITY
+  for (let row = 0; row < rows; row++) {
+    const estimate = dots[row]! * estimateScales[row]!
+    if (estimate <= floor) continue
+    // Where it goes: after every slot at least as good (binary search: best is in descending order).
+    let low = 0
+    let high = pool - 1
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (best[middle]! >= estimate) low = middle + 1
+      else high = middle
+    }
+    // Slots with this very estimate sit just before: a twin among them is no other passage.
+    if (keys && isTwinBefore(keys, best, bestRows, low, row, estimate)) continue
+    best.copyWithin(low + 1, low, pool - 1)
+    bestRows.copyWithin(low + 1, low, pool - 1)
+    best[low] = estimate
+    bestRows[low] = row
+    floor = best[pool - 1]!
+  }
+  return bestRows
+}
+
+/** Whether one of the slots before `slot` that hold `estimate` holds a row with `row`'s key. */
+function isTwinBefore(keys: Int32Array, best: Float64Array, bestRows: Int32Array, slot: number, row: number, estimate: number): boolean {
+  const key = keys[row]!
+  for (let before = slot - 1; before >= 0 && best[before] === estimate; before--) if (keys[bestRows[before]!] === key) return true
+  return false
+}
+
+/** The rows whose estimate plus error bound could reach `reach` (see quantizedNearest). */
+function rowsWithinReach(dots: Int32Array, estimateScales: Float64Array, boundTerms: Float64Array, rows: number, queryTerm: number, reach: number): number[] {
+  const within: number[] = []
+  for (let row = 0; row < rows; row++) if (estimateScales[row]! * (dots[row]! + queryTerm) + boundTerms[row]! >= reach) within.push(row)
+  return within
 }
