@@ -201,6 +201,9 @@ describeBackends('RAG store', (backend) => {
     await rag.ingest(hana, 'twins', [0, 1, 2].map((i) => ({ id: `same-${i}`, content: 'The harbor daemon rotates its logs every Sunday at midnight.' })))
     const same = (await rag.search(hana, 'twins', 'when are the harbor logs rotated', 10)).results
     expect(same.map((r) => r.id).sort()).toEqual(['same-0', 'same-1', 'same-2'])
+    // Passages to answer from (/rag/answer, grounded chat, research) never need the copies.
+    const passages = (await rag.search(hana, 'twins', 'when are the harbor logs rotated', 10, null, { passages: true })).results
+    expect(passages).toHaveLength(1)
   })
 
   test('the document library: info rows with the document, unchanged documents skipped, listings by prefix, one document with its text', async () => {

@@ -314,13 +314,15 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const there = this.stillThere(userId, collection)
     if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
     // Copies of one passage in several documents count once among the candidates, so the pools
-    // hold as many different passages as they would without copies; the copies come back only
-    // when there are not `limit` different passages to show (after them, as distinctFirst orders).
+    // hold as many different passages as they would without copies; in a search's results the
+    // copies come back only when there are not `limit` different passages to show (after them, as
+    // distinctFirst orders: the search is run again without leaving them out). Passages to answer
+    // from never need them: a copy says nothing its original does not.
     const distinct = { dropped: 0 }
     const pools = { ...candidatePools(limit, params), rareShare: params.rareShare }
     const first = this.ranked(collection, vector, asked, { ...pools, distinct }, params, synonyms, limit, threshold, options)
     const results = first instanceof Promise ? await first : first
-    if (results.length >= limit || distinct.dropped === 0) return results
+    if (results.length >= limit || distinct.dropped === 0 || options.passages) return results
     return this.ranked(collection, vector, asked, pools, params, synonyms, limit, threshold, options)
   }
 
