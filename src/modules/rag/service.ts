@@ -435,6 +435,18 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const vectorRanking = hasDirection
       ? yield* wait(this.store.nearest(collection, vector, pools.vectorPool, pools.distinct))
       : (yield* wait(this.store.firstChunks(collection, pools.vectorPool))).map((chunkId) => ({ chunkId, distance: null }))
+    // While the keyword query runs elsewhere (a thread, the database), the vector candidates' words
+    // are read here: termHoldings below then finds them read (the reads are kept per query).
+    const known = terms.terms.find((term) => term.df > 0 && !term.phrase)
+    if (keywordAnswer instanceof Promise && known && vectorRanking.length) {
+      yield* wait(
+        this.store.termHoldings(
+          terms,
+          vectorRanking.map((hit) => hit.chunkId),
+          [known],
+        ),
+      )
+    }
     const keywordRanking = yield* wait(keywordAnswer)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
