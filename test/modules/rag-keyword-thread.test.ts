@@ -38,7 +38,7 @@ describe('keyword thread (SQLite, large collections)', () => {
     expect(reader(onFile)!.running).toBe(true)
   })
 
-  test('a thread that fails with a query in flight: the query is answered here, with the same results', async () => {
+  test('a thread that fails with a query in flight, or cannot start: the query is answered here, with the same results', async () => {
     const rag = service(join(tempDir('keyword-thread'), 'uagent.db'))
     await rag.ingest('u', 'kb', documents)
     const query = corpus.queries[0]!.keyword
@@ -49,6 +49,14 @@ describe('keyword thread (SQLite, large collections)', () => {
     // The next query starts a new thread.
     expect((await rag.search('u', 'kb', query, 5)).results).toEqual(before.results)
     expect(reader(rag)!.running).toBe(true)
+    // No thread can be started at all (a runtime without workers): the queries run here.
+    const threads = rag.store as SqliteRagStore as unknown as Record<'reader' | 'warmer', { call: () => never }>
+    for (const name of ['reader', 'warmer'] as const) {
+      threads[name].call = () => {
+        throw new Error('no worker threads here')
+      }
+    }
+    expect((await rag.search('u', 'kb', query, 5)).results).toEqual(before.results)
   })
 
   test('a collection deleted while its keyword query runs on the thread: the search ends without an error, and the next one is a 404', async () => {

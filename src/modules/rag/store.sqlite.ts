@@ -217,8 +217,13 @@ export class SqliteRagStore implements RagStore {
     if (this.warmed.has(known)) return
     const map = known
     this.warmed.add(map)
-    this.warmer
-      .call<{ terms?: string[]; counts?: number[] }>({ kind: 'frequent', file: this.db.filename, table, min: WARM_MIN_CHUNKS })
+    let reply: Promise<{ terms?: string[]; counts?: number[] }>
+    try {
+      reply = this.warmer.call({ kind: 'frequent', file: this.db.filename, table, min: WARM_MIN_CHUNKS })
+    } catch {
+      return
+    }
+    reply
       .then(({ terms, counts }) => {
         if (!terms || !counts || this.frequencies.get(collectionId) !== map) return
         // The commonest first, within half the cache (the other half for what questions look up).
@@ -245,8 +250,14 @@ export class SqliteRagStore implements RagStore {
       return { ids, ranks }
     }
     if (!offThread || !this.reader) return here()
-    return this.reader
-      .call<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>({ kind: 'matches', file: this.db.filename, table, query: ftsQuery, limit })
+    let reply: Promise<{ ids?: Float64Array; ranks?: Float64Array; failure?: string }>
+    try {
+      reply = this.reader.call({ kind: 'matches', file: this.db.filename, table, query: ftsQuery, limit })
+    } catch {
+      // No thread could be started here: the query runs on this one.
+      return here()
+    }
+    return reply
       .then((reply) => {
         if (!reply.ids || !reply.ranks) throw new Error(reply.failure ?? 'keyword thread failed')
         return { ids: reply.ids, ranks: reply.ranks }
