@@ -125,30 +125,40 @@ function rowKey(vectors: Float32Array, offset: number, dimensions: number): numb
  * it. Hits not in the matrix are all kept. `dropped` counts what was left out.
  */
 export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | undefined, hits: Iterable<T>, k: number, score: (hit: T) => number | null, report?: { dropped: number }): T[] {
+  return firstDistinct(
+    hits,
+    k,
+    (hit) => {
+      const row = matrix?.rowOf.get(hit.chunkId)
+      return row === undefined ? undefined : matrix!.keys[row]
+    },
+    score,
+    report,
+  )
+}
+
+/**
+ * The first `k` of `items` (best first; read only as far as needed), each one whose `key` and
+ * `score` an earlier kept item already had left out (and counted in `report.dropped`); an item
+ * without a key is always kept. What distinctHits and distinctRows share.
+ */
+function firstDistinct<T>(items: Iterable<T>, k: number, key: (item: T) => number | undefined, score: (item: T) => number | null, report?: { dropped: number }): T[] {
   const kept: T[] = []
-  if (!matrix) {
-    for (const hit of hits) {
-      if (kept.length >= k) break
-      kept.push(hit)
-    }
-    return kept
-  }
   const seen = new Map<number, (number | null)[]>()
-  for (const hit of hits) {
+  for (const item of items) {
     if (kept.length >= k) break
-    const row = matrix.rowOf.get(hit.chunkId)
-    if (row !== undefined) {
-      const key = matrix.keys[row]!
-      const scores = seen.get(key)
-      const value = score(hit)
+    const own = key(item)
+    if (own !== undefined) {
+      const scores = seen.get(own)
+      const value = score(item)
       if (scores?.includes(value)) {
         if (report) report.dropped++
         continue
       }
       if (scores) scores.push(value)
-      else seen.set(key, [value])
+      else seen.set(own, [value])
     }
-    kept.push(hit)
+    kept.push(item)
   }
   return kept
 }
@@ -349,20 +359,13 @@ function isTwin(keys: Int32Array, best: Float64Array, bestRows: Int32Array, row:
 
 /** The first k of `found` (best first), each row that is a twin of a better one left out (and counted in `report.dropped`). */
 function distinctRows(found: { row: number; similarity: number }[], keys: Int32Array, k: number, report: { dropped: number }): { row: number; similarity: number }[] {
-  const seen = new Map<number, number[]>()
-  const kept: { row: number; similarity: number }[] = []
-  for (const hit of found) {
-    if (kept.length >= k) break
-    const scores = seen.get(keys[hit.row]!)
-    if (scores?.includes(hit.similarity)) {
-      report.dropped++
-      continue
-    }
-    if (scores) scores.push(hit.similarity)
-    else seen.set(keys[hit.row]!, [hit.similarity])
-    kept.push(hit)
-  }
-  return kept
+  return firstDistinct(
+    found,
+    k,
+    (hit) => keys[hit.row],
+    (hit) => hit.similarity,
+    report,
+  )
 }
 
 /** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
