@@ -14,8 +14,11 @@ import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagSto
 import { SqliteRagStore } from './store.sqlite'
 import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
+import { COLLECTION_NAME, CollectionResolver, type Need, type Resolved } from './access/resolver'
+import type { AccessStore } from './access/store'
+import { SqliteAccessStore } from './access/store.sqlite'
 
-export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
+export { COLLECTION_NAME }
 export const MAX_DOCUMENTS = 1000
 export const MAX_DOCUMENT_BYTES = 1024 * 1024
 export const MAX_METADATA_BYTES = 64 * 1024
@@ -64,6 +67,8 @@ export interface RagDeps<S extends RagStore = SqliteRagStore> {
   db: Database
   /** The store; default: the SQLite one over `db`. */
   store?: S
+  /** The access lists (shares); default: the SQLite ones over `db`. */
+  access?: AccessStore
   vectorCache?: VectorCacheOptions
   /** See RagStore: postings ranked to find keyword candidates. */
   keywordPostings?: number
@@ -141,9 +146,12 @@ export interface CandidatePools {
 /** The knowledge base: ingestion, hybrid search and the collections of each user. */
 export class RagService<S extends RagStore = SqliteRagStore> {
   readonly store: S
+  /** The one rule for who reaches which collection (see CollectionResolver). */
+  readonly resolver: CollectionResolver
 
   constructor(private readonly deps: RagDeps<S>) {
     this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
+    this.resolver = new CollectionResolver(this.store, deps.access ?? new SqliteAccessStore(deps.db))
   }
 
   /** Runs store steps (see runSteps): synchronous on SQLite. */
@@ -151,26 +159,31 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     return runSteps(steps) as Answer<S, T>
   }
 
-  /** The caller's collection, 404 when it does not exist or is someone else's. */
-  collection(userId: string, name: string): Answer<S, CollectionRow> {
-    return this.run(this.collectionSteps(userId, name))
+  /**
+   * The collection a reference names for the caller (see CollectionResolver): 404 when they reach
+   * none, 403 when their access is below `need`.
+   */
+  collection(userId: string, ref: string, need: Need = 'viewer'): Answer<S, CollectionRow> {
+    return this.run(this.collectionSteps(userId, ref, need))
   }
 
-  private *collectionSteps(userId: string, name: string): Steps<CollectionRow> {
-    assertCollectionName(name)
-    const collection = yield* wait(this.store.findCollection(userId, name))
-    if (!collection) throw notFound(`Collection ${name}`)
-    return collection
+  /** The collection with the caller's access (see CollectionResolver). */
+  resolve(userId: string, ref: string, need: Need = 'viewer'): Answer<S, Resolved> {
+    return this.run(this.resolver.steps(userId, ref, need))
+  }
+
+  private *collectionSteps(userId: string, ref: string, need: Need = 'viewer'): Steps<CollectionRow> {
+    return (yield* this.resolver.steps(userId, ref, need)).collection
   }
 
   /**
-   * Whether `collection` is still there, unchanged, for its owner. Called after every await: while
-   * this request waited, the collection may have been deleted, or deleted and made anew — and
-   * SQLite may hand its id to someone else's new collection. Looked up by owner and name, and
-   * compared by id and creation time, so neither case goes unnoticed.
+   * Whether `collection` is still there, unchanged. Called after every await: while this request
+   * waited, the collection may have been deleted, or deleted and made anew — and SQLite may hand
+   * its row id to someone else's new collection. Looked up by its public id (a UUID, never
+   * reused) and compared by row id, so neither case goes unnoticed.
    */
-  private stillThere(userId: string, collection: CollectionRow): MaybePromise<boolean> {
-    return andThen(this.store.findCollection(userId, collection.name), (current) => current !== null && current.id === collection.id && current.created_at === collection.created_at)
+  private stillThere(_userId: string, collection: CollectionRow): MaybePromise<boolean> {
+    return andThen(this.resolver.store.byPublicId(collection.public_id), (current) => current !== null && current.id === collection.id && current.created_at === collection.created_at)
   }
 
   private assertSameEmbedder(collection: CollectionRow, embedder: Embedder): void {
@@ -185,7 +198,6 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook) {
     const started = performance.now()
-    assertCollectionName(name)
     if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
     const errors: { id: string; message: string }[] = []
     const accepted = documents.filter((document) => {
@@ -199,8 +211,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       return false
     })
     this.deps.storage?.assertRoom(accepted.reduce((sum, document) => sum + Buffer.byteLength(document.content), 0) * STORED_BYTES_PER_BYTE)
+    let collection: CollectionRow | null = await this.writable(userId, name)
     const embedder = await this.deps.embedder()
-    let collection = await this.store.findCollection(userId, name)
     if (collection) this.assertSameEmbedder(collection, embedder)
 
     const options = chunkOptionsFor(embedder.maxTokens)
@@ -301,6 +313,26 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     this.assertSameEmbedder(collection, embedder)
     const results = await this.retrieve(userId, collection, embedder, query, limit, threshold, options)
     return { results, query, totalResults: results.length, searchTime: Math.round(performance.now() - started) }
+  }
+
+  /**
+   * The collection an ingest or upload writes to: the one the reference names, where the caller
+   * is at least an editor (403 below that); null when it names none and is a name, for the
+   * caller's own new collection of that name (made once the first batch is embedded).
+   */
+  writable(userId: string, ref: string): Answer<S, CollectionRow | null> {
+    const resolver = this.resolver
+    return this.run(
+      (function* () {
+        try {
+          return (yield* resolver.steps(userId, ref, 'editor')).collection
+        } catch (error) {
+          if (!(error instanceof AppError && error.code === 'NOT_FOUND') || ref.includes('/')) throw error
+          assertCollectionName(ref)
+          return null
+        }
+      })(),
+    )
   }
 
   /** Hybrid retrieval: vector KNN and BM25 candidates, fused and scored in [0, 1] (see rankCandidates). */
@@ -593,7 +625,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   deleteCollection(userId: string, name: string): Answer<S, { success: boolean; collection: string }> {
     const store = this.store
-    const collection = this.collectionSteps(userId, name)
+    const collection = this.collectionSteps(userId, name, 'manager')
     return this.run(
       (function* () {
         yield* wait(store.deleteCollection(yield* collection))
@@ -604,7 +636,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   deleteDocument(userId: string, name: string, docId: string): Answer<S, { success: boolean; collection: string; id: string }> {
     const store = this.store
-    const collection = this.collectionSteps(userId, name)
+    const collection = this.collectionSteps(userId, name, 'editor')
     return this.run(
       (function* () {
         if (!(yield* wait(store.deleteDocument(yield* collection, docId)))) throw notFound(`Document ${docId} in collection ${name}`)

@@ -91,11 +91,12 @@ interface CollectionState {
 }
 
 const vectorBytes = (vector: Float32Array) => new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength)
-const COLLECTION_COLUMNS = 'id, user_id, name, embedder, dimensions, created_at, version'
+export const COLLECTION_COLUMNS = 'id, public_id, user_id, name, embedder, dimensions, created_at, version'
 
-function collectionRow(row: Record<string, unknown>): CollectionRow {
+export function collectionRow(row: Record<string, unknown>): CollectionRow {
   return {
     id: Number(row.id),
+    public_id: row.public_id as string,
     user_id: row.user_id as string,
     name: row.name as string,
     embedder: row.embedder as string,
@@ -197,8 +198,8 @@ export class PostgresRagStore implements RagStore {
 
   async createCollection(userId: string, name: string, embedder: string, dimensions: number): Promise<CollectionRow> {
     const [row] = await this.sql.unsafe(
-      `INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLLECTION_COLUMNS}`,
-      [userId, name, embedder, dimensions, new Date().toISOString()],
+      `INSERT INTO rag_collections (public_id, user_id, name, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLLECTION_COLUMNS}`,
+      [crypto.randomUUID(), userId, name, embedder, dimensions, new Date().toISOString()],
     )
     return collectionRow(row)
   }

@@ -384,7 +384,8 @@ export class SqliteRagStore implements RagStore {
 
   createCollection(userId: string, name: string, embedder: string, dimensions: number): CollectionRow {
     this.ensureVecTable(dimensions)
-    this.db.run('INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?)', [
+    this.db.run('INSERT INTO rag_collections (public_id, user_id, name, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      crypto.randomUUID(),
       userId,
       name,
       embedder,

@@ -2,7 +2,10 @@ import type { MaybePromise } from '../../db/maybe-promise'
 import type { VectorCache } from './vectors/cache'
 
 export interface CollectionRow {
+  /** The row id: SQLite may give a deleted collection's to a new one, so it never leaves the server. */
   id: number
+  /** The stable public id (a UUID): what the API calls a collection's `id`. */
+  public_id: string
   user_id: string
   name: string
   embedder: string

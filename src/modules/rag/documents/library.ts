@@ -84,7 +84,7 @@ export class DocumentLibrary {
   async ingest(userId: string, name: string, documents: DocumentInput[]) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
-    const existing = await this.store.findCollection(userId, name)
+    const existing = await this.rag.writable(userId, name)
     const stored = existing ? await this.store.documentHashes(existing, withHash.map((d) => d.id)) : new Map<string, { hash: string; metadata: string }>()
     // Unchanged: the same source bytes and the same metadata (a corrected title is an update).
     const isUnchanged = (d: (typeof withHash)[number]) => {
@@ -190,9 +190,10 @@ export class DocumentLibrary {
   withPages(userId: string, name: string, results: SearchResult[]): MaybePromise<SearchResult[]> {
     if (!results.length) return results
     const store = this.store
+    const resolver = this.rag.resolver
     return runSteps(
       (function* () {
-        const collection = yield* wait(store.findCollection(userId, name))
+        const collection = (yield* resolver.find(userId, name))?.collection
         if (!collection) return results
         const found = yield* wait(store.chunkPages(collection, [...new Set(results.map((r) => r.id))]))
         if (!found.size) return results

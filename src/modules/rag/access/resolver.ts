@@ -1,0 +1,90 @@
+import { AppError, notFound } from '../../../core/errors'
+import type { MaybePromise } from '../../../db/maybe-promise'
+import { runSteps, type Steps, wait } from '../steps'
+import type { CollectionRow, RagStore } from '../store'
+import { type Access, ACCESS_RANK, type AccessStore } from './store'
+
+/** Collection names (the contract's rule); a reference may be more (an id, `<owner email>/<name>`). */
+export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
+const PUBLIC_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A collection a reference names, and what the caller may do with it. */
+export interface Resolved {
+  collection: CollectionRow
+  access: Access
+}
+
+/** What an operation needs: viewer (read), editor (write documents), manager (access, delete), owner. */
+export type Need = Access
+
+/**
+ * The one resolver: a collection reference (a `collection` in a body, `{name}` in a path, a CLI
+ * argument, an agent's or a `rag:` model's collection) → the collection and the caller's access,
+ * in the contract's order:
+ *
+ * 1. the caller's own collection of that name;
+ * 2. a collection `id` (its public UUID);
+ * 3. `<owner email>/<name>`;
+ * 4. the one collection of that name shared with the caller (two or more: 409 AMBIGUOUS_COLLECTION
+ *    listing their qualified names).
+ *
+ * Access is the owner's, or the highest role any entry gives (the user, a group they are in,
+ * everyone); admins manage every collection they name by id or `<owner email>/<name>`. Nothing
+ * reached: 404, never a hint that it exists; reached with too little: 403. Read fresh from the
+ * database on every call: a share, a member or a group removed counts from the next request, on
+ * every replica. Every place that reads or writes a collection calls this and no other rule.
+ */
+export class CollectionResolver {
+  constructor(
+    private readonly rag: Pick<RagStore, 'findCollection'>,
+    readonly store: AccessStore,
+  ) {}
+
+  resolve(userId: string, ref: string, need: Need = 'viewer'): MaybePromise<Resolved> {
+    return runSteps(this.steps(userId, ref, need))
+  }
+
+  *steps(userId: string, ref: string, need: Need = 'viewer'): Steps<Resolved> {
+    const found = yield* this.find(userId, ref)
+    if (!found) throw notFound(`Collection ${ref}`)
+    if (ACCESS_RANK[found.access] >= ACCESS_RANK[need]) return found
+    // Admins manage every collection (all but what only its owner is: none of the operations needs 'owner').
+    if (need !== 'owner' && (yield* wait(this.store.isAdmin(userId)))) return { collection: found.collection, access: 'manager' }
+    throw new AppError('FORBIDDEN', `Your access to collection ${ref} (${found.access}) does not allow this: it needs ${need}`)
+  }
+
+  /** The collection a reference names for the caller, or null (see the class). */
+  *find(userId: string, ref: string): Steps<Resolved | null> {
+    if (COLLECTION_NAME.test(ref)) {
+      const own = yield* wait(this.rag.findCollection(userId, ref))
+      if (own) return { collection: own, access: 'owner' }
+    }
+    if (PUBLIC_ID.test(ref)) {
+      const row = yield* wait(this.store.byPublicId(ref.toLowerCase()))
+      const reached = row && (yield* this.reach(userId, row))
+      if (reached) return reached
+    }
+    const slash = ref.lastIndexOf('/')
+    if (slash > 0 && COLLECTION_NAME.test(ref.slice(slash + 1))) {
+      const row = yield* wait(this.store.byOwnerEmail(ref.slice(0, slash).trim().toLowerCase(), ref.slice(slash + 1)))
+      const reached = row && (yield* this.reach(userId, row))
+      if (reached) return reached
+    }
+    if (!COLLECTION_NAME.test(ref)) return null
+    const shared = yield* wait(this.store.sharedNamed(userId, ref))
+    if (shared.length > 1) {
+      const names = shared.map((row) => `${row.ownerEmail}/${row.collection.name}`)
+      throw new AppError('AMBIGUOUS_COLLECTION', `Collection ${ref} is ambiguous: ${names.length} collections of that name are shared with you (${names.join(', ')}); name one as <owner email>/<name> or by id`)
+    }
+    return shared[0] ? { collection: shared[0].collection, access: shared[0].role } : null
+  }
+
+  /** The caller's access to a collection found by id or qualified name, or null when they have none. */
+  private *reach(userId: string, collection: CollectionRow): Steps<Resolved | null> {
+    if (collection.user_id === userId) return { collection, access: 'owner' }
+    const role = yield* wait(this.store.roleOf(userId, collection.id))
+    if (role) return { collection, access: role }
+    if (yield* wait(this.store.isAdmin(userId))) return { collection, access: 'manager' }
+    return null
+  }
+}

@@ -1,0 +1,105 @@
+import type { Postgres } from '../../../db/postgres'
+import type { CollectionRow } from '../store'
+import { collectionRow } from '../store.postgres'
+import { type AccessibleRow, type AccessStore, isAdminRoles, reachesUser, ROLE_RANK_SQL, roleOfRank, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+
+const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'
+const COUNTS = 'c.chunk_count AS chunks, (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents'
+
+const accessibleRow = (row: Record<string, unknown>, access: AccessibleRow['access']): AccessibleRow => ({
+  ...collectionRow(row),
+  documents: Number(row.documents),
+  chunks: Number(row.chunks),
+  owner_email: row.owner_email as string,
+  access,
+})
+
+/** Access lists in PostgreSQL (see AccessStore). */
+export class PostgresAccessStore implements AccessStore {
+  constructor(private readonly sql: Postgres) {}
+
+  async byPublicId(publicId: string): Promise<CollectionRow | null> {
+    const [row] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM rag_collections c WHERE c.public_id = $1`, [publicId])
+    return row ? collectionRow(row) : null
+  }
+
+  async byOwnerEmail(email: string, name: string): Promise<CollectionRow | null> {
+    const [row] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE u.email = $1 AND c.name = $2`, [email, name])
+    return row ? collectionRow(row) : null
+  }
+
+  async sharedNamed(userId: string, name: string): Promise<SharedRow[]> {
+    const rows = await this.sql.unsafe(
+      `SELECT ${COLUMNS}, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank
+       FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
+       WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}
+       GROUP BY c.id, u.email ORDER BY u.email`,
+      [userId, name],
+    )
+    return rows.map((row: Record<string, unknown>) => ({ collection: collectionRow(row), role: roleOfRank(Number(row.rank))!, ownerEmail: row.owner_email as string }))
+  }
+
+  async roleOf(userId: string, collectionId: number): Promise<ShareRole | null> {
+    const [row] = await this.sql.unsafe(`SELECT max(${ROLE_RANK_SQL}) AS rank FROM rag_collection_shares s WHERE s.collection_id = $2 AND ${reachesUser('$1')}`, [userId, collectionId])
+    return roleOfRank(row?.rank === null || row?.rank === undefined ? null : Number(row.rank))
+  }
+
+  async isAdmin(userId: string): Promise<boolean> {
+    const [row] = await this.sql`SELECT roles FROM users WHERE id = ${userId}`
+    return isAdminRoles(row?.roles)
+  }
+
+  async accessible(userId: string): Promise<AccessibleRow[]> {
+    const [own, shared] = await Promise.all([
+      this.sql.unsafe(`SELECT ${COLUMNS}, u.email AS owner_email, ${COUNTS} FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE c.user_id = $1`, [userId]),
+      this.sql.unsafe(
+        `SELECT ${COLUMNS}, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank, ${COUNTS}
+         FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
+         WHERE c.user_id <> $1 AND ${reachesUser('$1')} GROUP BY c.id, u.email`,
+        [userId],
+      ),
+    ])
+    const rows = [
+      ...own.map((row: Record<string, unknown>) => accessibleRow(row, 'owner')),
+      ...shared.map((row: Record<string, unknown>) => accessibleRow(row, roleOfRank(Number(row.rank))!)),
+    ]
+    return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.owner_email < b.owner_email ? -1 : 1))
+  }
+
+  async owner(userId: string): Promise<{ id: string; email: string } | null> {
+    const [row] = await this.sql`SELECT id, email FROM users WHERE id = ${userId}`
+    return row ? { id: row.id, email: row.email } : null
+  }
+
+  async shares(collectionId: number): Promise<ShareView[]> {
+    const rows = await this.sql`
+      SELECT s.principal_type AS type, s.principal_id AS id, s.role, u.email, g.name
+      FROM rag_collection_shares s
+      LEFT JOIN users u ON s.principal_type = 'user' AND u.id = s.principal_id
+      LEFT JOIN groups g ON s.principal_type = 'group' AND g.id = s.principal_id
+      WHERE s.collection_id = ${collectionId} AND (s.principal_type = 'everyone' OR u.id IS NOT NULL OR g.id IS NOT NULL)
+      ORDER BY s.principal_type, coalesce(u.email, g.name, '')`
+    return rows.map(shareView)
+  }
+
+  async replaceShares(collectionId: number, entries: ShareEntry[]): Promise<void> {
+    const at = new Date().toISOString()
+    await this.sql.begin(async (tx) => {
+      await tx`DELETE FROM rag_collection_shares WHERE collection_id = ${collectionId}`
+      for (const entry of entries) {
+        await tx`INSERT INTO rag_collection_shares (collection_id, principal_type, principal_id, role, created_at)
+          VALUES (${collectionId}, ${entry.type}, ${entry.principalId}, ${entry.role}, ${at})`
+      }
+    })
+  }
+
+  async findUser(by: { id?: string; email?: string }): Promise<{ id: string; email: string } | null> {
+    const [row] = by.id !== undefined ? await this.sql`SELECT id, email FROM users WHERE id = ${by.id}` : await this.sql`SELECT id, email FROM users WHERE email = ${by.email ?? ''}`
+    return row ? { id: row.id, email: row.email } : null
+  }
+
+  async findGroup(by: { id?: string; name?: string }): Promise<{ id: string; name: string } | null> {
+    const [row] = by.id !== undefined ? await this.sql`SELECT id, name FROM groups WHERE id = ${by.id}` : await this.sql`SELECT id, name FROM groups WHERE name = ${by.name ?? ''}`
+    return row ? { id: row.id, name: row.name } : null
+  }
+}

@@ -1,0 +1,98 @@
+import type { Database } from 'bun:sqlite'
+import type { CollectionRow } from '../store'
+import { type AccessibleRow, type AccessStore, isAdminRoles, reachesUser, ROLE_RANK_SQL, roleOfRank, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+
+const COUNTS = `(SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents,
+  (SELECT count(*) FROM rag_chunks k WHERE k.collection_id = c.id) AS chunks`
+
+/** Access lists in SQLite (see AccessStore). */
+export class SqliteAccessStore implements AccessStore {
+  constructor(private readonly db: Database) {}
+
+  byPublicId(publicId: string): CollectionRow | null {
+    return this.db.query<CollectionRow, [string]>('SELECT * FROM rag_collections WHERE public_id = ?').get(publicId)
+  }
+
+  byOwnerEmail(email: string, name: string): CollectionRow | null {
+    return this.db
+      .query<CollectionRow, [string, string]>('SELECT c.* FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE u.email = ? AND c.name = ?')
+      .get(email, name)
+  }
+
+  sharedNamed(userId: string, name: string): SharedRow[] {
+    const rows = this.db
+      .query<CollectionRow & { owner_email: string; rank: number }, Record<string, string>>(
+        `SELECT c.*, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank
+         FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
+         WHERE c.name = $name AND c.user_id <> $user AND ${reachesUser('$user')}
+         GROUP BY c.id ORDER BY u.email`,
+      )
+      .all({ $name: name, $user: userId })
+    return rows.map(({ owner_email, rank, ...collection }) => ({ collection, role: roleOfRank(rank)!, ownerEmail: owner_email }))
+  }
+
+  roleOf(userId: string, collectionId: number): ShareRole | null {
+    const row = this.db
+      .query<{ rank: number | null }, Record<string, string | number>>(`SELECT max(${ROLE_RANK_SQL}) AS rank FROM rag_collection_shares s WHERE s.collection_id = $id AND ${reachesUser('$user')}`)
+      .get({ $id: collectionId, $user: userId })
+    return roleOfRank(row?.rank)
+  }
+
+  isAdmin(userId: string): boolean {
+    return isAdminRoles(this.db.query<{ roles: string }, [string]>('SELECT roles FROM users WHERE id = ?').get(userId)?.roles)
+  }
+
+  accessible(userId: string): AccessibleRow[] {
+    const own = this.db
+      .query<AccessibleRow, [string]>(`SELECT c.*, u.email AS owner_email, 'owner' AS access, ${COUNTS} FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE c.user_id = ?`)
+      .all(userId)
+    const shared = this.db
+      .query<AccessibleRow & { rank: number }, Record<string, string>>(
+        `SELECT c.*, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank, ${COUNTS}
+         FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
+         WHERE c.user_id <> $user AND ${reachesUser('$user')} GROUP BY c.id`,
+      )
+      .all({ $user: userId })
+      .map(({ rank, ...row }) => ({ ...row, access: roleOfRank(rank)! }))
+    return [...own, ...shared].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.owner_email < b.owner_email ? -1 : 1))
+  }
+
+  owner(userId: string): { id: string; email: string } | null {
+    return this.db.query<{ id: string; email: string }, [string]>('SELECT id, email FROM users WHERE id = ?').get(userId)
+  }
+
+  shares(collectionId: number): ShareView[] {
+    const rows = this.db
+      .query<{ type: ShareView['type']; id: string; role: ShareRole; email: string | null; name: string | null }, [number]>(
+        `SELECT s.principal_type AS type, s.principal_id AS id, s.role, u.email, g.name
+         FROM rag_collection_shares s
+         LEFT JOIN users u ON s.principal_type = 'user' AND u.id = s.principal_id
+         LEFT JOIN groups g ON s.principal_type = 'group' AND g.id = s.principal_id
+         WHERE s.collection_id = ? AND (s.principal_type = 'everyone' OR u.id IS NOT NULL OR g.id IS NOT NULL)
+         ORDER BY s.principal_type, coalesce(u.email, g.name, '')`,
+      )
+      .all(collectionId)
+    return rows.map(shareView)
+  }
+
+  replaceShares(collectionId: number, entries: ShareEntry[]): void {
+    const at = new Date().toISOString()
+    this.db
+      .transaction(() => {
+        this.db.run('DELETE FROM rag_collection_shares WHERE collection_id = ?', [collectionId])
+        const insert = this.db.prepare('INSERT INTO rag_collection_shares (collection_id, principal_type, principal_id, role, created_at) VALUES (?, ?, ?, ?, ?)')
+        for (const entry of entries) insert.run(collectionId, entry.type, entry.principalId, entry.role, at)
+      })
+      .immediate()
+  }
+
+  findUser(by: { id?: string; email?: string }): { id: string; email: string } | null {
+    if (by.id !== undefined) return this.db.query<{ id: string; email: string }, [string]>('SELECT id, email FROM users WHERE id = ?').get(by.id)
+    return this.db.query<{ id: string; email: string }, [string]>('SELECT id, email FROM users WHERE email = ?').get(by.email ?? '')
+  }
+
+  findGroup(by: { id?: string; name?: string }): { id: string; name: string } | null {
+    if (by.id !== undefined) return this.db.query<{ id: string; name: string }, [string]>('SELECT id, name FROM groups WHERE id = ?').get(by.id)
+    return this.db.query<{ id: string; name: string }, [string]>('SELECT id, name FROM groups WHERE name = ?').get(by.name ?? '')
+  }
+}

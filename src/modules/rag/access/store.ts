@@ -1,0 +1,95 @@
+import type { MaybePromise } from '../../../db/maybe-promise'
+import type { CollectionRow, CollectionSummary } from '../store'
+
+/** A role an access list entry gives. */
+export type ShareRole = 'viewer' | 'editor' | 'manager'
+/** What a caller may do with a collection: its owner, or the highest role an entry gives them. */
+export type Access = 'owner' | ShareRole
+
+export const SHARE_ROLES: readonly ShareRole[] = ['viewer', 'editor', 'manager']
+export const ACCESS_RANK: Record<Access, number> = { viewer: 1, editor: 2, manager: 3, owner: 4 }
+
+export type PrincipalType = 'user' | 'group' | 'everyone'
+
+/** An access list entry as stored: `principalId` is a user's or a group's id ('' for everyone). */
+export interface ShareEntry {
+  type: PrincipalType
+  principalId: string
+  role: ShareRole
+}
+
+/** An entry as `GET …/access` shows it: with the user's email or the group's name. */
+export interface ShareView {
+  type: PrincipalType
+  id?: string
+  email?: string
+  name?: string
+  role: ShareRole
+}
+
+/** A collection someone else owns that the caller reaches through an entry. */
+export interface SharedRow {
+  collection: CollectionRow
+  role: ShareRole
+  ownerEmail: string
+}
+
+/** A collection as the caller's listing shows it: its counts, its owner and the caller's access. */
+export type AccessibleRow = CollectionSummary & { owner_email: string; access: Access }
+
+/**
+ * The access lists of collections (rag_collection_shares) and the look-ups the one resolver
+ * (resolver.ts) makes: an entry reaches a user directly, through any group they are in
+ * (group_members), or as everyone. SQLite answers at once, PostgreSQL with promises. Nothing is
+ * cached: a share, a member or a group removed is seen by the very next request on every replica.
+ */
+export interface AccessStore {
+  byPublicId(publicId: string): MaybePromise<CollectionRow | null>
+  byOwnerEmail(email: string, name: string): MaybePromise<CollectionRow | null>
+  /** Collections named `name` owned by others and shared with the user, each with the highest role its entries give them. */
+  sharedNamed(userId: string, name: string): MaybePromise<SharedRow[]>
+  /** The highest role the entries of a collection give the user, or null. */
+  roleOf(userId: string, collectionId: number): MaybePromise<ShareRole | null>
+  isAdmin(userId: string): MaybePromise<boolean>
+  /** The caller's own collections and those shared with them, by name then owner. */
+  accessible(userId: string): MaybePromise<AccessibleRow[]>
+  owner(userId: string): MaybePromise<{ id: string; email: string } | null>
+  /** A collection's entries, those naming a user or group that no longer exists left out. */
+  shares(collectionId: number): MaybePromise<ShareView[]>
+  /** Replaces a collection's entries, in one transaction. */
+  replaceShares(collectionId: number, entries: ShareEntry[]): MaybePromise<void>
+  /** A user by id or email (lowercase). */
+  findUser(by: { id?: string; email?: string }): MaybePromise<{ id: string; email: string } | null>
+  /** A group by id or name. */
+  findGroup(by: { id?: string; name?: string }): MaybePromise<{ id: string; name: string } | null>
+}
+
+/** The SQL condition "entry s reaches user $USER" (a user entry, a group they are in, everyone); `user` is the placeholder of their id. */
+export function reachesUser(user: string): string {
+  return `(s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${user})
+    OR (s.principal_type = 'group' AND s.principal_id IN (SELECT gm.group_id FROM group_members gm WHERE gm.user_id = ${user})))`
+}
+
+/** The SQL expression of an entry's rank (ACCESS_RANK). */
+export const ROLE_RANK_SQL = `CASE s.role WHEN 'manager' THEN 3 WHEN 'editor' THEN 2 ELSE 1 END`
+
+export function roleOfRank(rank: number | null | undefined): ShareRole | null {
+  return rank === 3 ? 'manager' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null
+}
+
+export function isAdminRoles(roles: string | null | undefined): boolean {
+  if (!roles) return false
+  try {
+    const parsed = JSON.parse(roles) as unknown
+    return Array.isArray(parsed) && parsed.includes('admin')
+  } catch {
+    return false
+  }
+}
+
+/** An entry as the API shows it. */
+export function shareView(row: { type: ShareView['type']; id: string; role: ShareRole; email: string | null; name: string | null }): ShareView {
+  if (row.type === 'everyone') return { type: 'everyone', role: row.role }
+  if (row.type === 'user') return { type: 'user', id: row.id, email: row.email ?? '', role: row.role }
+  return { type: 'group', id: row.id, name: row.name ?? '', role: row.role }
+}
