@@ -45,7 +45,7 @@ import { SystemService } from './modules/system/service'
 import { registerChatSocket } from './modules/chat/socket'
 import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
-import { RagService } from './modules/rag/service'
+import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
 import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
@@ -303,9 +303,9 @@ export function createServices(options: AppOptions = {}): Services {
       rag.store.deleteAllOf(userId).catch((error) => log(`Deleting the collections of deleted user ${userId} failed: ${(error as Error).message}`))
       return
     }
-    for (const collection of (rag as RagService).listCollections(userId).collections) (rag as RagService).deleteCollection(userId, collection.name)
+    for (const collection of (rag as RagService).ownCollections(userId)) (rag as RagService).deleteCollection(userId, collection.name)
   })
-  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map((c) => c.name))
+  const collectionNames = (userId: string) => andThen(rag.listCollections(userId), ({ collections }) => collections.map(collectionRef))
   // Trained intent models are kept in the data dir (an in-memory server: the temporary folder's cache).
   if (!inMemory && !(database instanceof Database)) setIntentModelCache(join(config.dataDir, 'cache'))
   const speech = new SpeechService({

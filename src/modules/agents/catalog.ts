@@ -6,7 +6,7 @@ import { supportsToolCalls } from '../../ml/tool-calls'
 import { MEANING_ONLY_FLOOR, RELATIVE_FLOOR, answerPrompt, fitPassages } from '../rag/answer/answer'
 import { keyTerms } from '../../ml/text'
 import { rankingParams } from '../rag/ranking/params'
-import type { SearchResult } from '../rag/service'
+import { collectionRef, type SearchResult } from '../rag/service'
 import { NO_COLLECTIONS, NOTHING_FOUND, arithmeticIn, keySentences, ownerOf, splitSteps, textUnits } from './text-work'
 import { reviewWork, stepsOf, termSet } from './review'
 import type { AgentDefinition, AgentInput, AgentWork, Source } from './types'
@@ -48,7 +48,7 @@ async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_
     input.builtin || !supportsToolCalls(input.generator) ? await gatherFromPlugins(input, plugins, stepsOf(input)) : { lines: [], failures: [], toolCalls: [] }
   const pluginText = pluginSection(fromPlugins)
   const toolCalls = fromPlugins.toolCalls
-  const names = input.collections ?? (await rag.listCollections(caller.userId)).collections.map((c) => c.name)
+  const names = input.collections ?? (await rag.listCollections(caller.userId)).collections.map(collectionRef)
   const embedder = await rag.embedder()
   const notes: string[] = []
   // A later round widens the search with what the critic found missing.

@@ -3,7 +3,7 @@ import { nonBlankText } from '../../core/schema'
 
 export const MAX_MESSAGE = 32_000
 
-const CollectionName = t.String({ minLength: 1, maxLength: 64, description: 'A collection of yours (RAG)' })
+const CollectionName = t.String({ minLength: 1, maxLength: 200, description: 'A collection you can read (RAG): your own by name, or one shared with you by name, id or <owner email>/<name>' })
 
 export const Source = t.Object({
   id: t.String({ description: 'Document id' }),
@@ -45,7 +45,7 @@ export const StreamQuery = t.Object({
   conversationId: t.Optional(t.String({ maxLength: 100 })),
   context: t.Optional(t.String({ maxLength: 100_000 })),
   collection: t.Optional(CollectionName),
-  collections: t.Optional(t.String({ maxLength: 700, description: 'Comma-separated collection names' })),
+  collections: t.Optional(t.String({ maxLength: 2100, description: 'Comma-separated collection references' })),
 })
 
 /** The collections a request names, from `collection` and `collections` together. */

@@ -9,7 +9,7 @@ import { AppError } from '../../core/errors'
 import { validate } from '../plugins/json-schema'
 import type { PluginToolbox, ToolCaller } from '../plugins/tools'
 import type { DocumentLibrary } from '../rag/documents/library'
-import type { RagService } from '../rag/service'
+import { collectionRef, type RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
 import { toolError, toolResult } from './results'
 import { loadServerSdk, type ServerSdk } from './sdk'
@@ -189,13 +189,14 @@ export class McpEndpoint {
     let { c, o } = cursor
     while (c < collections.length && resources.length < RESOURCES_PAGE) {
       const collection = collections[c]!
-      const page = await this.deps.library.list(caller.userId, collection.name, { limit: RESOURCES_PAGE - resources.length, offset: o, view: 'full' })
+      const ref = collectionRef(collection)
+      const page = await this.deps.library.list(caller.userId, ref, { limit: RESOURCES_PAGE - resources.length, offset: o, view: 'full' })
       for (const document of page.documents as unknown as { id: string; title: string; bytes: number; type: string }[]) {
         resources.push({
-          uri: documentUri(collection.name, document.id),
-          name: `${collection.name}/${document.id}`,
+          uri: documentUri(ref, document.id),
+          name: `${ref}/${document.id}`,
           title: document.title,
-          description: `${document.type} document in collection ${collection.name}`,
+          description: `${document.type} document in collection ${ref}`,
           mimeType: 'text/plain',
           ...(document.bytes ? { size: document.bytes } : {}),
         })

@@ -30,7 +30,12 @@ export interface ServedToolDeps {
   agents: AgentService
 }
 
-const collection = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'One of your collections (see list_collections)' }
+const collection = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description: 'A collection you can read (see list_collections): your own by name, or one shared with you by name, id or <owner email>/<name>',
+}
 const POLL_MS = 200
 const ENDED = new Set(['completed', 'failed', 'cancelled'])
 
@@ -77,7 +82,7 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
     {
       name: 'list_collections',
       title: 'List your collections',
-      description: 'Your document collections with their document and chunk counts.',
+      description: 'Your document collections and those shared with you: id, name, owner, your access, document and chunk counts.',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       run: async (_args, { caller }) => rag.listCollections(caller.userId),
     },

@@ -48,9 +48,9 @@ export function openAiModule(v1: OpenAiService, auth: AuthService, limiter: Rate
       async ({ body, principal, request, set }) => {
         const plan = await v1.plan(principal.user.id, body)
         // Sent as it is: a relayed reply is the model server's own object, not reshaped to the schema.
-        // Tokens per model, for analytics.
+        // Tokens per model, for analytics: a rag: model under one label (its qualified name) however it was named.
         const record = (usage: Partial<Usage> | null | undefined) =>
-          usage && recordUsage(request, { model: body.model, promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0 })
+          usage && recordUsage(request, { model: plan.kind === 'rag' ? plan.label : body.model, promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0 })
         if (!body.stream) {
           const completion = await v1.complete(plan, request.signal)
           record(completion.usage as Partial<Usage> | undefined)

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { Static } from 'elysia'
-import { AppError, notFound } from '../../core/errors'
+import { AppError } from '../../core/errors'
 import { OpenAiParamError } from '../../core/openai-error'
 import { type ChatMessage, type Embedder, type GenerateOptions, type Generator, replyBudget } from '../../ml'
 import { applyStops, countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import { UpstreamGenerator } from '../../ml/upstream'
 import { answerPrompt, answerQuestion } from '../rag/answer/answer'
-import { COLLECTION_NAME, type RagService } from '../rag/service'
+import { collectionRef, type RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
 import type { ChatCompletion } from './model'
 import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
@@ -41,7 +41,7 @@ export interface Source {
 /** A chat completion, resolved and checked, not yet run. */
 export type CompletionPlan =
   | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
-  | { kind: 'rag'; model: string; collection: string; userId: string; question: string; conversation: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
+  | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
   | { kind: 'relay'; model: string; generator: UpstreamGenerator; body: Record<string, unknown> }
 
 export type ChatCompletionObject = Static<typeof ChatCompletion>
@@ -86,7 +86,7 @@ export class OpenAiService {
       }
     }
     for (const collection of (await this.deps.rag().listCollections(userId)).collections) {
-      models.push({ id: `${RAG_PREFIX}${collection.name}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: userId })
+      models.push({ id: `${RAG_PREFIX}${collectionRef(collection)}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: collection.owner.id })
     }
     return models
   }
@@ -104,10 +104,10 @@ export class OpenAiService {
     const tools = wantsTools(body)
     if (body.model.startsWith(RAG_PREFIX)) {
       const collection = body.model.slice(RAG_PREFIX.length)
-      this.ownCollection(userId, collection, body.model)
+      const label = `${RAG_PREFIX}${await this.reachableCollection(userId, collection, body.model)}`
       if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers from a collection and cannot call tools`, 'tools')
       const question = lastQuestion(body)
-      return { kind: 'rag', model: body.model, collection, userId, question, conversation: earlierTurns(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
+      return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
     }
     const generator = await this.deps.generator()
     if (body.model !== generator.id) await this.explainUnknown(body.model, 'chat')
@@ -295,13 +295,12 @@ export class OpenAiService {
     throw unknownModel(id, 'GET /v1/models lists the models you can use')
   }
 
-  /** 404 (as an unknown model) for a collection the caller does not have. */
-  private ownCollection(userId: string, name: string, model: string): void {
+  /** The collection's qualified name (`<owner email>/<name>`, its analytics label); 404 (as an unknown model) for a collection the caller cannot reach (its reference as the resolver reads it: `rag:<owner email>/<name>` too). */
+  private async reachableCollection(userId: string, ref: string, model: string): Promise<string> {
     try {
-      if (!COLLECTION_NAME.test(name)) throw notFound(`Collection ${name}`)
-      this.deps.rag().collection(userId, name)
+      return await this.deps.rag().resolver.qualifiedName(userId, ref)
     } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(model, `you have no collection named "${name}"`)
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(model, `you have no collection "${ref}" (your own or one shared with you)`)
       throw error
     }
   }

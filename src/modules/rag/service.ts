@@ -14,8 +14,8 @@ import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagSto
 import { SqliteRagStore } from './store.sqlite'
 import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
-import { COLLECTION_NAME, CollectionResolver, type Need, type Resolved } from './access/resolver'
-import type { AccessStore } from './access/store'
+import { COLLECTION_NAME, CollectionResolver, isQualified, type Need, type Resolved } from './access/resolver'
+import type { Access, AccessibleRow, AccessStore } from './access/store'
 import { SqliteAccessStore } from './access/store.sqlite'
 
 export { COLLECTION_NAME }
@@ -327,7 +327,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         try {
           return (yield* resolver.steps(userId, ref, 'editor')).collection
         } catch (error) {
-          if (!(error instanceof AppError && error.code === 'NOT_FOUND') || ref.includes('/')) throw error
+          // `<owner email>/<name>` names someone's collection: one the caller cannot reach stays 404.
+          if (!(error instanceof AppError && error.code === 'NOT_FOUND') || isQualified(ref)) throw error
           assertCollectionName(ref)
           return null
         }
@@ -581,12 +582,22 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     )
   }
 
-  listCollections(userId: string): Answer<S, { collections: ReturnType<typeof collectionView>[] }> {
-    const store = this.store
+  /** The caller's own collections and those shared with them (see AccessStore.accessible). */
+  listCollections(userId: string): Answer<S, { collections: CollectionView[] }> {
+    const access = this.resolver.store
     return this.run(
       (function* () {
-        return { collections: (yield* wait(store.listCollections(userId))).map(collectionView) }
+        return { collections: (yield* wait(access.accessible(userId))).map(collectionView) }
       })(),
+    )
+  }
+
+  /** The caller's own collections only (what goes with a deleted account). */
+  ownCollections(userId: string): Answer<S, CollectionSummary[]> {
+    return this.run(
+      (function* (store: RagStore) {
+        return yield* wait(store.listCollections(userId))
+      })(this.store),
     )
   }
 
@@ -654,10 +665,32 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   }
 }
 
-/** A collection as the listings show it. */
-function collectionView(row: CollectionSummary) {
+/** A collection as the listings show it: with its owner and the caller's access. */
+export interface CollectionView {
+  id: string
+  name: string
+  owner: { id: string; email: string }
+  access: Access
+  documents: number
+  chunks: number
+  embedder: string
+  dimensions: number
+  createdAt: string
+}
+
+/** What the caller names a collection by: its name when it is theirs, else `<owner email>/<name>` (never ambiguous). */
+export function collectionRef(collection: { name: string; access: Access; owner: { email: string } }): string {
+  return collection.access === 'owner' ? collection.name : `${collection.owner.email}/${collection.name}`
+}
+
+function collectionView(row: AccessibleRow): CollectionView {
+  const owner = { id: row.user_id, email: row.owner_email }
   return {
+    id: row.public_id,
     name: row.name,
+    owner,
+    access: row.access,
+
     documents: Number(row.documents),
     chunks: Number(row.chunks),
     embedder: row.embedder,

@@ -154,16 +154,16 @@ function knowledge(rag: RagService<RagStore>): BuiltinPlugin {
   return {
     name: 'knowledge',
     version: '1.0.0',
-    description: "Searches the caller's own RAG collections (hybrid vector + keyword search)",
+    description: "Searches the caller's RAG collections, their own and those shared with them (hybrid vector + keyword search)",
     category: 'knowledge',
     permissions: ['rag:read'],
     actions: {
       search: {
-        description: "Search one of your collections; results carry id, content, score (0..1) and metadata",
+        description: "Search a collection you can read; results carry id, content, score (0..1) and metadata",
         parameters: {
           type: 'object',
           properties: {
-            collection: { type: 'string', minLength: 1, maxLength: 64, description: 'Name of one of your collections' },
+            collection: { type: 'string', minLength: 1, maxLength: 200, description: 'Your collection by name, or one shared with you by name, id or <owner email>/<name>' },
             query: { type: 'string', minLength: 1, maxLength: 10_000, pattern: '\\S', description: 'What to look for' },
             limit: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
           },

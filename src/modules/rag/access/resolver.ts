@@ -8,6 +8,12 @@ import { type Access, ACCESS_RANK, type AccessStore } from './store'
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 const PUBLIC_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** Whether a reference is `<owner email>/<name>`. */
+export function isQualified(ref: string): boolean {
+  const slash = ref.lastIndexOf('/')
+  return slash > 0 && ref.slice(0, slash).includes('@') && COLLECTION_NAME.test(ref.slice(slash + 1))
+}
+
 /** A collection a reference names, and what the caller may do with it. */
 export interface Resolved {
   collection: CollectionRow
@@ -53,6 +59,19 @@ export class CollectionResolver {
     throw new AppError('FORBIDDEN', `Your access to collection ${ref} (${found.access}) does not allow this: it needs ${need}`)
   }
 
+  /** `<owner email>/<name>` of the collection a reference names (one name for it whichever way it was named: analytics labels). */
+  qualifiedName(userId: string, ref: string): MaybePromise<string> {
+    const store = this.store
+    const resolved = this.steps(userId, ref)
+    return runSteps(
+      (function* () {
+        const { collection } = yield* resolved
+        const owner = yield* wait(store.owner(collection.user_id))
+        return `${owner?.email ?? collection.user_id}/${collection.name}`
+      })(),
+    )
+  }
+
   /** The collection a reference names for the caller, or null (see the class). */
   *find(userId: string, ref: string): Steps<Resolved | null> {
     if (COLLECTION_NAME.test(ref)) {
@@ -64,8 +83,8 @@ export class CollectionResolver {
       const reached = row && (yield* this.reach(userId, row))
       if (reached) return reached
     }
-    const slash = ref.lastIndexOf('/')
-    if (slash > 0 && COLLECTION_NAME.test(ref.slice(slash + 1))) {
+    if (isQualified(ref)) {
+      const slash = ref.lastIndexOf('/')
       const row = yield* wait(this.store.byOwnerEmail(ref.slice(0, slash).trim().toLowerCase(), ref.slice(slash + 1)))
       const reached = row && (yield* this.reach(userId, row))
       if (reached) return reached
