@@ -34,6 +34,11 @@ export class PostgresGroupStore implements GroupStore {
     return rows[0] ?? null
   }
 
+  async byName(name: string): Promise<GroupRow | null> {
+    const rows: GroupRow[] = await this.sql.unsafe(`${SELECT_GROUPS} WHERE g.name = $1`, [name])
+    return rows[0] ?? null
+  }
+
   async update(id: string, change: { name?: string; description?: string }, at: string): Promise<'missing' | 'taken' | 'updated'> {
     try {
       return await this.sql.begin(async (tx) => {

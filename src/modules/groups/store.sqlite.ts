@@ -36,6 +36,10 @@ export class SqliteGroupStore implements GroupStore {
     return this.db.query<GroupRow, [string]>(`${SELECT_GROUPS} WHERE g.id = ?`).get(id)
   }
 
+  byName(name: string): GroupRow | null {
+    return this.db.query<GroupRow, [string]>(`${SELECT_GROUPS} WHERE g.name = ?`).get(name)
+  }
+
   update(id: string, change: { name?: string; description?: string }, at: string): 'missing' | 'taken' | 'updated' {
     return this.db
       .transaction((): 'missing' | 'taken' | 'updated' => {

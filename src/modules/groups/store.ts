@@ -43,6 +43,7 @@ export interface GroupStore {
   /** The groups a user is in, by name. */
   listOf(userId: string): MaybePromise<GroupRow[]>
   get(id: string): MaybePromise<GroupRow | null>
+  byName(name: string): MaybePromise<GroupRow | null>
   /** Changes name and/or description: 'missing' (no such group), 'taken' (the name is another group's) or 'updated'. */
   update(id: string, change: { name?: string; description?: string }, at: string): MaybePromise<'missing' | 'taken' | 'updated'>
   /** Deletes a group (its memberships go by cascade); the ids of its members then, or null when there was no such group. */
