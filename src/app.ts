@@ -50,6 +50,8 @@ import type { RagStore } from './modules/rag/store'
 import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
+import { CollectionSharing } from './modules/rag/access/sharing'
+import { PostgresAccessStore } from './modules/rag/access/store.postgres'
 import { UploadService } from './modules/rag/documents/uploads'
 import { CollectionGrounding } from './modules/rag/answer/grounding'
 import { SocketHandlers } from './modules/ws/registry'
@@ -265,7 +267,7 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres), access: new PostgresAccessStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
   if (postgres && redis && rag.store instanceof PostgresRagStore) {
     const store = rag.store
     store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
@@ -446,6 +448,8 @@ export function buildApp(services: Services) {
   const library = new DocumentLibrary(rag)
   const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
+  rag.audit ??= services.audit
+  const sharing = new CollectionSharing(rag.resolver, services.audit)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
@@ -488,8 +492,8 @@ export function buildApp(services: Services) {
     .use(apiKeysModule(services.apiKeys, auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
-    .use(ragModule(rag, auth, limiter, library))
-    .use(documentsModule(rag, library, uploads, auth, limiter))
+    .use(ragModule(rag, auth, limiter, library, sharing, addressOf))
+    .use(documentsModule(rag, library, uploads, auth, limiter, addressOf))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(

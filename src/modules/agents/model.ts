@@ -14,7 +14,11 @@ export const ExecuteRequest = t.Object({
   maxIterations: t.Optional(t.Integer({ minimum: 1, maximum: 10, default: 3, error: 'body.maxIterations: must be an integer from 1 to 10' })),
   async: t.Optional(t.Boolean({ default: false, description: 'Answer 202 { taskId, status: "queued" } at once; poll GET /agents/task/{taskId}' })),
   collections: t.Optional(
-    t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 50, description: "Collections the researcher searches (default: all of yours)", error: 'body.collections: must list at most 50 collection names' }),
+    t.Array(t.String({ minLength: 1, maxLength: 400 }), {
+      maxItems: 50,
+      description: 'Collections the researcher searches, as references (your own by name; shared ones by name, id or <owner email>/<name>); default: all you can read',
+      error: 'body.collections: must list at most 50 collection references',
+    }),
   ),
 })
 

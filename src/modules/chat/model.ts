@@ -3,7 +3,7 @@ import { nonBlankText } from '../../core/schema'
 
 export const MAX_MESSAGE = 32_000
 
-const CollectionName = t.String({ minLength: 1, maxLength: 200, description: 'A collection you can read (RAG): your own by name, or one shared with you by name, id or <owner email>/<name>' })
+const CollectionName = t.String({ minLength: 1, maxLength: 400, description: 'A collection you can read (RAG): your own by name, or one shared with you by name, id or <owner email>/<name>' })
 
 export const Source = t.Object({
   id: t.String({ description: 'Document id' }),

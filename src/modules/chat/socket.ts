@@ -32,7 +32,7 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
       conversationId: optionalString(message, 'conversationId', 100),
       context: optionalString(message, 'context', 100_000),
       optimizePrompt: message.optimizePrompt === true,
-      collections: requestedCollections(optionalString(message, 'collection', 200), collections as string[] | undefined),
+      collections: requestedCollections(optionalString(message, 'collection', 400), collections as string[] | undefined),
     })
     let reply = ''
     let failure: unknown = null

@@ -33,7 +33,7 @@ export interface ServedToolDeps {
 const collection = {
   type: 'string',
   minLength: 1,
-  maxLength: 200,
+  maxLength: 400,
   description: 'A collection you can read (see list_collections): your own by name, or one shared with you by name, id or <owner email>/<name>',
 }
 const POLL_MS = 200

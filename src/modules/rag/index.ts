@@ -3,10 +3,14 @@ import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import { recordUsage } from '../../core/usage'
 import type { AuthService } from '../auth/service'
+import { type AddressOf, auditContextOf } from '../audit/context'
+import type { CollectionSharing } from './access/sharing'
 import { ErrorResponse } from '../system/model'
 import { answerQuestion } from './answer/answer'
 import type { DocumentLibrary } from './documents/library'
 import {
+  AccessRequest,
+  AccessResponse,
   AnswerRequest,
   AnswerResponse,
   CollectionParams,
@@ -24,12 +28,12 @@ import {
 import type { RagService } from './service'
 import type { RagStore } from './store'
 
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 507: ErrorResponse }
 
-export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary) {
+export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary, sharing: CollectionSharing, addressOf: AddressOf) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
-    .post('/ingest', ({ body, principal }) => library.ingest(principal.user.id, body.collection, body.documents), {
+    .post('/ingest', ({ body, principal, request }) => library.ingest(principal.user.id, body.collection, body.documents, auditContextOf(request, principal, addressOf)), {
       auth: true,
       body: IngestRequest,
       response: { 200: IngestResponse, ...errors },
@@ -72,21 +76,38 @@ export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter:
     .get('/collections', ({ principal }) => rag.listCollections(principal.user.id), {
       auth: true,
       response: { 200: CollectionsResponse, ...errors },
-      detail: { summary: 'Your collections with document and chunk counts' },
+      detail: { summary: 'Your collections and those shared with you: id, owner, your access, document and chunk counts' },
     })
-    .post('/collections', ({ body, principal }) => rag.createCollection(principal.user.id, body.name), {
+    .post('/collections', ({ body, principal, request }) => rag.createCollection(principal.user.id, body.name, auditContextOf(request, principal, addressOf)), {
       auth: true,
       body: CreateCollectionRequest,
       response: { 200: CreatedCollection, ...errors },
       detail: { summary: 'Create an empty collection (documents come later by ingest or upload); 409 when you have one of that name' },
     })
-    .delete('/collections/:name', ({ params, principal }) => rag.deleteCollection(principal.user.id, params.name), {
+    .delete('/collections/:name', ({ params, principal, request }) => rag.deleteCollection(principal.user.id, params.name, auditContextOf(request, principal, addressOf)), {
       auth: true,
       params: CollectionParams,
       response: { 200: DeletedCollection, ...errors },
-      detail: { summary: 'Delete a collection and everything in it' },
+      detail: { summary: 'Delete a collection and everything in it (its owner, a manager, an admin)' },
     })
-    .delete('/collections/:name/documents/:id', ({ params, principal }) => rag.deleteDocument(principal.user.id, params.name, params.id), {
+    .get('/collections/:name/access', ({ params, principal }) => sharing.get(principal.user.id, params.name), {
+      auth: true,
+      params: CollectionParams,
+      response: { 200: AccessResponse, ...errors },
+      detail: { summary: "A collection's owner and access list (its owner, a manager, an admin)" },
+    })
+    .put(
+      '/collections/:name/access',
+      ({ params, body, principal, request }) => sharing.replace({ ...auditContextOf(request, principal, addressOf), userId: principal.user.id }, params.name, body.shares),
+      {
+        auth: true,
+        params: CollectionParams,
+        body: AccessRequest,
+        response: { 200: AccessResponse, ...errors },
+        detail: { summary: "Replace a collection's access list: users, groups and everyone, each viewer, editor or manager (its owner, a manager, an admin)" },
+      },
+    )
+    .delete('/collections/:name/documents/:id', ({ params, principal, request }) => rag.deleteDocument(principal.user.id, params.name, params.id, auditContextOf(request, principal, addressOf)), {
       auth: true,
       params: DocumentParams,
       response: { 200: DeletedDocument, ...errors },

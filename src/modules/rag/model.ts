@@ -4,7 +4,7 @@ import { nonBlankText } from '../../core/schema'
 const Metadata = t.Record(t.String(), t.Unknown())
 
 export const IngestRequest = t.Object({
-  collection: t.String({ minLength: 1, maxLength: 200 }),
+  collection: t.String({ minLength: 1, maxLength: 400 }),
   documents: t.Array(
     t.Object({
       id: t.String({ minLength: 1, maxLength: 512 }),
@@ -40,7 +40,7 @@ export const IngestResponse = t.Object({
 
 export const SearchRequest = t.Object({
   query: nonBlankText(10_000),
-  collection: t.String({ minLength: 1, maxLength: 200 }),
+  collection: t.String({ minLength: 1, maxLength: 400 }),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 5 })),
   threshold: t.Optional(t.Nullable(t.Number({ minimum: 0, maximum: 1 }))),
 })
@@ -56,7 +56,7 @@ export const SearchResponse = t.Object({
 
 export const AnswerRequest = t.Object({
   question: nonBlankText(10_000),
-  collection: t.String({ minLength: 1, maxLength: 200 }),
+  collection: t.String({ minLength: 1, maxLength: 400 }),
   maxContext: t.Optional(t.Integer({ minimum: 1, maximum: 20, default: 3 })),
   includeContext: t.Optional(t.Boolean({ default: true })),
 })
@@ -67,7 +67,20 @@ export const AnswerResponse = t.Object({
   context: t.Optional(t.Array(t.Object({ content: t.String(), source: t.String(), confidence: t.Number() }))),
 })
 
-const CollectionView = t.Object({ name: t.String(), documents: t.Integer(), chunks: t.Integer(), embedder: t.String(), dimensions: t.Integer(), createdAt: t.String() })
+const Role = t.Union([t.Literal('viewer'), t.Literal('editor'), t.Literal('manager')])
+const UserRef = t.Object({ id: t.String(), email: t.String() })
+
+const CollectionView = t.Object({
+  id: t.String({ description: 'Stable id (a UUID): a reference to the collection that never changes' }),
+  name: t.String(),
+  owner: UserRef,
+  access: t.Union([t.Literal('owner'), Role], { description: 'Your access: owner, or the highest role an entry gives you (you, a group of yours, everyone)' }),
+  documents: t.Integer(),
+  chunks: t.Integer(),
+  embedder: t.String(),
+  dimensions: t.Integer(),
+  createdAt: t.String(),
+})
 
 export const CollectionsResponse = t.Object({ collections: t.Array(CollectionView) })
 
@@ -76,7 +89,38 @@ export const CreateCollectionRequest = t.Object({
 })
 export const CreatedCollection = t.Object({ success: t.Boolean(), collection: CollectionView })
 
-export const CollectionParams = t.Object({ name: t.String({ maxLength: 200 }) })
-export const DocumentParams = t.Object({ name: t.String({ maxLength: 200 }), id: t.String({ maxLength: 512 }) })
+export const CollectionParams = t.Object({
+  name: t.String({ maxLength: 400, description: 'A collection reference: your collection by name, an id, <owner email>/<name> (%2F), or a name shared with you' }),
+})
+
+const ShareType = t.Union([t.Literal('user'), t.Literal('group'), t.Literal('everyone')])
+
+export const AccessResponse = t.Object({
+  owner: UserRef,
+  shares: t.Array(
+    t.Object({
+      type: ShareType,
+      id: t.Optional(t.String()),
+      email: t.Optional(t.String()),
+      name: t.Optional(t.String()),
+      role: Role,
+    }),
+  ),
+})
+
+export const AccessRequest = t.Object({
+  shares: t.Array(
+    t.Object({
+      type: ShareType,
+      userId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+      email: t.Optional(t.String({ minLength: 1, maxLength: 320 })),
+      groupId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+      name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+      role: Role,
+    }),
+    { maxItems: 1000, description: 'The whole access list (replaces the one there): users by userId or email, groups by groupId or name, everyone' },
+  ),
+})
+export const DocumentParams = t.Object({ name: t.String({ maxLength: 400 }), id: t.String({ maxLength: 512 }) })
 export const DeletedCollection = t.Object({ success: t.Boolean(), collection: t.String() })
 export const DeletedDocument = t.Object({ success: t.Boolean(), collection: t.String(), id: t.String() })

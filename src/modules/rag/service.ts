@@ -16,6 +16,7 @@ import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
 import { COLLECTION_NAME, CollectionResolver, isQualified, type Need, type Resolved } from './access/resolver'
 import type { Access, AccessibleRow, AccessStore } from './access/store'
+import type { AuditContext, AuditRecorder } from '../audit/service'
 import { SqliteAccessStore } from './access/store.sqlite'
 
 export { COLLECTION_NAME }
@@ -148,6 +149,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   readonly store: S
   /** The one rule for who reaches which collection (see CollectionResolver). */
   readonly resolver: CollectionResolver
+  /** Where collection.created / collection.deleted / document.deleted go (set by the app). */
+  audit?: AuditRecorder
 
   constructor(private readonly deps: RagDeps<S>) {
     this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
@@ -196,7 +199,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     }
   }
 
-  async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook) {
+  async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook, context?: AuditContext) {
     const started = performance.now()
     if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
     const errors: { id: string; message: string }[] = []
@@ -262,7 +265,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
         return { docId: document.id, content: document.content, metadata: document.metadata ?? {}, chunks, vectors: own }
       })
       // On SQLite the checks and the write run with nothing in between (no await).
-      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe, current.batch.length > 0))
+      const written = runSteps(this.writeBatchSteps(userId, name, embedder, collection, stored, ingested, describe, current.batch.length > 0, context))
       collection = written instanceof Promise ? await written : written
       ingested += stored.length
       // Let other requests in between batches: a large ingest never stalls the server.
@@ -292,10 +295,11 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     ingested: number,
     describe: DescribeHook | undefined,
     more: boolean,
+    context?: AuditContext,
   ): Steps<CollectionRow> {
     let collection = known
     if (!collection) {
-      collection = (yield* wait(this.store.findCollection(userId, name))) ?? (yield* wait(this.createOrFind(userId, name, embedder)))
+      collection = (yield* wait(this.store.findCollection(userId, name))) ?? (yield* wait(this.createOrFind(userId, name, embedder, context)))
       this.assertSameEmbedder(collection, embedder)
     } else if (!(yield* wait(this.stillThere(userId, collection)))) {
       // Other requests ran while this batch was embedded: the collection may have been deleted
@@ -602,12 +606,15 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   }
 
   /** A new collection, or the one another request made meanwhile (UNIQUE (user_id, name)). */
-  private createOrFind(userId: string, name: string, embedder: Embedder): MaybePromise<CollectionRow> {
+  private createOrFind(userId: string, name: string, embedder: Embedder, context?: AuditContext): MaybePromise<CollectionRow> {
     const store = this.store
+    const created = (row: CollectionRow) => this.recordCreated(userId, row, context)
     return runSteps(
       (function* () {
         try {
-          return yield* wait(store.createCollection(userId, name, embedder.id, embedder.dimensions))
+          const row = yield* wait(store.createCollection(userId, name, embedder.id, embedder.dimensions))
+          created(row)
+          return row
         } catch (error) {
           if (!isUniqueViolation(error)) throw error
           const made = yield* wait(store.findCollection(userId, name))
@@ -619,7 +626,12 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   }
 
   /** An empty collection with the current embedder, for documents to come; 409 when the name is taken. */
-  async createCollection(userId: string, name: string) {
+  /** `collection.created` in the audit log (the caller, or the owner when no request is known). */
+  private recordCreated(userId: string, row: CollectionRow, context?: AuditContext): void {
+    this.audit?.record({ ...(context ?? { actor: null, ip: null, requestId: null }), action: 'collection.created', target: row.public_id, details: { name: row.name, owner: userId } })
+  }
+
+  async createCollection(userId: string, name: string, context?: AuditContext): Promise<{ success: boolean; collection: CollectionView }> {
     const embedder = await this.deps.embedder()
     const taken = () => new AppError('CONFLICT', `You already have a collection named ${name}`)
     if (await this.store.findCollection(userId, name)) throw taken()
@@ -631,26 +643,34 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       if (isUniqueViolation(error)) throw taken()
       throw error
     }
-    return { success: true, collection: { name: row.name, documents: 0, chunks: 0, embedder: row.embedder, dimensions: row.dimensions, createdAt: row.created_at } }
+    this.recordCreated(userId, row, context)
+    const owner = (await this.resolver.store.owner(userId)) ?? { id: userId, email: '' }
+    return { success: true, collection: collectionView({ ...row, documents: 0, chunks: 0, owner_email: owner.email, access: 'owner' }) }
   }
 
-  deleteCollection(userId: string, name: string): Answer<S, { success: boolean; collection: string }> {
+  deleteCollection(userId: string, name: string, context?: AuditContext): Answer<S, { success: boolean; collection: string }> {
     const store = this.store
+    const audit = this.audit
     const collection = this.collectionSteps(userId, name, 'manager')
     return this.run(
       (function* () {
-        yield* wait(store.deleteCollection(yield* collection))
+        const row = yield* collection
+        yield* wait(store.deleteCollection(row))
+        audit?.record({ ...(context ?? {}), action: 'collection.deleted', target: row.public_id, details: { name: row.name, owner: row.user_id } })
         return { success: true, collection: name }
       })(),
     )
   }
 
-  deleteDocument(userId: string, name: string, docId: string): Answer<S, { success: boolean; collection: string; id: string }> {
+  deleteDocument(userId: string, name: string, docId: string, context?: AuditContext): Answer<S, { success: boolean; collection: string; id: string }> {
     const store = this.store
+    const audit = this.audit
     const collection = this.collectionSteps(userId, name, 'editor')
     return this.run(
       (function* () {
-        if (!(yield* wait(store.deleteDocument(yield* collection, docId)))) throw notFound(`Document ${docId} in collection ${name}`)
+        const row = yield* collection
+        if (!(yield* wait(store.deleteDocument(row, docId)))) throw notFound(`Document ${docId} in collection ${name}`)
+        audit?.record({ ...(context ?? {}), action: 'document.deleted', target: row.public_id, details: { collection: row.name, owner: row.user_id, id: docId } })
         return { success: true, collection: name, id: docId }
       })(),
     )

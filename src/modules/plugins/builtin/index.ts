@@ -163,7 +163,7 @@ function knowledge(rag: RagService<RagStore>): BuiltinPlugin {
         parameters: {
           type: 'object',
           properties: {
-            collection: { type: 'string', minLength: 1, maxLength: 200, description: 'Your collection by name, or one shared with you by name, id or <owner email>/<name>' },
+            collection: { type: 'string', minLength: 1, maxLength: 400, description: 'Your collection by name, or one shared with you by name, id or <owner email>/<name>' },
             query: { type: 'string', minLength: 1, maxLength: 10_000, pattern: '\\S', description: 'What to look for' },
             limit: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
           },

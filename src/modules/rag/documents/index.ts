@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { authPlugin } from '../../../core/auth'
 import type { RateLimiter } from '../../../core/rate-limit'
 import type { AuthService } from '../../auth/service'
+import { type AddressOf, auditContextOf } from '../../audit/context'
 import { ErrorResponse } from '../../system/model'
 import type { DocumentLibrary } from './library'
 import { DocumentResponse, DocumentsQuery, DocumentsResponse, UploadBody, UploadResponse } from './model'
@@ -10,15 +11,15 @@ import type { RagService } from '../service'
 import type { RagStore } from '../store'
 import type { UploadService } from './uploads'
 
-const PathDocumentParams = t.Object({ name: t.String({ maxLength: 200 }), '*': t.String({ maxLength: 512 }) })
+const PathDocumentParams = t.Object({ name: t.String({ maxLength: 400 }), '*': t.String({ maxLength: 512 }) })
 const STREAMED = 'multipart body, read as a stream by the handler'
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse }
 
 /** The knowledge base's documents: file uploads, the documents of a collection, one document's text. */
-export function documentsModule(rag: RagService<RagStore>, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
+export function documentsModule(rag: RagService<RagStore>, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter, addressOf: AddressOf) {
   return new Elysia({ name: 'module:rag-documents', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
-    .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request), {
+    .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request, auditContextOf(request, principal, addressOf)), {
       auth: true,
       // The body is read as a stream by the handler (files go to disk as they arrive), not parsed
       // whole: this parser claims the body without reading it ('none' would also skip the global
@@ -58,7 +59,7 @@ export function documentsModule(rag: RagService<RagStore>, library: DocumentLibr
       // they stay out of the document (the {id} operations say ids may be percent-encoded paths).
       detail: { hide: true, summary: 'One document whose id holds slashes, given as a path: its metadata and full extracted text' },
     })
-    .delete('/collections/:name/documents/*', ({ params, principal }) => rag.deleteDocument(principal.user.id, params.name, params['*']), {
+    .delete('/collections/:name/documents/*', ({ params, principal, request }) => rag.deleteDocument(principal.user.id, params.name, params['*'], auditContextOf(request, principal, addressOf)), {
       auth: true,
       params: PathDocumentParams,
       response: { 200: DeletedDocument, ...errors },

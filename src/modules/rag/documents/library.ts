@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { notFound } from '../../../core/errors'
 import type { MaybePromise } from '../../../db/maybe-promise'
+import type { AuditContext } from '../../audit/service'
 import type { RagService, SearchResult } from '../service'
 import type { DocumentInfo, DocumentRow, RagStore } from '../store'
 import { runSteps, wait } from '../steps'
@@ -81,7 +82,7 @@ export class DocumentLibrary {
    * `unchanged` and not touched; the others are chunked, embedded and written (replacing their earlier version in one
    * transaction), then described in rag_document_info.
    */
-  async ingest(userId: string, name: string, documents: DocumentInput[]) {
+  async ingest(userId: string, name: string, documents: DocumentInput[], context?: AuditContext) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
     const existing = await this.rag.writable(userId, name)
@@ -111,6 +112,7 @@ export class DocumentLibrary {
           written.set(d.id, document.chunks.length)
           return describe(d, document.chunks)
         },
+        context,
       )
       const failed = new Map(result.errors.map((e) => [e.id, e.message]))
       for (const d of changed) {
@@ -129,6 +131,11 @@ export class DocumentLibrary {
       processingTime: Math.round(performance.now() - started),
       documents: withHash.map((d) => outcomes.get(d.id)!),
     }
+  }
+
+  /** The collection an ingest or upload would write to (see RagService.writable). */
+  writable(userId: string, ref: string) {
+    return this.rag.writable(userId, ref)
   }
 
   list(userId: string, name: string, options: ListOptions) {

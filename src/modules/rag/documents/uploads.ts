@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../../core/errors'
+import type { AuditContext } from '../../audit/service'
 import type { DocumentInput, DocumentLibrary } from './library'
 import { extractFile, ExtractionError } from '../extract'
 import { receiveMultipart, multipartBoundary } from './multipart'
-import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
+import { MAX_DOCUMENT_BYTES } from '../service'
 
 export interface FileOutcome {
   name: string
@@ -34,9 +35,10 @@ export class UploadService {
     private readonly maxBytes: number,
   ) {}
 
-  async upload(userId: string, collection: string, request: Request) {
+  async upload(userId: string, collection: string, request: Request, context?: AuditContext) {
     const started = performance.now()
-    assertCollectionName(collection)
+    // Refused (400 bad name, 403 viewer, 404 unknown) before a byte of the body is read.
+    await this.library.writable(userId, collection)
     const boundary = multipartBoundary(request.headers.get('content-type'))
     const length = request.headers.get('content-length')
     if (length !== null && Number(length) > this.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the upload size limit')
@@ -84,7 +86,7 @@ export class UploadService {
         }
       }
       if (documents.length) {
-        const result = await this.library.ingest(userId, collection, documents)
+        const result = await this.library.ingest(userId, collection, documents, context)
         result.documents.forEach((document, i) => {
           const outcome = documents[i]!.outcome
           outcome.status = document.status
