@@ -497,7 +497,17 @@ describe('collections', () => {
     const server = await withCorpus()
     const listed = await server.call('GET', '/rag/collections', { token: server.token })
     expect(listed.json.collections).toEqual([
-      { name: 'kb', documents: corpus.documents.length, chunks: corpus.documents.length, embedder: 'builtin/hash-embed-384', dimensions: 384, createdAt: expect.any(String) },
+      {
+        id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        name: 'kb',
+        owner: { id: expect.any(String), email: expect.stringContaining('@') },
+        access: 'owner',
+        documents: corpus.documents.length,
+        chunks: corpus.documents.length,
+        embedder: 'builtin/hash-embed-384',
+        dimensions: 384,
+        createdAt: expect.any(String),
+      },
     ])
     const chunkId = (server.services.db.query("SELECT c.id AS n FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE d.doc_id = 'tides'").get() as { n: number }).n
     const removed = await server.call('DELETE', '/rag/collections/kb/documents/tides', { token: server.token })
