@@ -126,3 +126,27 @@ export function misses(results: ProbeResult[]): ProbeResult[] {
   const readerSees = new Set(['search', 'answer', 'chat', 'chat/stream', 'stream', 'documents', 'document', 'knowledge plugin', 'v1 rag model', 'mcp rag_search', 'mcp rag_answer', 'mcp resources', 'mcp list_collections', 'collections list', 'v1 models', 'websocket'])
   return results.filter((r) => (r.surface === 'access list' ? r.status !== 403 : r.status !== 200) || (readerSees.has(r.surface) && !r.sees))
 }
+
+type Session = { accessToken: string; user: { id: string } }
+
+/**
+ * Alice's handbook shared with the group "staff" (Bob is in it) as viewers; Carol is in no group.
+ * Made through the API of `server`, as a team would.
+ */
+export async function shareHandbook(server: Server & { login(): Promise<Session>; userSession(email: string): Promise<Session> }) {
+  const admin = (await server.login()).accessToken
+  const alice = await server.userSession('alice@example.com')
+  const bob = await server.userSession('bob@example.com')
+  const carol = await server.userSession('carol@example.com')
+  const ingested = await server.call('POST', '/rag/ingest', { token: alice.accessToken, body: { collection: 'handbook', documents: HANDBOOK } })
+  if (ingested.status !== 200) throw new Error(`ingest: ${ingested.status} ${ingested.text}`)
+  const group = await server.call('POST', '/groups', { token: admin, body: { name: 'staff' } })
+  if (group.status !== 201) throw new Error(`group: ${group.status} ${group.text}`)
+  const member = await server.call('POST', `/groups/${group.json.id}/members`, { token: admin, body: { email: 'bob@example.com' } })
+  if (member.status !== 200) throw new Error(`member: ${member.status} ${member.text}`)
+  const shared = await server.call('PUT', '/rag/collections/handbook/access', { token: alice.accessToken, body: { shares: [{ type: 'group', name: 'staff', role: 'viewer' }] } })
+  if (shared.status !== 200) throw new Error(`share: ${shared.status} ${shared.text}`)
+  const listed = await server.call('GET', '/rag/collections', { token: alice.accessToken })
+  const id = listed.json.collections[0].id as string
+  return { admin, alice, bob, carol, group: group.json as { id: string }, id, target: { id, qualified: 'alice@example.com/handbook' } }
+}

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { makeServer } from '../../helpers'
-import { HANDBOOK, leaks, misses, probeAll, QUESTION, SECRET, socketChat } from './probes'
+import { leaks, misses, probeAll, QUESTION, SECRET, shareHandbook, socketChat } from './probes'
 
 // argon2 logins, grounded chat and a researcher's run per probe: seconds on a busy machine.
 setDefaultTimeout(120_000)
@@ -8,28 +8,12 @@ setDefaultTimeout(120_000)
 const listening: { stop(): void }[] = []
 afterAll(() => listening.forEach((app) => app.stop()))
 
-/**
- * Alice's handbook shared with the group "staff" (Bob is in it) as viewers; Carol is in no group.
- * Made through the API, as a team would.
- */
 async function team() {
   const server = makeServer()
-  const admin = (await server.login()).accessToken
-  const alice = await server.userSession('alice@example.com')
-  const bob = await server.userSession('bob@example.com')
-  const carol = await server.userSession('carol@example.com')
-  const ingested = await server.call('POST', '/rag/ingest', { token: alice.accessToken, body: { collection: 'handbook', documents: HANDBOOK } })
-  expect(ingested.status).toBe(200)
-  const group = await server.call('POST', '/groups', { token: admin, body: { name: 'staff' } })
-  expect(group.status).toBe(201)
-  expect((await server.call('POST', `/groups/${group.json.id}/members`, { token: admin, body: { email: 'bob@example.com' } })).status).toBe(200)
-  const shared = await server.call('PUT', '/rag/collections/handbook/access', { token: alice.accessToken, body: { shares: [{ type: 'group', name: 'staff', role: 'viewer' }] } })
-  expect(shared.status).toBe(200)
-  const listed = await server.call('GET', '/rag/collections', { token: alice.accessToken })
-  const id = listed.json.collections[0].id as string
+  const made = await shareHandbook(server)
   const app = server.app.listen({ port: 0 })
   listening.push(app)
-  return { server, admin, alice, bob, carol, group: group.json as { id: string }, id, port: app.server!.port!, target: { id, qualified: 'alice@example.com/handbook' } }
+  return { server, ...made, port: app.server!.port! }
 }
 
 describe('collections shared with a group', () => {
