@@ -3,6 +3,7 @@ import { ApiClient, CliError, EXIT } from '../client'
 import { bold, dim, emit, example, globals, progressBar, table } from '../output'
 import { decimal, integer } from '../parse'
 import { batches, collectDocuments, uploadFile } from './rag-files'
+import { registerRagAccess } from './rag-access'
 import { registerRagDocuments } from './rag-docs'
 import { registerRagSync } from './rag-sync'
 
@@ -10,7 +11,7 @@ import { registerRagSync } from './rag-sync'
 const MAX_DOCUMENT_BYTES = 1024 * 1024
 
 export function registerRag(program: Command): void {
-  const rag = program.command('rag').description('Your knowledge base: ingest, search, answer')
+  const rag = program.command('rag').description('Your knowledge base: ingest, search, answer, share')
   example(
     rag
       .command('ingest <collection> <paths...>')
@@ -137,11 +138,16 @@ export function registerRag(program: Command): void {
   example(
     rag
       .command('collections')
-      .description('List your collections')
+      .description('List your collections and those shared with you (a shared one is named <owner email>/<name>)')
       .action(async (_options, command: Command) => {
         const body = await new ApiClient(globals(command)).json('GET', '/rag/collections')
         emit(command, body, () =>
-          console.log(table(['NAME', 'DOCUMENTS', 'CHUNKS', 'EMBEDDER', 'CREATED'], body.collections.map((c: any) => [c.name, c.documents, c.chunks, c.embedder, c.createdAt.slice(0, 10)]))),
+          console.log(
+            table(
+              ['NAME', 'OWNER', 'ACCESS', 'DOCUMENTS', 'CHUNKS', 'EMBEDDER', 'CREATED'],
+              body.collections.map((c: any) => [c.access === 'owner' ? c.name : `${c.owner.email}/${c.name}`, c.owner.email, c.access, c.documents, c.chunks, c.embedder, c.createdAt.slice(0, 10)]),
+            ),
+          ),
         )
       }),
     'uagent rag collections',
@@ -159,4 +165,5 @@ export function registerRag(program: Command): void {
   )
   registerRagDocuments(rag)
   registerRagSync(rag)
+  registerRagAccess(rag)
 }
