@@ -2,13 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, request } from '../api'
 import { navigate, route } from '../router'
 import { readEvents } from '../sse'
+import { type Collection, labelOf, refOf } from '../collections'
 import { ErrorText, useId } from '../ui'
 import { type Conversation, ConversationItem, type Message, MessageView, type Source, SourcePanel } from './chat-parts'
 
-interface Collection {
-  name: string
-  documents: number
-}
 
 export function ChatPage({ conversationId }: { conversationId: string | null }) {
   const [conversations, setConversations] = useState<Conversation[]>([])
@@ -179,7 +176,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
             <select id={collectionId} value={collection} onChange={(e) => setCollection(e.currentTarget.value)}>
               <option value="">No collection</option>
               {collections.map((c) => (
-                <option value={c.name}>{c.name}</option>
+                <option value={refOf(c)}>{labelOf(c)}</option>
               ))}
             </select>
           </div>

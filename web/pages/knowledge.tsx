@@ -1,14 +1,9 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, bearer, refresh } from '../api'
 import { renderMarkdown } from '../markdown'
+import { canManage, canWrite, type Collection, refOf } from '../collections'
 import { bytes, Card, ErrorText, Field, useAction, useId, when } from '../ui'
-
-interface Collection {
-  name: string
-  documents: number
-  chunks: number
-  createdAt: string
-}
+import { ShareDialog } from './share-dialog'
 interface Doc {
   id: string
   title?: string
@@ -57,12 +52,14 @@ function uploadFile(collection: string, file: File, onProgress: (loaded: number,
 
 export function KnowledgePage() {
   const [collections, setCollections] = useState<Collection[]>([])
+  // The selected collection's reference (its name when it is yours, else <owner email>/<name>).
   const [selected, setSelected] = useState('')
+  const [sharing, setSharing] = useState<string | null>(null)
   const [newName, setNewName] = useState('')
   const list = useAction(async () => {
     const { collections } = await api<{ collections: Collection[] }>('GET', '/rag/collections')
     setCollections(collections)
-    if (!selected && collections[0]) setSelected(collections[0].name)
+    if (!selected && collections[0]) setSelected(refOf(collections[0]))
   })
   const create = useAction(async () => {
     const { collection } = await api<{ collection: Collection }>('POST', '/rag/collections', { name: newName.trim() })
@@ -71,8 +68,7 @@ export function KnowledgePage() {
     await list.run()
   })
   useEffect(() => void list.run(), [])
-  const names = collections.map((c) => c.name)
-  const stored = collections.find((c) => c.name === selected)
+  const stored = collections.find((c) => refOf(c) === selected)
 
   return (
     <div>
@@ -81,20 +77,30 @@ export function KnowledgePage() {
         <Card title="Collections">
           <ErrorText error={list.error} />
           <ul class="files" aria-label="Your collections">
-            {names.map((name) => {
-              const c = collections.find((x) => x.name === name)
+            {collections.map((c) => {
+              const ref = refOf(c)
               return (
-                <li class="row" key={name}>
+                <li class="row" key={c.id}>
                   <label class="check grow">
-                    <input type="radio" name="collection" checked={selected === name} onChange={() => setSelected(name)} />
-                    <strong>{name}</strong>
-                    <span class="muted small">{c ? `${c.documents} document${c.documents === 1 ? '' : 's'} · ${c.chunks} passage${c.chunks === 1 ? '' : 's'}` : ''}</span>
+                    <input type="radio" name="collection" checked={selected === ref} onChange={() => setSelected(ref)} />
+                    <strong>{c.name}</strong>
+                    {c.access !== 'owner' && (
+                      <span class="badge" title={`Shared with you by ${c.owner.email}; your role: ${c.access}`}>
+                        shared by {c.owner.email} · {c.access}
+                      </span>
+                    )}
+                    <span class="muted small">{`${c.documents} document${c.documents === 1 ? '' : 's'} · ${c.chunks} passage${c.chunks === 1 ? '' : 's'}`}</span>
                   </label>
-                  {c && <DeleteCollection name={name} onDeleted={() => (setSelected(''), void list.run())} />}
+                  {canManage(c) && (
+                    <button type="button" aria-label={`Share collection ${ref}`} onClick={() => setSharing(ref)}>
+                      Share
+                    </button>
+                  )}
+                  {canManage(c) && <DeleteCollection name={ref} onDeleted={() => (setSelected(''), void list.run())} />}
                 </li>
               )
             })}
-            {names.length === 0 && <li class="muted">No collections yet.</li>}
+            {collections.length === 0 && <li class="muted">No collections yet.</li>}
           </ul>
           <form class="row" onSubmit={(event) => (event.preventDefault(), void create.run())}>
             <div class="grow">
@@ -105,10 +111,11 @@ export function KnowledgePage() {
             </button>
           </form>
         </Card>
-        {stored && <UploadBox collection={stored.name} onDone={() => void list.run()} />}
+        {stored && canWrite(stored) && <UploadBox collection={refOf(stored)} onDone={() => void list.run()} />}
       </div>
-      {stored && <Documents collection={stored.name} key={`${stored.name}-${stored.documents}`} onChanged={() => void list.run()} />}
-      {stored && <Ask collection={stored.name} />}
+      {sharing && <ShareDialog collection={sharing} label={sharing} onClose={() => setSharing(null)} key={sharing} />}
+      {stored && <Documents collection={refOf(stored)} writable={canWrite(stored)} key={`${refOf(stored)}-${stored.documents}`} onChanged={() => void list.run()} />}
+      {stored && <Ask collection={refOf(stored)} />}
     </div>
   )
 }
@@ -192,7 +199,7 @@ function Report({ report }: { report: FileReport }) {
   )
 }
 
-function Documents({ collection, onChanged }: { collection: string; onChanged: () => void }) {
+function Documents({ collection, writable, onChanged }: { collection: string; writable: boolean; onChanged: () => void }) {
   const [docs, setDocs] = useState<Doc[]>([])
   const load = useAction(async () => {
     const result = await api<{ documents: Doc[] }>('GET', `/rag/collections/${encodeURIComponent(collection)}/documents?limit=100`)
@@ -227,9 +234,11 @@ function Documents({ collection, onChanged }: { collection: string; onChanged: (
                 <td>{d.chunks ?? '—'}</td>
                 <td>{when(d.ingestedAt)}</td>
                 <td>
-                  <button type="button" class="danger" aria-label={`Delete document ${d.title ?? d.id}`} onClick={() => void remove.run(d.id)}>
-                    Delete
-                  </button>
+                  {writable && (
+                    <button type="button" class="danger" aria-label={`Delete document ${d.title ?? d.id}`} onClick={() => void remove.run(d.id)}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
