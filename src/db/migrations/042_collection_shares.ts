@@ -15,6 +15,7 @@ export const collectionShares: Migration = {
       hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
       substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
     CREATE UNIQUE INDEX rag_collections_public_id ON rag_collections(public_id);
+    CREATE INDEX rag_collections_name ON rag_collections(name);
     CREATE TABLE rag_collection_shares (
       collection_id INTEGER NOT NULL REFERENCES rag_collections(id) ON DELETE CASCADE,
       principal_type TEXT NOT NULL CHECK (principal_type IN ('user', 'group', 'everyone')),

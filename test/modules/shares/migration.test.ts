@@ -51,7 +51,7 @@ describe('migration 42 on SQLite', () => {
     await shutdown(before.app, before.services, 1000)
     // Back to the schema before migration 42, with the rows as they were.
     const db = openDatabase(database)
-    db.run(`DROP INDEX rag_collections_public_id; ALTER TABLE rag_collections DROP COLUMN public_id; DROP TABLE rag_collection_shares; DELETE FROM schema_migrations WHERE version = 42`)
+    db.run(`DROP INDEX rag_collections_public_id; DROP INDEX rag_collections_name; ALTER TABLE rag_collections DROP COLUMN public_id; DROP TABLE rag_collection_shares; DELETE FROM schema_migrations WHERE version = 42`)
     db.close()
     const after = makeServer({ database, dataDir: dir })
     expect((after.services.db.query('SELECT count(*) AS n FROM rag_collection_shares').get() as { n: number }).n).toBe(0)
@@ -66,7 +66,7 @@ suite(`migration 42 on PostgreSQL, and migrate-to-postgres${TEST_DATABASE_URL ? 
     const postgres = await freshPostgres()
     const before = makeServer({ postgres })
     await fill(before)
-    await postgres.unsafe(`DROP TABLE rag_collection_shares; ALTER TABLE rag_collections DROP COLUMN public_id; DELETE FROM schema_migrations WHERE version = 42`)
+    await postgres.unsafe(`DROP TABLE rag_collection_shares; DROP INDEX rag_collections_name; ALTER TABLE rag_collections DROP COLUMN public_id; DELETE FROM schema_migrations WHERE version = 42`)
     expect(await migratePostgres(postgres)).toEqual([42])
     expect(Number((await postgres`SELECT count(*) AS n FROM rag_collection_shares`)[0].n)).toBe(0)
     const after = makeServer({ postgres })

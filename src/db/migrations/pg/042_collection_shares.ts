@@ -10,6 +10,7 @@ export const collectionShares: PostgresMigration = {
     UPDATE rag_collections SET public_id = gen_random_uuid()::text;
     ALTER TABLE rag_collections ALTER COLUMN public_id SET NOT NULL;
     CREATE UNIQUE INDEX rag_collections_public_id ON rag_collections(public_id);
+    CREATE INDEX rag_collections_name ON rag_collections(name);
     CREATE TABLE rag_collection_shares (
       collection_id INTEGER NOT NULL REFERENCES rag_collections(id) ON DELETE CASCADE,
       principal_type TEXT COLLATE "C" NOT NULL CHECK (principal_type IN ('user', 'group', 'everyone')),

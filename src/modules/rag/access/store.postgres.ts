@@ -1,7 +1,7 @@
 import type { Postgres } from '../../../db/postgres'
 import type { CollectionRow } from '../store'
 import { collectionRow } from '../store.postgres'
-import { type AccessibleRow, type AccessStore, isAdminRoles, reachesUser, ROLE_RANK_SQL, roleOfRank, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+import { type AccessibleRow, type AccessStore, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
 
 const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'
 const COUNTS = 'c.chunk_count AS chunks, (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents'
@@ -30,18 +30,21 @@ export class PostgresAccessStore implements AccessStore {
 
   async sharedNamed(userId: string, name: string): Promise<SharedRow[]> {
     const rows = await this.sql.unsafe(
-      `SELECT ${COLUMNS}, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank
-       FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
+      `SELECT ${COLUMNS}, u.email AS owner_email, s.role
+       FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
        WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}
-       GROUP BY c.id, u.email ORDER BY u.email`,
+       ORDER BY u.email`,
       [userId, name],
     )
-    return rows.map((row: Record<string, unknown>) => ({ collection: collectionRow(row), role: roleOfRank(Number(row.rank))!, ownerEmail: row.owner_email as string }))
+    const best = highestPerCollection<CollectionRow & { owner_email: string; role: ShareRole }>(
+      rows.map((row: Record<string, unknown>) => ({ ...collectionRow(row), owner_email: row.owner_email as string, role: row.role as ShareRole })),
+    )
+    return best.map(({ owner_email, role, ...collection }) => ({ collection, role, ownerEmail: owner_email }))
   }
 
   async roleOf(userId: string, collectionId: number): Promise<ShareRole | null> {
-    const [row] = await this.sql.unsafe(`SELECT max(${ROLE_RANK_SQL}) AS rank FROM rag_collection_shares s WHERE s.collection_id = $2 AND ${reachesUser('$1')}`, [userId, collectionId])
-    return roleOfRank(row?.rank === null || row?.rank === undefined ? null : Number(row.rank))
+    const rows = await this.sql.unsafe(`SELECT s.role FROM rag_collection_shares s WHERE s.collection_id = $2 AND ${reachesUser('$1')}`, [userId, collectionId])
+    return highestRole(rows.map((row: { role: ShareRole }) => row.role))
   }
 
   async isAdmin(userId: string): Promise<boolean> {
@@ -53,15 +56,15 @@ export class PostgresAccessStore implements AccessStore {
     const [own, shared] = await Promise.all([
       this.sql.unsafe(`SELECT ${COLUMNS}, u.email AS owner_email, ${COUNTS} FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE c.user_id = $1`, [userId]),
       this.sql.unsafe(
-        `SELECT ${COLUMNS}, u.email AS owner_email, max(${ROLE_RANK_SQL}) AS rank, ${COUNTS}
+        `SELECT ${COLUMNS}, u.email AS owner_email, s.role, ${COUNTS}
          FROM rag_collection_shares s JOIN rag_collections c ON c.id = s.collection_id JOIN users u ON u.id = c.user_id
-         WHERE c.user_id <> $1 AND ${reachesUser('$1')} GROUP BY c.id, u.email`,
+         WHERE c.user_id <> $1 AND ${reachesUser('$1')}`,
         [userId],
       ),
     ])
     const rows = [
       ...own.map((row: Record<string, unknown>) => accessibleRow(row, 'owner')),
-      ...shared.map((row: Record<string, unknown>) => accessibleRow(row, roleOfRank(Number(row.rank))!)),
+      ...highestPerCollection(shared.map((row: Record<string, unknown>) => ({ ...accessibleRow(row, row.role as ShareRole), role: row.role as ShareRole }))).map(({ role: _role, ...row }) => row),
     ]
     return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.owner_email < b.owner_email ? -1 : 1))
   }

@@ -64,17 +64,31 @@ export interface AccessStore {
   findGroup(by: { id?: string; name?: string }): MaybePromise<{ id: string; name: string } | null>
 }
 
-/** The SQL condition "entry s reaches user $USER" (a user entry, a group they are in, everyone); `user` is the placeholder of their id. */
+/**
+ * The SQL condition "entry s reaches user $USER" (a user entry, a group they are in, everyone);
+ * `user` is the placeholder of their id. EXISTS, not IN: SQLite runs it as an index probe per
+ * entry, where IN builds the member's group list anew on every call.
+ */
 export function reachesUser(user: string): string {
   return `(s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${user})
-    OR (s.principal_type = 'group' AND s.principal_id IN (SELECT gm.group_id FROM group_members gm WHERE gm.user_id = ${user})))`
+    OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${user})))`
 }
 
-/** The SQL expression of an entry's rank (ACCESS_RANK). */
-export const ROLE_RANK_SQL = `CASE s.role WHEN 'manager' THEN 3 WHEN 'editor' THEN 2 ELSE 1 END`
+/** The highest of some roles, or null (an aggregate in SQL costs more than the few rows it reads). */
+export function highestRole(roles: Iterable<ShareRole>): ShareRole | null {
+  let best: ShareRole | null = null
+  for (const role of roles) if (best === null || ACCESS_RANK[role] > ACCESS_RANK[best]) best = role
+  return best
+}
 
-export function roleOfRank(rank: number | null | undefined): ShareRole | null {
-  return rank === 3 ? 'manager' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null
+/** Rows of (collection, role), one per entry that reaches the user: one per collection with its highest role, in first-seen order. */
+export function highestPerCollection<T extends { id: number; role: ShareRole }>(rows: T[]): T[] {
+  const best = new Map<number, T>()
+  for (const row of rows) {
+    const seen = best.get(row.id)
+    if (!seen || ACCESS_RANK[row.role] > ACCESS_RANK[seen.role]) best.set(row.id, row)
+  }
+  return [...best.values()]
 }
 
 export function isAdminRoles(roles: string | null | undefined): boolean {
