@@ -42,8 +42,10 @@ export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter:
     .post(
       '/search',
       async ({ body, principal }) => {
-        const found = await rag.search(principal.user.id, body.collection, body.query, body.limit ?? 5, body.threshold)
-        return { ...found, results: await library.withPages(principal.user.id, body.collection, found.results) }
+        // Resolved once (the access check) for the search and its pages.
+        const collection = await rag.collection(principal.user.id, body.collection)
+        const found = await rag.searchIn(principal.user.id, collection, body.query, body.limit ?? 5, body.threshold)
+        return { ...found, results: await library.withPagesIn(collection, found.results) }
       },
       {
         auth: true,

@@ -154,7 +154,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   constructor(private readonly deps: RagDeps<S>) {
     this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
-    this.resolver = new CollectionResolver(this.store, deps.access ?? new SqliteAccessStore(deps.db))
+    this.resolver = new CollectionResolver(deps.access ?? new SqliteAccessStore(deps.db))
   }
 
   /** Runs store steps (see runSteps): synchronous on SQLite. */
@@ -311,8 +311,12 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   }
 
   async search(userId: string, name: string, query: string, limit: number, threshold?: number | null, options?: RetrieveOptions) {
+    return this.searchIn(userId, await this.collection(userId, name), query, limit, threshold, options)
+  }
+
+  /** search() over a collection the caller's reference was already resolved to (see CollectionResolver). */
+  async searchIn(userId: string, collection: CollectionRow, query: string, limit: number, threshold?: number | null, options?: RetrieveOptions) {
     const started = performance.now()
-    const collection = await this.collection(userId, name)
     const embedder = await this.deps.embedder()
     this.assertSameEmbedder(collection, embedder)
     const results = await this.retrieve(userId, collection, embedder, query, limit, threshold, options)

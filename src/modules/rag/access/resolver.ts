@@ -1,8 +1,8 @@
 import { AppError, notFound } from '../../../core/errors'
 import type { MaybePromise } from '../../../db/maybe-promise'
 import { runSteps, type Steps, wait } from '../steps'
-import type { CollectionRow, RagStore } from '../store'
-import { type Access, ACCESS_RANK, type AccessStore } from './store'
+import type { CollectionRow } from '../store'
+import { type Access, ACCESS_RANK, type AccessStore, type ParsedRef, type Reached } from './store'
 
 /** Collection names (the contract's rule); a reference may be more (an id, `<owner email>/<name>`). */
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -41,10 +41,7 @@ export type Need = Access
  * every replica. Every place that reads or writes a collection calls this and no other rule.
  */
 export class CollectionResolver {
-  constructor(
-    private readonly rag: Pick<RagStore, 'findCollection'>,
-    readonly store: AccessStore,
-  ) {}
+  constructor(readonly store: AccessStore) {}
 
   resolve(userId: string, ref: string, need: Need = 'viewer'): MaybePromise<Resolved> {
     return runSteps(this.steps(userId, ref, need))
@@ -74,23 +71,15 @@ export class CollectionResolver {
 
   /** The collection a reference names for the caller, or null (see the class). */
   *find(userId: string, ref: string): Steps<Resolved | null> {
-    if (COLLECTION_NAME.test(ref)) {
-      const own = yield* wait(this.rag.findCollection(userId, ref))
-      if (own) return { collection: own, access: 'owner' }
-    }
-    if (PUBLIC_ID.test(ref)) {
-      const row = yield* wait(this.store.byPublicId(ref.toLowerCase()))
-      const reached = row && (yield* this.reach(userId, row))
+    const parsed = parseRef(ref)
+    if (parsed.name === undefined && parsed.publicId === undefined && !parsed.owner) return null
+    const found = yield* wait(this.store.candidates(userId, parsed))
+    if (found.own) return { collection: found.own, access: 'owner' }
+    for (const hit of [found.byId, found.byOwner]) {
+      const reached = hit && (yield* this.reach(userId, hit))
       if (reached) return reached
     }
-    if (isQualified(ref)) {
-      const slash = ref.lastIndexOf('/')
-      const row = yield* wait(this.store.byOwnerEmail(ref.slice(0, slash).trim().toLowerCase(), ref.slice(slash + 1)))
-      const reached = row && (yield* this.reach(userId, row))
-      if (reached) return reached
-    }
-    if (!COLLECTION_NAME.test(ref)) return null
-    const shared = yield* wait(this.store.sharedNamed(userId, ref))
+    const { shared } = found
     if (shared.length > 1) {
       const names = shared.map((row) => `${row.ownerEmail}/${row.collection.name}`)
       throw new AppError('AMBIGUOUS_COLLECTION', `Collection ${ref} is ambiguous: ${names.length} collections of that name are shared with you (${names.join(', ')}); name one as <owner email>/<name> or by id`)
@@ -99,11 +88,22 @@ export class CollectionResolver {
   }
 
   /** The caller's access to a collection found by id or qualified name, or null when they have none. */
-  private *reach(userId: string, collection: CollectionRow): Steps<Resolved | null> {
+  private *reach(userId: string, { collection, role }: Reached): Steps<Resolved | null> {
     if (collection.user_id === userId) return { collection, access: 'owner' }
-    const role = yield* wait(this.store.roleOf(userId, collection.id))
     if (role) return { collection, access: role }
     if (yield* wait(this.store.isAdmin(userId))) return { collection, access: 'manager' }
     return null
   }
+}
+
+/** The forms a reference may be: a name, a public id (a UUID is also a valid name), `<owner email>/<name>`. */
+export function parseRef(ref: string): ParsedRef {
+  const parsed: ParsedRef = {}
+  if (COLLECTION_NAME.test(ref)) parsed.name = ref
+  if (PUBLIC_ID.test(ref)) parsed.publicId = ref.toLowerCase()
+  if (isQualified(ref)) {
+    const slash = ref.lastIndexOf('/')
+    parsed.owner = { email: ref.slice(0, slash).trim().toLowerCase(), name: ref.slice(slash + 1) }
+  }
+  return parsed
 }

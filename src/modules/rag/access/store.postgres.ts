@@ -1,7 +1,7 @@
 import type { Postgres } from '../../../db/postgres'
 import type { CollectionRow } from '../store'
 import { collectionRow } from '../store.postgres'
-import { type AccessibleRow, type AccessStore, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+import { type AccessibleRow, type AccessStore, type Candidates, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ParsedRef, type Reached, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
 
 const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'
 const COUNTS = 'c.chunk_count AS chunks, (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents'
@@ -17,6 +17,33 @@ const accessibleRow = (row: Record<string, unknown>, access: AccessibleRow['acce
 /** Access lists in PostgreSQL (see AccessStore). */
 export class PostgresAccessStore implements AccessStore {
   constructor(private readonly sql: Postgres) {}
+
+  /** One round trip for every form (a request naming a shared collection costs what one naming your own does). */
+  async candidates(userId: string, ref: ParsedRef): Promise<Candidates> {
+    const reaching = `LEFT JOIN rag_collection_shares s ON s.collection_id = c.id AND ${reachesUser('$1')}`
+    const rows = await this.sql.unsafe(
+      `SELECT 1 AS step, ${COLUMNS}, NULL::text AS role, NULL::text AS owner_email FROM rag_collections c WHERE c.user_id = $1 AND c.name = $2
+       UNION ALL
+       SELECT 2, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE c.public_id = $3
+       UNION ALL
+       SELECT 3, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE u.email = $4 AND c.name = $5
+       UNION ALL
+       SELECT 4, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
+         WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}`,
+      [userId, ref.name ?? '', ref.publicId ?? '', ref.owner?.email ?? '', ref.owner?.name ?? ''],
+    )
+    const at = (step: number) => rows.filter((row: Record<string, unknown>) => Number(row.step) === step)
+    const own = at(1)[0]
+    if (own) return { own: collectionRow(own), byId: null, byOwner: null, shared: [] }
+    const reached = (found: Record<string, unknown>[]): Reached | null =>
+      found.length ? { collection: collectionRow(found[0]!), role: highestRole(found.map((row) => row.role as ShareRole | null).filter((role): role is ShareRole => role !== null)) } : null
+    const shared = highestPerCollection<CollectionRow & { owner_email: string; role: ShareRole }>(
+      at(4).map((row: Record<string, unknown>) => ({ ...collectionRow(row), owner_email: row.owner_email as string, role: row.role as ShareRole })),
+    )
+      .map(({ owner_email, role, ...collection }) => ({ collection, role, ownerEmail: owner_email }))
+      .sort((a, b) => (a.ownerEmail < b.ownerEmail ? -1 : 1))
+    return { own: null, byId: reached(at(2)), byOwner: reached(at(3)), shared }
+  }
 
   async byPublicId(publicId: string): Promise<CollectionRow | null> {
     const [row] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM rag_collections c WHERE c.public_id = $1`, [publicId])

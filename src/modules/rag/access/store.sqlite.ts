@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { CollectionRow } from '../store'
-import { type AccessibleRow, type AccessStore, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+import { type AccessibleRow, type AccessStore, type Candidates, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ParsedRef, type Reached, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
 
 const COUNTS = `(SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents,
   (SELECT count(*) FROM rag_chunks k WHERE k.collection_id = c.id) AS chunks`
@@ -8,6 +8,20 @@ const COUNTS = `(SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.
 /** Access lists in SQLite (see AccessStore). */
 export class SqliteAccessStore implements AccessStore {
   constructor(private readonly db: Database) {}
+
+  candidates(userId: string, ref: ParsedRef): Candidates {
+    if (ref.name !== undefined) {
+      const own = this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE user_id = ? AND name = ?').get(userId, ref.name)
+      if (own) return { own, byId: null, byOwner: null, shared: [] }
+    }
+    const reached = (collection: CollectionRow | null): Reached | null => collection && { collection, role: collection.user_id === userId ? null : this.roleOf(userId, collection.id) }
+    return {
+      own: null,
+      byId: ref.publicId !== undefined ? reached(this.byPublicId(ref.publicId)) : null,
+      byOwner: ref.owner ? reached(this.byOwnerEmail(ref.owner.email, ref.owner.name)) : null,
+      shared: ref.name !== undefined ? this.sharedNamed(userId, ref.name) : [],
+    }
+  }
 
   byPublicId(publicId: string): CollectionRow | null {
     return this.db.query<CollectionRow, [string]>('SELECT * FROM rag_collections WHERE public_id = ?').get(publicId)

@@ -34,6 +34,30 @@ export interface SharedRow {
   ownerEmail: string
 }
 
+/** A reference taken apart: the forms it may be (a name, a public id, `<owner email>/<name>`). */
+export interface ParsedRef {
+  name?: string
+  publicId?: string
+  owner?: { email: string; name: string }
+}
+
+/** A collection found by id or owner/name, with the highest role the caller's entries give (null: none). */
+export interface Reached {
+  collection: CollectionRow
+  role: ShareRole | null
+}
+
+/**
+ * Every collection a reference may name for a caller, by form (the resolver applies the order).
+ * When `own` is found the others may be left out: the caller's own collection always wins.
+ */
+export interface Candidates {
+  own: CollectionRow | null
+  byId: Reached | null
+  byOwner: Reached | null
+  shared: SharedRow[]
+}
+
 /** A collection as the caller's listing shows it: its counts, its owner and the caller's access. */
 export type AccessibleRow = CollectionSummary & { owner_email: string; access: Access }
 
@@ -44,6 +68,8 @@ export type AccessibleRow = CollectionSummary & { owner_email: string; access: A
  * cached: a share, a member or a group removed is seen by the very next request on every replica.
  */
 export interface AccessStore {
+  /** What a reference may name (see Candidates): SQLite probes one form after another, PostgreSQL asks once. */
+  candidates(userId: string, ref: ParsedRef): MaybePromise<Candidates>
   byPublicId(publicId: string): MaybePromise<CollectionRow | null>
   byOwnerEmail(email: string, name: string): MaybePromise<CollectionRow | null>
   /** Collections named `name` owned by others and shared with the user, each with the highest role its entries give them. */

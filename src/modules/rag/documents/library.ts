@@ -3,7 +3,7 @@ import { notFound } from '../../../core/errors'
 import type { MaybePromise } from '../../../db/maybe-promise'
 import type { AuditContext } from '../../audit/service'
 import type { RagService, SearchResult } from '../service'
-import type { DocumentInfo, DocumentRow, RagStore } from '../store'
+import type { CollectionRow, DocumentInfo, DocumentRow, RagStore } from '../store'
 import { runSteps, wait } from '../steps'
 
 /** A document to ingest, with what the documents listing shows about it. */
@@ -196,12 +196,22 @@ export class DocumentLibrary {
   /** Adds `page` to the metadata of results that come from a paged document (PDF). */
   withPages(userId: string, name: string, results: SearchResult[]): MaybePromise<SearchResult[]> {
     if (!results.length) return results
-    const store = this.store
     const resolver = this.rag.resolver
+    const pagesIn = (collection: CollectionRow) => this.withPagesIn(collection, results)
     return runSteps(
       (function* () {
         const collection = (yield* resolver.find(userId, name))?.collection
-        if (!collection) return results
+        return collection ? yield* wait(pagesIn(collection)) : results
+      })(),
+    )
+  }
+
+  /** withPages() for results of a collection already resolved. */
+  withPagesIn(collection: CollectionRow, results: SearchResult[]): MaybePromise<SearchResult[]> {
+    if (!results.length) return results
+    const store = this.store
+    return runSteps(
+      (function* () {
         const found = yield* wait(store.chunkPages(collection, [...new Set(results.map((r) => r.id))]))
         if (!found.size) return results
         const pages = new Map([...found].map(([docId, json]) => [docId, (JSON.parse(json) as PagedChunks).chunks]))
