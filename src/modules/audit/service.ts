@@ -112,7 +112,9 @@ export class AuditLog implements AuditRecorder {
   /** Starts the periodic flush and pruning (a server does; tests may flush by hand). */
   start(): this {
     if (this.flushTimer || this.closed) return this
-    this.flushTimer = setInterval(() => void this.flush(), this.options.flushIntervalMs)
+    this.flushTimer = setInterval(() => {
+      if (!this.flushing) void this.flush()
+    }, this.options.flushIntervalMs)
     this.flushTimer.unref?.()
     const prune = () => {
       void this.prune().finally(() => {
@@ -158,13 +160,15 @@ export class AuditLog implements AuditRecorder {
     return this.pending.length
   }
 
-  /** Writes the events waiting now (one flush at a time); a failed batch is kept for the next. */
+  /**
+   * Writes the events waiting now, after any flush under way (one write at a time); a batch the
+   * database refuses is kept for the next flush.
+   */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.pending.length ? this.flush() : undefined))
-    if (!this.pending.length) return Promise.resolve()
-    const batch = this.pending
-    this.pending = []
-    this.flushing = (async () => {
+    const write = async () => {
+      if (!this.pending.length) return
+      const batch = this.pending
+      this.pending = []
       try {
         await this.store.insertMany(batch)
       } catch (error) {
@@ -173,11 +177,13 @@ export class AuditLog implements AuditRecorder {
           this.lastFailureLog = Date.now()
           this.log(`audit: writing ${batch.length} event(s) failed, kept for the next try: ${(error as Error)?.message ?? String(error)}`)
         }
-      } finally {
-        this.flushing = null
       }
-    })()
-    return this.flushing
+    }
+    const next: Promise<void> = (this.flushing ?? Promise.resolve()).then(write).finally(() => {
+      if (this.flushing === next) this.flushing = null
+    })
+    this.flushing = next
+    return next
   }
 
   /** Deletes events older than the retention; how many. */
