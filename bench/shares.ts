@@ -35,8 +35,12 @@ async function benchBackend(label: string, postgres?: Awaited<ReturnType<typeof 
   if (postgres) await ensureFirstAdmin(services.auth, services.config, services.log)
   const app = buildApp(services).listen({ port: 0, development: false })
   const base = `http://127.0.0.1:${app.server!.port}`
+  // In process (app.handle): the whole request path (auth, rate limit, validation, the route) without
+  // a client's sockets in the figures, whose noise on a shared machine is larger than the check.
   const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const response = await app.handle(
+      new Request(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) }),
+    )
     const json = (await response.json()) as any
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
     return json
@@ -86,12 +90,11 @@ async function benchBackend(label: string, postgres?: Awaited<ReturnType<typeof 
     ]
     const times = new Map(cases.map(([name]) => [name, [] as number[]]))
     for (let i = 0; i < WARMUP; i++) for (const [, run] of cases) await run()
-    // Alternating request by request, in a rotating order: the machine's noise falls on all alike.
+    // Alternating request by request, in a new random order each round: the machine's noise (and
+    // what a search leaves running after it answers) falls on every case alike.
     for (let i = 0; i < RUNS; i++) {
-      for (let k = 0; k < cases.length; k++) {
-        const [name, run] = cases[(i + k) % cases.length]!
-        times.get(name)!.push(await timed(run))
-      }
+      const order = cases.map((entry) => ({ entry, key: Math.random() })).sort((a, b) => a.key - b.key)
+      for (const { entry: [name, run] } of order) times.get(name)!.push(await timed(run))
     }
     const median = (name: string) => percentile(times.get(name)!, 50)
     console.log(`\n${label}: ${RUNS} requests each, alternating (median, p95, vs its baseline)`)
@@ -100,6 +103,24 @@ async function benchBackend(label: string, postgres?: Awaited<ReturnType<typeof 
       const ratio = median(name) / median(baseline)
       const goal = name === baseline ? '' : `  ${((ratio - 1) * 100).toFixed(1).padStart(5)}%  goal <= +5%  ${ratio <= 1.05 ? 'ok' : 'MISSED'}`
       console.log(`  ${name.padEnd(40)} ${median(name).toFixed(3).padStart(7)} ms  p95 ${percentile(times.get(name)!, 95).toFixed(3).padStart(7)} ms${goal}`)
+    }
+    // The check alone: the resolver, called as every route calls it, for each form of reference.
+    const ids = Object.fromEntries(
+      await Promise.all(['owner@example.com', 'member@example.com'].map(async (email) => [email, ((await services.auth.findUserByEmail(email)) as { id: string }).id])),
+    ) as Record<string, string>
+    const checks: [string, string, string][] = [
+      ['own, by name', ids['owner@example.com']!, 'handbook'],
+      ['shared via group, by name', ids['member@example.com']!, 'handbook'],
+      ['shared, by id', ids['member@example.com']!, id],
+      ['shared, by owner/name', ids['member@example.com']!, 'owner@example.com/handbook'],
+    ]
+    const CHECKS = RUNS * 10
+    console.log(`  the access check alone (CollectionResolver.resolve), ${CHECKS} calls each:`)
+    for (const [name, userId, ref] of checks) {
+      for (let i = 0; i < CHECKS / 10; i++) await services.rag.resolver.resolve(userId, ref)
+      const started = performance.now()
+      for (let i = 0; i < CHECKS; i++) await services.rag.resolver.resolve(userId, ref)
+      console.log(`    ${name.padEnd(38)} ${(((performance.now() - started) / CHECKS) * 1000).toFixed(1).padStart(7)} µs`)
     }
   } finally {
     app.stop(true)
