@@ -431,6 +431,10 @@ export function buildApp(services: Services) {
   const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
+    // Elysia finds the path after the 11th character by default ("http://a.b/" is the shortest
+    // "standard" URL): an in-process request to http://x/health was routed as "th", a 405. From
+    // the 7th, every host works; the search starts 4 characters earlier, nothing more.
+    handler: { standardHostname: false },
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
