@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from '../../core/database'
+import { findTooDeep, tooDeepMessage } from '../../core/json-depth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -64,6 +65,8 @@ function decode(raw: unknown): { message: Record<string, unknown> } | { error: s
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'Message must be a JSON object with a "type"' }
   const object = value as Record<string, unknown>
+  const tooDeep = findTooDeep(object)
+  if (tooDeep !== null) return { error: tooDeepMessage(tooDeep || 'message') }
   if (typeof object.type !== 'string' || !object.type) return { error: 'Message needs a string "type"', object }
   return { message: object }
 }
