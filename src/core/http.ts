@@ -207,22 +207,24 @@ export function httpCore(options: HttpOptions) {
   }
   // Runs after the body is parsed and before it is validated: a value nested deeper than the
   // validator (and what describes its errors) can walk is refused here, for every route at once.
-  const refuseTooDeep = (context: TransformContext) => {
-    const field = findTooDeep(context[PARSED_BODY])
+  const refuseTooDeep = (body: unknown) => {
+    const field = findTooDeep(body)
     if (field !== null) throw new AppError('VALIDATION_ERROR', tooDeepMessage(field ? `body.${field}` : 'body'))
   }
-  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it.
+  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it. The
+  // context is never passed whole to a function: Elysia would take it as used whole, and build
+  // everything (query, cookies, server) for every route.
   const transform = (context: TransformContext) => {
     const { request, path, route, set } = context
     refuseForm(request, route)
-    refuseTooDeep(context)
+    refuseTooDeep(context[PARSED_BODY])
     if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(ipKey(request)) as RateDecision))
   }
   // With a rate limit shared by replicas (Redis) the count answers later: an awaited hook.
   const sharedTransform = async (context: TransformContext) => {
     const { request, path, route, set } = context
     refuseForm(request, route)
-    refuseTooDeep(context)
+    refuseTooDeep(context[PARSED_BODY])
     if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(await options.limiter.hit(ipKey(request))))
   }
   // No onRequest hook: one makes Elysia read `request.url` and build a full context on every
