@@ -29,7 +29,7 @@ import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
 import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
-import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { gatedPostgres, openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { type EventBus, LocalBus, RedisBus } from './core/bus'
@@ -192,8 +192,10 @@ export function createServices(options: AppOptions = {}): Services {
   if (config.databaseUrl && !postgresOption) {
     throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
   }
-  const postgres = postgresOption ?? null
-  const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
+  // The stores get the pool behind the monitor's gate: once PostgreSQL is known to be lost, their
+  // statements fail at once (503) rather than each waiting for a connection.
+  const postgresMonitor = postgresOption ? new PostgresMonitor(postgresOption, log) : null
+  const postgres = postgresOption && postgresMonitor ? gatedPostgres(postgresOption, () => postgresMonitor.problem) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   // Names this server's own events on the bus (instance ids may repeat, e.g. two servers in one process).
@@ -253,7 +255,7 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
-    ...(postgres ? { postgres } : {}),
+    ...(postgres ? { postgres, databaseDown: () => postgresMonitor?.problem != null } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
   const analytics: Analytics = postgres
