@@ -89,7 +89,7 @@ export interface Config {
   redisUrl?: string
   /** Worker threads of the work pool (speech, text extraction, OCR, embedding of ingested chunks), started as work comes. @default one less than the cores, at least 1 */
   workers: number
-  /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. */
+  /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. At about 20 ms of speech synthesis a task, a full queue of 64 on one worker waits ~1.3 s. @default `64` */
   workQueue: number
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
   instanceId: string

@@ -88,6 +88,8 @@ interface Slot {
   retired: boolean
   /** The last uncaught error the worker reported before it closed. */
   lastError?: string
+  /** Resolves once the thread has ended. */
+  ended: Promise<void>
 }
 
 interface Reply {
@@ -215,7 +217,8 @@ export class WorkPool {
 
   private spawn(): Slot {
     const worker = new Worker(WORKER_URL)
-    const slot: Slot = { worker, task: null, id: ++this.nextId, heap: 0, retired: false }
+    let ended!: () => void
+    const slot: Slot = { worker, task: null, id: ++this.nextId, heap: 0, retired: false, ended: new Promise<void>((resolve) => (ended = resolve)) }
     worker.addEventListener('message', (event: MessageEvent<Reply>) => this.reply(slot, event.data))
     worker.addEventListener('error', (event) => {
       const error = (event as ErrorEvent).error as Error | undefined
@@ -223,7 +226,10 @@ export class WorkPool {
       // An uncaught error ends a Bun worker (its close follows); make sure of it.
       worker.terminate()
     })
-    worker.addEventListener('close', (event) => this.closedWorker(slot, (event as CloseEvent).code))
+    worker.addEventListener('close', (event) => {
+      ended()
+      this.closedWorker(slot, (event as CloseEvent).code)
+    })
     worker.unref()
     this.slots.push(slot)
     return slot
@@ -281,10 +287,11 @@ export class WorkPool {
     }
     const slot = this.slots.find((s) => s.task === task)
     if (!slot) return
-    // Work running synchronously cannot be interrupted but by stopping its thread.
+    // Work running synchronously cannot be interrupted but by stopping its thread. The task is
+    // settled once the thread has ended, so that nothing it does (a file it writes) follows.
     this.retire(slot)
-    this.settle(task, 'cancelled', abortReason(task.signal!))
     this.drain()
+    slot.ended.then(() => this.settle(task, 'cancelled', abortReason(task.signal!)))
   }
 
   private next(slot: Slot): void {
