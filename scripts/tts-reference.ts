@@ -15,6 +15,8 @@ export const TTS_CASES = [
   { text: 'The harbour office opens at six in the morning, and the keys are kept by the duty officer. '.repeat(14), voice: 'default', language: 'en-US', speed: 1.2 },
 ]
 export const TTS_FORMATS = ['wav', 'mp3', 'ogg'] as const
+/** Spoken by every voice of the engine, as WAV: the samples of each voice compared. */
+export const EVERY_VOICE_TEXT = 'The office opens at six, 42 times. Ça va?'
 
 /** Ogg pages carry a random stream serial (and a CRC over it), different at every call: both zeroed, the rest kept. */
 export function comparableAudio(bytes: Uint8Array, format: string): Uint8Array {
@@ -38,6 +40,7 @@ export const audioDigest = (bytes: Uint8Array, format: string) => createHash('sh
 if (import.meta.main) {
   const root = resolve(process.argv[2] ?? '.')
   const { resolveVoice, synthesizeToFile } = await import(join(root, 'src/ml/speech/synthesizer.ts'))
+  const { listVoices } = await import(join(root, 'src/ml/speech/espeak.ts'))
   const dir = mkdtempSync(join(tmpdir(), 'uagent-tts-reference-'))
   const out = []
   try {
@@ -47,6 +50,11 @@ if (import.meta.main) {
         const result = await synthesizeToFile(path, { text: c.text, voice: resolveVoice(c.voice, c.language), speed: c.speed, format })
         out.push({ ...c, format, bytes: result.bytes, sha256: audioDigest(readFileSync(path), format) })
       }
+    }
+    for (const { id } of listVoices() as { id: string }[]) {
+      const path = join(dir, 'voice.wav')
+      const result = await synthesizeToFile(path, { text: EVERY_VOICE_TEXT, voice: id, speed: 1, format: 'wav' })
+      out.push({ text: EVERY_VOICE_TEXT, voice: id, language: 'en-US', speed: 1, format: 'wav', bytes: result.bytes, sha256: audioDigest(readFileSync(path), 'wav') })
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
