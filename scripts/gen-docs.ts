@@ -148,7 +148,14 @@ function configFields(source: string): Map<string, Field> {
   return fields
 }
 
-const evaluate = (expression: string) => Number(new Function(`return (${expression})`)())
+/** The value of a literal expression; one naming code (a computed default) stays as written, for `@default` to explain. */
+const evaluate = (expression: string): number | string => {
+  try {
+    return Number(new Function(`return (${expression})`)())
+  } catch {
+    return expression.trim()
+  }
+}
 
 /** What the expression that reads a variable says of it: its default and accepted values. */
 function readCall(expression: string, variable: string): { default: string; accepts: string } {

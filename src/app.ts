@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
 import { type AddressSource, httpCore } from './core/http'
 import { RateLimiter } from './core/rate-limit'
+import { WorkPool } from './core/work-pool'
 import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
 import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
@@ -164,6 +165,8 @@ export interface Services {
   /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
   analytics: Analytics
   prometheus: PrometheusMetrics
+  /** The worker threads of the CPU-heavy work (speech, text extraction, embedding): started as work comes. */
+  pool: WorkPool
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
   log: (line: string) => void
@@ -221,13 +224,15 @@ export function createServices(options: AppOptions = {}): Services {
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
-  const models = createModels(config)
+  const pool = new WorkPool({ size: config.workers, queueLimit: config.workQueue, log })
+  const models = createModels(config, pool)
   const startedAt = Date.now()
   const system = new SystemService({
     db,
     ...(postgresMonitor ? { postgres: postgresMonitor } : {}),
     ...(redis ? { redis } : {}),
     engines: models,
+    pool,
     features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
@@ -247,7 +252,7 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
   const recorder = new RequestRecorder(analyticsDb, {
@@ -316,6 +321,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
+    pool,
     grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
@@ -336,7 +342,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -418,7 +424,7 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag)
-  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes, services.pool)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
+import { DEFAULT_WORK_QUEUE, defaultWorkers } from './core/work-pool'
 
 /** Everything the server reads from its environment, checked once. */
 // The comments of these fields are the configuration reference: `bun scripts/gen-docs.ts` makes
@@ -86,6 +87,10 @@ export interface Config {
   databaseUrl?: string
   /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
   redisUrl?: string
+  /** Worker threads of the work pool (speech, text extraction, OCR, embedding of ingested chunks), started as work comes. @default one less than the cores, at least 1 */
+  workers: number
+  /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. At about 20 ms of speech synthesis a task, a full queue of 64 on one worker waits ~1.3 s. @default `64` */
+  workQueue: number
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
   instanceId: string
 }
@@ -262,6 +267,8 @@ export function loadConfig(env: Env = process.env): Config {
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
+    workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
+    workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
   }
 }

@@ -320,6 +320,11 @@ export function httpCore(options: HttpOptions) {
         log(`[${requestId}] ${request.method} ${pathname}: storage full (${(error as Error)?.message ?? String(error)})`)
         status = 507
         body = errorBody('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE, requestId)
+      } else if ((error as Error)?.name === 'AbortError' && request.signal.aborted) {
+        // The client went away and its work was stopped (the work pool): no one reads this answer,
+        // and it is no server fault. 499 is nginx's "client closed request", as request records show it.
+        status = 499
+        body = errorBody('INTERNAL_ERROR', 'The client closed the request before its answer; its work was stopped', requestId)
       } else {
         status = 500
         log(`[${requestId}] ${request.method} ${pathname} failed: ${(error as Error)?.stack ?? String(error)}`)

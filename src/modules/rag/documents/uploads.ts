@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../../core/errors'
+import { type WorkPool, workKind } from '../../../core/work-pool'
 import type { DocumentInput, DocumentLibrary } from './library'
-import { extractFile, ExtractionError } from '../extract'
+import type { ExtractOutcome, ExtractTask } from './extract.work'
 import { receiveMultipart, multipartBoundary } from './multipart'
 import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
 
@@ -22,16 +23,20 @@ export interface FileOutcome {
 
 const ID_LIMIT = 512
 
+/** extractFile of an uploaded file, on the work pool (extract.work.ts). */
+export const EXTRACT = workKind<ExtractTask, ExtractOutcome>('extract', new URL('./extract.work.ts', import.meta.url).href)
+
 /**
  * Uploads: a multipart body streamed to a temporary folder in the data dir (removed afterwards),
- * each file's text extracted by its type, then all of them ingested as documents. One file that
- * cannot be read is reported `failed` with its reason; the others are ingested.
+ * each file's text extracted by its type on the work pool, then all of them ingested as documents.
+ * One file that cannot be read is reported `failed` with its reason; the others are ingested.
  */
 export class UploadService {
   constructor(
     private readonly library: DocumentLibrary,
     private readonly tempRoot: string,
     private readonly maxBytes: number,
+    private readonly pool: WorkPool,
   ) {}
 
   async upload(userId: string, collection: string, request: Request) {
@@ -57,31 +62,32 @@ export class UploadService {
           outcome.reason = `id: must be 1 to ${ID_LIMIT} characters`
           continue
         }
-        try {
-          const extracted = await extractFile(file.fileName, new Uint8Array(await Bun.file(file.path).arrayBuffer()))
-          outcome.type = extracted.type
-          outcome.title = extracted.title
-          if (extracted.pageStarts) outcome.pages = extracted.pageStarts.length
-          if (Buffer.byteLength(extracted.text) > MAX_DOCUMENT_BYTES) {
-            outcome.reason = 'extracted text is larger than 1 MB'
-            continue
-          }
-          documents.push({
-            id,
-            content: extracted.text,
-            metadata: { title: extracted.title, fileName: basename(file.fileName), type: extracted.type, size: file.bytes, ...(source ? { source } : {}) },
-            title: extracted.title,
-            type: extracted.type,
-            bytes: file.bytes,
-            source,
-            contentHash: file.sha256,
-            pageStarts: extracted.pageStarts,
-            outcome,
-          })
-        } catch (error) {
-          if (!(error instanceof ExtractionError)) throw error
-          outcome.reason = error.reason
+        // The request's signal: a client that goes away stops the extraction it was waiting for.
+        const extraction = await this.pool.run(EXTRACT, { fileName: file.fileName, path: file.path }, { signal: request.signal })
+        if ('reason' in extraction) {
+          outcome.reason = extraction.reason
+          continue
         }
+        const { extracted } = extraction
+        outcome.type = extracted.type
+        outcome.title = extracted.title
+        if (extracted.pageStarts) outcome.pages = extracted.pageStarts.length
+        if (Buffer.byteLength(extracted.text) > MAX_DOCUMENT_BYTES) {
+          outcome.reason = 'extracted text is larger than 1 MB'
+          continue
+        }
+        documents.push({
+          id,
+          content: extracted.text,
+          metadata: { title: extracted.title, fileName: basename(file.fileName), type: extracted.type, size: file.bytes, ...(source ? { source } : {}) },
+          title: extracted.title,
+          type: extracted.type,
+          bytes: file.bytes,
+          source,
+          contentHash: file.sha256,
+          pageStarts: extracted.pageStarts,
+          outcome,
+        })
       }
       if (documents.length) {
         const result = await this.library.ingest(userId, collection, documents)
