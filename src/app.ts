@@ -360,7 +360,16 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
+    : new BackupService({
+        dataDir: config.dataDir,
+        dbPath,
+        analyticsPath: analyticsDb.filename,
+        intervalSeconds: config.backupIntervalSeconds,
+        keep: config.backupKeep,
+        log,
+        postgres,
+        onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
+      })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
   const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
