@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
-import { type AddressSource, httpCore } from './core/http'
+import { type AddressSource, clientAddress, httpCore, trustedProxies } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { WorkPool } from './core/work-pool'
 import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
@@ -84,6 +84,15 @@ import { recordSocketMessage, requestRecording } from './modules/analytics/recor
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
+import { auditModule } from './modules/audit'
+import { type AddressOf, RequestAudit } from './modules/audit/context'
+import { AuditLog } from './modules/audit/service'
+import { SqliteAuditStore } from './modules/audit/store.sqlite'
+import { PostgresAuditStore } from './modules/audit/store.postgres'
+import { groupsModule } from './modules/groups'
+import { GroupService } from './modules/groups/service'
+import { SqliteGroupStore } from './modules/groups/store.sqlite'
+import { PostgresGroupStore } from './modules/groups/store.postgres'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
 
@@ -116,13 +125,17 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 
-/** Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written (`{ collectionId }`). */
+/**
+ * Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written
+ * (`{ collectionId }`); users' group memberships changed (`{ userIds }`).
+ */
 const ACCOUNTS_TOPIC = 'accounts'
 const COLLECTIONS_TOPIC = 'collections'
+const GROUPS_TOPIC = 'groups'
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -167,6 +180,10 @@ export interface Services {
   prometheus: PrometheusMetrics
   /** The worker threads of the CPU-heavy work (speech, text extraction, embedding): started as work comes. */
   pool: WorkPool
+  /** Groups of users; groupIdsOf(user) answers every collection access check. */
+  groups: GroupService
+  /** The audit log: record() appends off the request path; close() writes what is pending (see shutdown). */
+  audit: AuditLog
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
   log: (line: string) => void
@@ -219,6 +236,17 @@ export function createServices(options: AppOptions = {}): Services {
     bus.subscribe(ACCOUNTS_TOPIC, (event) => {
       if (event.from === origin) return
       auth.changedElsewhere({ userId: typeof event.userId === 'string' ? event.userId : undefined, sessionId: typeof event.sessionId === 'string' ? event.sessionId : undefined })
+    })
+  }
+  const audit = new AuditLog(postgres ? new PostgresAuditStore(postgres) : new SqliteAuditStore(db), { retentionDays: config.auditRetentionDays, log }).start()
+  // A user's groups are answered from memory while every change reaches this process: one server,
+  // or replicas whose bus runs through Redis. Replicas on PostgreSQL without Redis read them each time.
+  const groups = new GroupService({ store: postgres ? new PostgresGroupStore(postgres) : new SqliteGroupStore(db), users: auth, audit, cacheable: () => !postgres || bus.shared })
+  if (redis) {
+    groups.onChanged((change) => bus.publish(GROUPS_TOPIC, { userIds: change.userIds, from: origin }))
+    bus.subscribe(GROUPS_TOPIC, (event) => {
+      if (event.from === origin || !Array.isArray(event.userIds)) return
+      groups.changedElsewhere({ userIds: event.userIds.filter((id): id is string => typeof id === 'string') })
     })
   }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
@@ -340,9 +368,18 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
+    : new BackupService({
+        dataDir: config.dataDir,
+        dbPath,
+        analyticsPath: analyticsDb.filename,
+        intervalSeconds: config.backupIntervalSeconds,
+        keep: config.backupKeep,
+        log,
+        postgres,
+        onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
+      })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -430,6 +467,10 @@ export function buildApp(services: Services) {
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  // The client address audit events name, as the rate limits see it.
+  const proxies = trustedProxies(config.trustedProxies)
+  const addressOf: AddressOf = (request) => clientAddress(app.server, request, proxies)
+  const audit = new RequestAudit(services.audit, addressOf)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -464,9 +505,9 @@ export function buildApp(services: Services) {
     )
     .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
-    .use(authModule(auth, limiter))
-    .use(webSessionModule(auth, limiter))
-    .use(apiKeysModule(services.apiKeys, auth, limiter))
+    .use(authModule(auth, limiter, audit))
+    .use(webSessionModule(auth, limiter, audit))
+    .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
@@ -480,11 +521,14 @@ export function buildApp(services: Services) {
         services.mcp,
         auth,
         limiter,
+        audit,
       ),
     )
-    .use(pluginsModule(plugins, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter, audit))
     .use(voiceModule(speech, voice, auth, limiter))
-    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
+    .use(groupsModule(services.groups, auth, limiter, addressOf))
+    .use(auditModule(services.audit, auth, limiter))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))

@@ -14,6 +14,8 @@ const VoicePage = lazy(() => import('./pages/voice').then((m) => m.VoicePage))
 const PluginsPage = lazy(() => import('./pages/plugins').then((m) => m.PluginsPage))
 const AnalyticsPage = lazy(() => import('./pages/analytics').then((m) => m.AnalyticsPage))
 const AdminPage = lazy(() => import('./pages/admin').then((m) => m.AdminPage))
+const GroupsPage = lazy(() => import('./pages/groups').then((m) => m.GroupsPage))
+const AuditPage = lazy(() => import('./pages/audit').then((m) => m.AuditPage))
 const AccountPage = lazy(() => import('./pages/account').then((m) => m.AccountPage))
 
 const started = signal(false)
@@ -25,7 +27,9 @@ const PAGES = [
   { path: '/voice', label: 'Voice' },
   { path: '/plugins', label: 'Plugins' },
   { path: '/analytics', label: 'Analytics', admin: true },
+  { path: '/groups', label: 'Groups' },
   { path: '/admin', label: 'Administration' },
+  { path: '/audit', label: 'Audit log', admin: true },
   { path: '/account', label: 'Account' },
 ]
 
@@ -36,7 +40,9 @@ function Page({ path }: { path: string }) {
   if (path === '/voice') return <VoicePage />
   if (path === '/plugins') return <PluginsPage />
   if (path === '/analytics') return <AnalyticsPage />
+  if (path === '/groups') return <GroupsPage />
   if (path === '/admin') return <AdminPage />
+  if (path === '/audit') return <AuditPage />
   if (path === '/account') return <AccountPage />
   return (
     <div class="card">

@@ -38,6 +38,7 @@ export async function startServer(options: { chat?: Generator; agents?: Generato
       await services.mcp.close()
       services.speech.close()
       await services.recorder.close()
+      await services.audit.close()
       services.analyticsDb?.close()
       services.db.close()
     },
