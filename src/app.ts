@@ -85,6 +85,10 @@ import { type Analytics, PostgresAnalyticsService } from './modules/analytics/se
 import { webModule } from './modules/web'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
+import { ssoModule } from './modules/sso'
+import { SsoService } from './modules/sso/service'
+import { PostgresSsoStore } from './modules/sso/store.postgres'
+import { SqliteSsoStore } from './modules/sso/store.sqlite'
 
 export type { Config }
 
@@ -138,6 +142,8 @@ export interface Services {
   /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
+  /** Single sign-on: OpenID Connect, LDAP, the CLI's device codes. */
+  sso: SsoService
   apiKeys: ApiKeyService
   limiter: RateLimiter
   system: SystemService
@@ -218,6 +224,7 @@ export function createServices(options: AppOptions = {}): Services {
   }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
+  const sso = new SsoService(postgres ? new PostgresSsoStore(postgres) : new SqliteSsoStore(db), auth, config, log)
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
   const models = createModels(config)
   const startedAt = Date.now()
@@ -334,7 +341,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -454,6 +461,7 @@ export function buildApp(services: Services) {
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
     .use(webSessionModule(auth, limiter))
+    .use(ssoModule(services.sso, auth, limiter))
     .use(apiKeysModule(services.apiKeys, auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
