@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
-import { type AddressSource, httpCore } from './core/http'
+import { type AddressSource, clientAddress, httpCore, trustedProxies } from './core/http'
 import { RateLimiter } from './core/rate-limit'
 import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
 import { assertWritableDir, StartupError } from './core/startup'
@@ -83,6 +83,15 @@ import { recordSocketMessage, requestRecording } from './modules/analytics/recor
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
+import { auditModule } from './modules/audit'
+import type { AddressOf } from './modules/audit/context'
+import { AuditLog } from './modules/audit/service'
+import { SqliteAuditStore } from './modules/audit/store.sqlite'
+import { PostgresAuditStore } from './modules/audit/store.postgres'
+import { groupsModule } from './modules/groups'
+import { GroupService } from './modules/groups/service'
+import { SqliteGroupStore } from './modules/groups/store.sqlite'
+import { PostgresGroupStore } from './modules/groups/store.postgres'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
 import { ssoModule } from './modules/sso'
@@ -119,13 +128,17 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 
-/** Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written (`{ collectionId }`). */
+/**
+ * Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written
+ * (`{ collectionId }`); users' group memberships changed (`{ userIds }`).
+ */
 const ACCOUNTS_TOPIC = 'accounts'
 const COLLECTIONS_TOPIC = 'collections'
+const GROUPS_TOPIC = 'groups'
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -170,6 +183,10 @@ export interface Services {
   /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
   analytics: Analytics
   prometheus: PrometheusMetrics
+  /** Groups of users; groupIdsOf(user) answers every collection access check. */
+  groups: GroupService
+  /** The audit log: record() appends off the request path; close() writes what is pending (see shutdown). */
+  audit: AuditLog
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
   log: (line: string) => void
@@ -222,9 +239,22 @@ export function createServices(options: AppOptions = {}): Services {
       auth.changedElsewhere({ userId: typeof event.userId === 'string' ? event.userId : undefined, sessionId: typeof event.sessionId === 'string' ? event.sessionId : undefined })
     })
   }
+  const audit = new AuditLog(postgres ? new PostgresAuditStore(postgres) : new SqliteAuditStore(db), { retentionDays: config.auditRetentionDays, log }).start()
+  // A user's groups are answered from memory while every change reaches this process: one server,
+  // or replicas whose bus runs through Redis. Replicas on PostgreSQL without Redis read them each time.
+  const groups = new GroupService({ store: postgres ? new PostgresGroupStore(postgres) : new SqliteGroupStore(db), users: auth, audit, cacheable: () => !postgres || bus.shared })
+  if (redis) {
+    groups.onChanged((change) => bus.publish(GROUPS_TOPIC, { userIds: change.userIds, from: origin }))
+    bus.subscribe(GROUPS_TOPIC, (event) => {
+      if (event.from === origin || !Array.isArray(event.userIds)) return
+      groups.changedElsewhere({ userIds: event.userIds.filter((id): id is string => typeof id === 'string') })
+    })
+  }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
-  const sso = new SsoService(postgres ? new PostgresSsoStore(postgres) : new SqliteSsoStore(db), auth, config, log)
+  const sso = new SsoService(postgres ? new PostgresSsoStore(postgres) : new SqliteSsoStore(db), auth, config)
+  sso.groups = groups
+  sso.audit = audit
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
   const models = createModels(config)
   const startedAt = Date.now()
@@ -341,7 +371,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -429,6 +459,9 @@ export function buildApp(services: Services) {
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  // The client address audit events name, as the rate limits see it.
+  const proxies = trustedProxies(config.trustedProxies)
+  const addressOf: AddressOf = (request) => clientAddress(app.server, request, proxies)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -461,7 +494,7 @@ export function buildApp(services: Services) {
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter))
     .use(webSessionModule(auth, limiter))
-    .use(ssoModule(services.sso, auth, limiter))
+    .use(ssoModule(services.sso, auth, limiter, addressOf))
     .use(apiKeysModule(services.apiKeys, auth, limiter))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
@@ -481,6 +514,8 @@ export function buildApp(services: Services) {
     .use(pluginsModule(plugins, auth, limiter))
     .use(voiceModule(speech, voice, auth, limiter))
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(groupsModule(services.groups, auth, limiter, addressOf))
+    .use(auditModule(services.audit, auth, limiter))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))

@@ -74,6 +74,8 @@ export interface Config {
   analyticsEnabled: boolean
   /** Days request records are kept. */
   analyticsRetentionDays: number
+  /** Days audit events are kept (`GET /admin/audit`); older ones are deleted in the background. */
+  auditRetentionDays: number
   /** Bearer token a Prometheus scraper may use on `GET /metrics` besides admins. */
   metricsToken?: string
   /** Where synthesized audio is kept. @default `<data>/audio` */
@@ -311,6 +313,7 @@ export function loadConfig(env: Env = process.env): Config {
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
     analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
     analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
+    auditRetentionDays: integer(env, 'UAGENT_AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,

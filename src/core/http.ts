@@ -173,6 +173,17 @@ export function clientAddress(server: AddressSource | null, request: Request, pr
   return hops[0] ?? peer
 }
 
+const REQUEST_ID_OF = Symbol('requestId')
+
+/**
+ * The request's id, made on first use and kept on the request: a handler that records it (the
+ * audit log) and the response's X-Request-Id carry the same one.
+ */
+export function requestIdOf(request: Request): string {
+  const holder = request as Request & { [REQUEST_ID_OF]?: string }
+  return (holder[REQUEST_ID_OF] ??= crypto.randomUUID())
+}
+
 /**
  * Request ids, the body-size limit, the anonymous rate limit and the one error handler
  * that turns every failure into the contract's ErrorResponse.
@@ -245,11 +256,11 @@ export function httpCore(options: HttpOptions) {
       }
     })
     .onAfterHandle({ as: 'global' }, ({ set, request, path }) => {
-      set.headers[REQUEST_ID] = crypto.randomUUID()
+      set.headers[REQUEST_ID] = requestIdOf(request)
       decorate(set.headers, request, path)
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? crypto.randomUUID()
+      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? requestIdOf(request)
       const pathname = new URL(request.url).pathname
       set.headers[REQUEST_ID] = requestId
       set.headers['content-type'] = 'application/json'

@@ -83,16 +83,21 @@ function ldapEnv(extra: Record<string, string> = {}): Record<string, string> {
   }
 }
 
-/** An in-memory server using the directory; group syncs it asks for are recorded. */
+/** An in-memory server using the directory, with views of the stored rows. */
 function server(extra: Record<string, string> = {}) {
-  const synced: { userId: string; source: string; groups: string[] }[] = []
-  const events: { action: string; details: Record<string, unknown> }[] = []
-  const s = makeServer({ env: ldapEnv(extra) }, (services) => {
-    services.sso.groups = { replaceMemberships: (userId, source, groups) => void synced.push({ userId, source, groups: [...groups].sort() }) }
-    services.sso.events = { record: (event) => void events.push(event) }
-  })
+  const s = makeServer({ env: ldapEnv(extra) })
   const identities = () => s.services.db.query<{ provider: string; subject: string; user_id: string }, []>('SELECT provider, subject, user_id FROM external_identities ORDER BY subject').all()
-  return { ...s, synced, events, identities }
+  /** A user's groups as stored: "name (source)". */
+  const groupsOf = (userId: string) =>
+    s.services.db
+      .query<{ name: string; source: string }, [string]>('SELECT g.name, g.source FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ? ORDER BY g.name')
+      .all(userId)
+      .map((row) => `${row.name} (${row.source})`)
+  const actions = async () => {
+    await s.services.audit.flush()
+    return s.services.db.query<{ action: string; details: string }, []>('SELECT action, details FROM audit_events ORDER BY id').all()
+  }
+  return { ...s, identities, groupsOf, actions }
 }
 
 const login = (s: ReturnType<typeof server>, email: string, password: string) => s.call('POST', '/auth/login', { body: { email, password } })
@@ -112,8 +117,10 @@ describe('LDAP sign-in (slapd)', () => {
     expect(res.json.user.email).toBe('alice@example.com')
     expect(res.json.user.roles).toEqual(['admin'])
     expect(s.identities()).toEqual([{ provider: 'ldap', subject: `uid=alice,ou=people,${BASE}`, user_id: res.json.user.id }])
-    expect(s.synced).toEqual([{ userId: res.json.user.id, source: 'ldap', groups: ['engineers', 'uagent-admins'] }])
-    expect(s.events.map((event) => event.action)).toContain('auth.login')
+    expect(s.groupsOf(res.json.user.id)).toEqual(['engineers (ldap)', 'uagent-admins (ldap)'])
+    const events = await s.actions()
+    expect(events.map((event) => event.action)).toEqual(expect.arrayContaining(['user.created', 'group.created', 'group.member_added', 'auth.login']))
+    expect(JSON.stringify(events)).not.toContain('alice-password')
     // The token works, and the account has no local password: the same password through the local path is not what let it in.
     const me = await s.call('GET', '/auth/me', { token: res.json.accessToken })
     expect(me.json.email).toBe('alice@example.com')
@@ -131,7 +138,7 @@ describe('LDAP sign-in (slapd)', () => {
     expect(res.status).toBe(200)
     expect(res.json.user.roles).toEqual(['user'])
     expect(s.identities()[0]!.subject.toLowerCase()).toBe(STAR_DN.toLowerCase())
-    expect(s.synced).toEqual([{ userId: res.json.user.id, source: 'ldap', groups: ['engineers'] }])
+    expect(s.groupsOf(res.json.user.id)).toEqual(['engineers (ldap)'])
   })
 
   test('a wrong password is 401 and creates nobody; a filter wildcard in the email matches no one', async () => {
@@ -152,13 +159,22 @@ describe('LDAP sign-in (slapd)', () => {
     const s = server()
     const first = await login(s, 'alice@example.com', 'alice-password')
     expect(first.json.user.roles).toEqual(['admin'])
+    // A group made here by hand is never touched by the sync.
+    const admin = await s.login()
+    const local = await s.call('POST', '/groups', { token: admin.accessToken, body: { name: 'hand-made' } })
+    expect(local.status).toBe(201)
+    expect((await s.call('POST', `/groups/${local.json.id}/members`, { token: admin.accessToken, body: { userId: first.json.user.id } })).status).toBeLessThan(300)
+    expect(s.groupsOf(first.json.user.id)).toEqual(['engineers (ldap)', 'hand-made (local)', 'uagent-admins (ldap)'])
     await directory.modify(`dn: cn=uagent-admins,ou=groups,${BASE}\nchangetype: modify\ndelete: uniqueMember\nuniqueMember: uid=alice,ou=people,${BASE}\n`)
     await directory.modify(`dn: cn=engineers,ou=groups,${BASE}\nchangetype: modify\ndelete: member\nmember: uid=alice,ou=people,${BASE}\n`)
     try {
       const second = await login(s, 'alice@example.com', 'alice-password')
       expect(second.status).toBe(200)
       expect(second.json.user.roles).toEqual(['user'])
-      expect(s.synced.at(-1)).toEqual({ userId: first.json.user.id, source: 'ldap', groups: [] })
+      expect(s.groupsOf(first.json.user.id)).toEqual(['hand-made (local)'])
+      const events = await s.actions()
+      expect(events.filter((event) => event.action === 'group.member_removed')).toHaveLength(2)
+      expect(events.map((event) => event.action)).toContain('user.roles_changed')
       // The first session's token now carries a user who is no longer an admin.
       expect((await s.call('GET', '/auth/users', { token: first.json.accessToken })).status).toBe(403)
     } finally {

@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import { AppError } from '../../core/errors'
-import { type AddressSource, clientAddress } from '../../core/http'
 import type { RateLimiter } from '../../core/rate-limit'
 import { LoginResponse } from '../auth/model'
+import type { AddressOf } from '../audit/context'
+import { auditContextOf } from '../audit/context'
 import type { AuthService } from '../auth/service'
 import { cookieValue, secure, signedInCookies } from '../web/session'
 import {
@@ -46,14 +47,11 @@ function redirect(location: string, cookies: string[] = []): Response {
   return new Response(null, { status: 302, headers })
 }
 
-/** Who asked, for the audit log: the peer address and the request id. */
-const origin = (server: AddressSource | null, request: Request, set: { headers: Record<string, unknown> }) => ({
-  ip: clientAddress(server, request),
-  requestId: typeof set.headers['x-request-id'] === 'string' ? set.headers['x-request-id'] : null,
-})
 
 /** Single sign-on routes: the providers, OpenID Connect sign-in, and the CLI's device codes. */
-export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter) {
+export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter, addressOf: AddressOf) {
+  const record = (request: Request, actor: { id: string; email: string } | null, event: { action: string; target: string | null; details: Record<string, unknown> }) =>
+    sso.audit?.record({ ...auditContextOf(request, null, addressOf), actor, ...event })
   return new Elysia({ name: 'module:sso', prefix: '/auth', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
     .get('/providers', () => sso.providers(), {
@@ -80,25 +78,25 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
     )
     .get(
       '/oidc/callback',
-      async ({ request, server, set }) => {
+      async ({ request }) => {
         const clear = stateCookie(request, '', 0)
-        const { ip, requestId } = origin(server, request, set)
+        const context = auditContextOf(request, null, addressOf)
         if (!sso.oidc) return redirect(withError('Single sign-on with OpenID Connect is not configured on this server'), [clear])
         const incoming = new URL(request.url)
         const callbackUrl = new URL(`${sso.baseUrl(request)}/auth/oidc/callback${incoming.search}`)
-        let userId: string | null = null
+        let email: string | null = null
         try {
           const identity = await sso.oidc.finish(callbackUrl, cookieValue(request, STATE_COOKIE))
-          userId = await sso.linkUser({ provider: 'oidc', ...identity })
-          const { refreshToken } = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
-          await sso.event({ action: 'auth.login', userId, target: userId, details: { method: 'oidc', issuer: identity.issuer, groups: identity.groups }, ip, requestId })
+          email = identity.email
+          const userId = await sso.linkUser({ provider: 'oidc', ...identity }, context)
+          const { refreshToken, user } = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
+          sso.audit?.record({ ...context, actor: { id: user.id, email: user.email }, action: 'auth.login', target: user.id, details: { method: 'oidc', issuer: identity.issuer, groups: identity.groups } })
           return redirect(identity.returnTo, [clear, ...signedInCookies(request, refreshToken)])
         } catch (error) {
           if (!(error instanceof SignInError || error instanceof AppError)) throw error
-          const message = error.message
           const reason = error instanceof SignInError ? error.reason : error.code
-          await sso.event({ action: 'auth.login_failed', userId, target: userId, details: { method: 'oidc', reason, message }, ip, requestId })
-          return redirect(withError(message), [clear])
+          sso.audit?.record({ ...context, action: 'auth.login_failed', target: email, details: { method: 'oidc', email, reason, message: error.message } })
+          return redirect(withError(error.message), [clear])
         }
       },
       {
@@ -118,10 +116,10 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
     })
     .post(
       '/device/token',
-      async ({ body, request, server, set }) => {
+      async ({ body, request }) => {
         const userId = await sso.devices.poll(body.deviceCode)
         const session = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
-        await sso.event({ action: 'auth.login', userId, target: userId, details: { method: 'device_code' }, ...origin(server, request, set) })
+        record(request, { id: session.user.id, email: session.user.email }, { action: 'auth.login', target: session.user.id, details: { method: 'device_code' } })
         return session
       },
       {
@@ -141,11 +139,11 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
     })
     .post(
       '/device/:userCode/approve',
-      async ({ params, principal, request: http, server, set }) => {
+      async ({ params, principal, request: http }) => {
         // A session signs the CLI in, not an API key (a key is not a person at a browser).
         if (principal.apiKeyId) throw new AppError('FORBIDDEN', 'Approve a device code from a signed-in session, not with an API key')
         const request = await sso.devices.decide(params.userCode, true, principal.user.id)
-        await sso.event({ action: 'auth.device_approved', userId: principal.user.id, target: request.userCode, details: { clientName: request.clientName }, ...origin(server, http, set) })
+        record(http, { id: principal.user.id, email: principal.user.email }, { action: 'auth.device_approved', target: request.userCode, details: { clientName: request.clientName } })
         return { success: true, message: 'Approved: the command line is signed in as you', request }
       },
       {

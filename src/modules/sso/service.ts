@@ -1,20 +1,16 @@
 import type { Config } from '../../config'
 import { AppError } from '../../core/errors'
 import type { MaybePromise } from '../../db/maybe-promise'
+import type { AuditContext, AuditRecorder } from '../audit/service'
 import type { AuthService, PasswordDirectory, Role } from '../auth/service'
 import { DeviceCodes } from './device'
 import { LdapDirectory } from './ldap'
 import { OidcClient, SignInError } from './oidc'
 import type { Provider, SsoStore } from './store'
 
-/** Group memberships of one source replaced from a provider's list (src/modules/groups). */
+/** Group memberships of one source replaced from a provider's list (GroupService; it audits the changes). */
 export interface GroupSync {
-  replaceMemberships(userId: string, source: Provider, externalGroupNames: string[]): MaybePromise<unknown>
-}
-
-/** Where SSO events go (the audit log): sign-ins, failures (with a reason, never a token). */
-export interface SsoEventSink {
-  record(event: { action: string; userId: string | null; target: string | null; details: Record<string, unknown>; ip: string | null; requestId: string | null }): MaybePromise<unknown>
+  replaceMemberships(userId: string, source: Provider, externalGroupNames: string[], context?: Partial<AuditContext>): MaybePromise<{ joined: string[]; left: string[]; created: string[] } | void>
 }
 
 /** Who a provider says someone is. */
@@ -45,13 +41,13 @@ export class SsoService implements PasswordDirectory {
   readonly ldap: LdapDirectory | null
   readonly devices: DeviceCodes
   groups: GroupSync | null = null
-  events: SsoEventSink | null = null
+  /** The audit log: SSO sign-ins, failures (with a reason, never a token), roles set by admin groups. */
+  audit: AuditRecorder | null = null
 
   constructor(
     private readonly store: SsoStore,
     private readonly auth: AuthService,
     private readonly config: Config,
-    private readonly log: (line: string) => void,
     options: { deviceInterval?: number; now?: () => number } = {},
   ) {
     this.oidc = config.oidcIssuer && config.oidcClientId
@@ -87,7 +83,7 @@ export class SsoService implements PasswordDirectory {
     const user = await this.ldap.authenticate(email, password)
     if (!user) return null
     const userId = await this.linkUser({ provider: 'ldap', subject: user.dn, issuer: this.config.ldapUrl!, email: user.email, emailVerified: true, groups: user.groups })
-    await this.event({ action: 'auth.login', userId, target: userId, details: { method: 'ldap', groups: user.groups } })
+    this.audit?.record({ actor: { id: userId, email: user.email.toLowerCase() }, action: 'auth.login', target: userId, details: { method: 'ldap', groups: user.groups } })
     return userId
   }
 
@@ -97,7 +93,7 @@ export class SsoService implements PasswordDirectory {
    * some are set; the UAGENT_ADMIN_EMAIL admin is never demoted), and its groups of that source
    * are replaced with the provider's.
    */
-  async linkUser(identity: ExternalIdentity): Promise<string> {
+  async linkUser(identity: ExternalIdentity, context: Partial<AuditContext> = {}): Promise<string> {
     const now = new Date().toISOString()
     const adminGroups = identity.provider === 'oidc' ? this.config.oidcAdminGroups : this.config.ldapAdminGroups
     const isAdminByGroup = adminGroups.length > 0 && [...lower(identity.groups)].some((group) => lower(adminGroups).has(group))
@@ -126,31 +122,20 @@ export class SsoService implements PasswordDirectory {
     await this.store.linkIdentity({ provider: identity.provider, subject: identity.subject, user_id: userId, issuer: identity.issuer, email: identity.email, created_at: now, last_login_at: now })
     const user = await this.auth.getUser(userId)
     if (!user) throw new SignInError('This account no longer exists', 'user_deleted')
-    if (created) await this.event({ action: 'user.created', userId, target: userId, details: { email: user.email, source: identity.provider } })
-    if (adminGroups.length > 0 && !user.disabled) await this.syncAdminRole(user.id, user.email, user.roles, isAdminByGroup)
-    if (this.groups) {
-      const changes = await this.groups.replaceMemberships(userId, identity.provider, identity.groups)
-      await this.event({ action: 'auth.groups_synced', userId, target: userId, details: { source: identity.provider, groups: identity.groups, ...(changes && typeof changes === 'object' ? { changes } : {}) } })
-    }
+    const actor = { id: user.id, email: user.email }
+    if (created) this.audit?.record({ ...context, actor, action: 'user.created', target: userId, details: { email: user.email, source: identity.provider } })
+    if (adminGroups.length > 0 && !user.disabled) await this.syncAdminRole(user.id, user.email, user.roles, isAdminByGroup, { ...context, actor })
+    // Memberships changed here are audited by the group service (group.member_added / member_removed).
+    if (this.groups) await this.groups.replaceMemberships(userId, identity.provider, identity.groups, { ...context, actor })
     return userId
   }
 
-  private async syncAdminRole(userId: string, email: string, roles: string[], admin: boolean): Promise<void> {
+  private async syncAdminRole(userId: string, email: string, roles: string[], admin: boolean, context: Partial<AuditContext>): Promise<void> {
     if (admin === roles.includes('admin')) return
     if (!admin && this.config.adminEmail && email === this.config.adminEmail.toLowerCase()) return
     const next = admin ? [...roles, 'admin'] : roles.filter((role) => role !== 'admin')
     await this.store.setRoles(userId, JSON.stringify(next.length ? next : ['user']))
     this.auth.userChanged(userId)
-    await this.event({ action: 'user.roles_changed', userId, target: userId, details: { roles: next, reason: 'admin group membership at the provider' } })
-  }
-
-  /** Records an event; a sink that fails is logged, never fails the sign-in. */
-  async event(event: { action: string; userId: string | null; target: string | null; details: Record<string, unknown>; ip?: string | null; requestId?: string | null }): Promise<void> {
-    if (!this.events) return
-    try {
-      await this.events.record({ ip: null, requestId: null, ...event })
-    } catch (error) {
-      this.log(`Recording the event ${event.action} failed: ${(error as Error).message}`)
-    }
+    this.audit?.record({ ...context, action: 'user.roles_changed', target: userId, details: { roles: next, reason: 'admin group membership at the provider' } })
   }
 }
