@@ -1,8 +1,10 @@
 // A real OpenID Connect provider for the single sign-on tests: panva's oidc-provider (certified),
 // run under Node. Its development sign-in form accepts any login (the account id) and password.
-// Input (env OIDC_FIXTURE, JSON): { clients: [{ client_id, client_secret, redirect_uris }], accounts: { <id>: claims } }.
+// Input (env OIDC_FIXTURE, JSON): { clients: [{ client_id, client_secret, redirect_uris }], accountsFile }: the
+// accounts file ({ <id>: claims }) is read at each sign-in, so a test can change someone's groups.
 // Prints "READY <issuer>" once listening on a free port of 127.0.0.1; stops on SIGTERM.
 import { createServer } from 'node:http'
+import { readFileSync } from 'node:fs'
 import Provider from 'oidc-provider'
 
 const fixture = JSON.parse(process.env.OIDC_FIXTURE)
@@ -17,7 +19,7 @@ const provider = new Provider(issuer, {
   features: { devInteractions: { enabled: true } },
   ttl: { Interaction: 600, Session: 600, Grant: 600, AccessToken: 600, IdToken: Number(process.env.OIDC_ID_TOKEN_TTL ?? 600), AuthorizationCode: 60 },
   async findAccount(_ctx, id) {
-    const claims = fixture.accounts[id]
+    const claims = JSON.parse(readFileSync(fixture.accountsFile, 'utf8'))[id]
     if (!claims) return undefined
     return { accountId: id, claims: async () => ({ sub: id, ...claims }) }
   },

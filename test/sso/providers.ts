@@ -50,6 +50,8 @@ export interface OidcFixture {
   issuer: string
   clientId: string
   clientSecret: string
+  /** Replaces the provider's accounts (read at each sign-in). */
+  setAccounts(accounts: Record<string, OidcAccount>): void
   stop(): Promise<unknown>
 }
 
@@ -57,9 +59,12 @@ export interface OidcFixture {
 export async function startOidcProvider(redirectUris: string[], accounts: Record<string, OidcAccount>): Promise<OidcFixture> {
   const clientId = 'uagent-test'
   const clientSecret = 'uagent-test-secret-0123456789abcdef'
+  const accountsFile = join(tempDir('oidc'), 'accounts.json')
+  const setAccounts = (next: Record<string, OidcAccount>) => writeFileSync(accountsFile, JSON.stringify(next))
+  setAccounts(accounts)
   const child = spawn(['node', join(import.meta.dir, 'oidc-provider.mjs')], {
     cwd: join(import.meta.dir, '../..'),
-    env: { ...process.env, NODE_ENV: 'test', OIDC_FIXTURE: JSON.stringify({ clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris }], accounts }) },
+    env: { ...process.env, NODE_ENV: 'test', OIDC_FIXTURE: JSON.stringify({ clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris }], accountsFile }) },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -67,7 +72,7 @@ export async function startOidcProvider(redirectUris: string[], accounts: Record
   })
   try {
     const [, issuer] = await waitForLine(child, /READY (\S+)\n/, 20_000)
-    return { issuer: issuer!, clientId, clientSecret, stop: () => stopGroup(child) }
+    return { issuer: issuer!, clientId, clientSecret, setAccounts, stop: () => stopGroup(child) }
   } catch (error) {
     await stopGroup(child)
     throw error
@@ -161,4 +166,41 @@ export async function startSlapd(ldif: string): Promise<LdapFixture> {
     throw error
   }
   return { url, suffix: SUFFIX, adminDn, adminPassword, modify, stop, pause: stop, start }
+}
+
+/**
+ * Signs in at the provider the way a browser would (following redirects, keeping its cookies,
+ * filling its development login form with `login`) and returns the URL it finally sends the
+ * browser to: the callback, under `callbackPrefix`.
+ */
+export async function signInAtProvider(authorizationUrl: string, login: string, callbackPrefix: string): Promise<string> {
+  const jar = new Map<string, string>()
+  let url = authorizationUrl
+  let form: string | undefined
+  for (let step = 0; step < 12; step++) {
+    const headers: Record<string, string> = { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') }
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded'
+    const res = await fetch(url, { method: form ? 'POST' : 'GET', body: form, headers, redirect: 'manual' })
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair] = cookie.split(';')
+      const [name, ...value] = pair!.split('=')
+      jar.set(name!.trim(), value.join('='))
+    }
+    form = undefined
+    const location = res.headers.get('location')
+    if (res.status >= 300 && res.status < 400 && location) {
+      url = new URL(location, url).href
+      if (url.startsWith(callbackPrefix)) return url
+      continue
+    }
+    const html = await res.text()
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+    if (res.status === 200 && action && html.includes('name="login"')) {
+      url = new URL(action.replaceAll('&amp;', '&'), url).href
+      form = new URLSearchParams({ prompt: 'login', login, password: 'any-password' }).toString()
+      continue
+    }
+    throw new Error(`unexpected answer from the provider at ${url}: ${res.status} ${html.slice(0, 300)}`)
+  }
+  throw new Error('the provider redirected too many times')
 }

@@ -133,8 +133,9 @@ export class SsoService implements PasswordDirectory {
   private async syncAdminRole(userId: string, email: string, roles: string[], admin: boolean, context: Partial<AuditContext>): Promise<void> {
     if (admin === roles.includes('admin')) return
     if (!admin && this.config.adminEmail && email === this.config.adminEmail.toLowerCase()) return
-    const next = admin ? [...roles, 'admin'] : roles.filter((role) => role !== 'admin')
-    await this.store.setRoles(userId, JSON.stringify(next.length ? next : ['user']))
+    // Roles here are one of two: `admin` (which includes everything a user may do) or `user`.
+    const next = admin ? ['admin'] : ['user']
+    await this.store.setRoles(userId, JSON.stringify(next))
     this.auth.userChanged(userId)
     this.audit?.record({ ...context, action: 'user.roles_changed', target: userId, details: { roles: next, reason: 'admin group membership at the provider' } })
   }
