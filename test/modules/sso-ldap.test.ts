@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ADMIN, makeServer } from '../helpers'
+import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 import { type LdapFixture, startSlapd } from '../sso/providers'
 
 // A real directory: Debian's slapd on a free port, with a service account, users (one whose name
@@ -233,4 +234,19 @@ describe('LDAP sign-in (slapd)', () => {
     }
     expect((await login(s, 'bob@example.com', 'bob-password')).status).toBe(200)
   }, 30_000)
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`LDAP sign-in with the accounts in PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  test('the identity, the account and its ldap groups are stored in PostgreSQL; a second sign-in finds them', async () => {
+    const postgres = await freshPostgres()
+    const s = makeServer({ postgres, env: ldapEnv() })
+    const first = await s.call('POST', '/auth/login', { body: { email: 'star@example.com', password: 'star-password' } })
+    expect(first.status).toBe(200)
+    const identities: { provider: string; user_id: string }[] = await postgres`SELECT provider, user_id FROM external_identities`
+    expect(identities).toEqual([{ provider: 'ldap', user_id: first.json.user.id }])
+    const groups: { name: string; source: string }[] = await postgres`SELECT g.name, g.source FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ${first.json.user.id}`
+    expect(groups).toEqual([{ name: 'engineers', source: 'ldap' }])
+    const second = await s.call('POST', '/auth/login', { body: { email: 'star@example.com', password: 'star-password' } })
+    expect(second.json.user.id).toBe(first.json.user.id)
+  })
 })
