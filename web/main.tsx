@@ -15,6 +15,7 @@ const PluginsPage = lazy(() => import('./pages/plugins').then((m) => m.PluginsPa
 const AnalyticsPage = lazy(() => import('./pages/analytics').then((m) => m.AnalyticsPage))
 const AdminPage = lazy(() => import('./pages/admin').then((m) => m.AdminPage))
 const AccountPage = lazy(() => import('./pages/account').then((m) => m.AccountPage))
+const DevicePage = lazy(() => import('./pages/device').then((m) => m.DevicePage))
 
 const started = signal(false)
 
@@ -38,6 +39,7 @@ function Page({ path }: { path: string }) {
   if (path === '/analytics') return <AnalyticsPage />
   if (path === '/admin') return <AdminPage />
   if (path === '/account') return <AccountPage />
+  if (path === '/device') return <DevicePage />
   return (
     <div class="card">
       <h1>Not found</h1>
