@@ -84,7 +84,7 @@ import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
 import { auditModule } from './modules/audit'
-import type { AddressOf } from './modules/audit/context'
+import { type AddressOf, RequestAudit } from './modules/audit/context'
 import { AuditLog } from './modules/audit/service'
 import { SqliteAuditStore } from './modules/audit/store.sqlite'
 import { PostgresAuditStore } from './modules/audit/store.postgres'
@@ -462,6 +462,7 @@ export function buildApp(services: Services) {
   // The client address audit events name, as the rate limits see it.
   const proxies = trustedProxies(config.trustedProxies)
   const addressOf: AddressOf = (request) => clientAddress(app.server, request, proxies)
+  const audit = new RequestAudit(services.audit, addressOf)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
@@ -492,10 +493,10 @@ export function buildApp(services: Services) {
     )
     .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
-    .use(authModule(auth, limiter))
-    .use(webSessionModule(auth, limiter))
-    .use(ssoModule(services.sso, auth, limiter, addressOf))
-    .use(apiKeysModule(services.apiKeys, auth, limiter))
+    .use(authModule(auth, limiter, audit))
+    .use(webSessionModule(auth, limiter, audit))
+    .use(ssoModule(services.sso, auth, limiter, audit))
+    .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
@@ -509,11 +510,12 @@ export function buildApp(services: Services) {
         services.mcp,
         auth,
         limiter,
+        audit,
       ),
     )
-    .use(pluginsModule(plugins, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter, audit))
     .use(voiceModule(speech, voice, auth, limiter))
-    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
     .use(groupsModule(services.groups, auth, limiter, addressOf))
     .use(auditModule(services.audit, auth, limiter))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))

@@ -17,6 +17,8 @@ import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
+import { integer } from '../parse'
+import { InvalidArgumentError } from 'commander'
 import { registerMigrateToPostgres } from './admin-postgres'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
@@ -48,6 +50,16 @@ async function newPassword(given: string | undefined): Promise<{ password: strin
     return { password, generated: false }
   }
   return { password: randomBytes(12).toString('base64url'), generated: true }
+}
+
+const AGE_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+/** An audit time option: an age such as 24h becomes the ISO time that long ago; anything else goes to the server as it is. */
+function since(value: string): string {
+  const age = /^\s*(\d{1,6})\s*([mhdw])\s*$/i.exec(value)
+  if (age) return new Date(Date.now() - Number(age[1]) * AGE_UNITS[age[2]!.toLowerCase()]!).toISOString()
+  if (!value.trim()) throw new InvalidArgumentError('expected a time or an age such as 24h')
+  return value.trim()
 }
 
 /** Host operations: they work on the data dir itself, without a running server (host access is the trust). */
@@ -86,6 +98,43 @@ export function registerAdmin(program: Command): void {
         })
       }),
     'uagent admin backups',
+  )
+  example(
+    admin
+      .command('audit')
+      .description('The audit log, newest first (admin): sign-ins, accounts, keys, groups, shares, plugins, MCP servers, backups')
+      .option('--action <action>', 'one action (group.created) or a family (group.*)')
+      .option('--since <time>', 'from this time: ISO 8601 (2026-01-31, 2026-01-31T12:00Z) or an age (30m, 24h, 7d)', since)
+      .option('--until <time>', 'up to this time (same forms)', since)
+      .option('--actor <user>', "the actor's email or user id")
+      .option('--target <target>', 'what the action was done to (a user id, group id, plugin name…)')
+      .option('--limit <n>', 'events per page (1-500, default 50)', integer)
+      .option('--cursor <cursor>', 'the next page: nextCursor of the previous one')
+      .action(async (options: { action?: string; since?: string; until?: string; actor?: string; target?: string; limit?: number; cursor?: string }, command: Command) => {
+        const query = new URLSearchParams()
+        for (const name of ['action', 'since', 'until', 'actor', 'target', 'limit', 'cursor'] as const) if (options[name] !== undefined) query.set(name, String(options[name]))
+        const body = await new ApiClient(globals(command)).json('GET', query.size ? `/admin/audit?${query}` : '/admin/audit')
+        emit(command, body, () => {
+          if (!body.events.length) return console.log(dim('No events.'))
+          console.log(
+            table(
+              ['AT', 'ACTION', 'ACTOR', 'TARGET', 'IP', 'DETAILS'],
+              body.events.map((e: { at: string; action: string; actor: { email: string } | null; target: string | null; ip: string | null; details: Record<string, unknown> }) => [
+                e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+                e.action,
+                e.actor?.email ?? '-',
+                e.target ?? '',
+                e.ip ?? '',
+                Object.keys(e.details).length ? JSON.stringify(e.details) : '',
+              ]),
+              80,
+            ),
+          )
+          if (body.nextCursor) console.log(dim(`More: uagent admin audit --cursor ${body.nextCursor}${query.size ? ' (with the same filters)' : ''}`))
+        })
+      }),
+    'uagent admin audit --action "group.*" --since 7d',
+    'uagent admin audit --actor ann@example.com --limit 100',
   )
   example(
     admin

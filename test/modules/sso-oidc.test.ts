@@ -106,7 +106,7 @@ describe('OpenID Connect sign-in (oidc-provider)', () => {
     expect(body.user).toMatchObject({ email: 'ann@example.com', roles: ['admin'] })
     await s.services.audit.flush()
     const login = s.services.db.query<{ details: string }, []>("SELECT details FROM audit_events WHERE action = 'auth.login'").get()!
-    expect(JSON.parse(login.details)).toMatchObject({ method: 'oidc', issuer: provider.issuer })
+    expect(JSON.parse(login.details)).toMatchObject({ via: 'oidc', issuer: provider.issuer })
   })
 
   test('the groups claim is followed at each sign-in: memberships added and removed, admin with them', async () => {
@@ -195,7 +195,7 @@ describe('OpenID Connect sign-in (oidc-provider)', () => {
     expect(s.sessions()).toBe(sessions)
     await s.services.audit.flush()
     const failed = s.services.db.query<{ details: string }, []>("SELECT details FROM audit_events WHERE action = 'auth.login_failed'").get()!
-    expect(JSON.parse(failed.details)).toMatchObject({ method: 'oidc', reason: 'FORBIDDEN' })
+    expect(JSON.parse(failed.details)).toMatchObject({ via: 'oidc', reason: 'FORBIDDEN' })
   })
 
   test('UAGENT_LOCAL_LOGIN=off: no password form, OIDC users sign in, the break-glass admin still can', async () => {

@@ -59,6 +59,8 @@ beforeAll(async () => {
   await services.web.ready()
   const chrome = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS })
   const context = await chrome.newContext({ baseURL: base })
+  // The machine runs many tests at once: waits get most of the test's minute.
+  context.setDefaultTimeout(50_000)
   const page = await context.newPage()
   const consoleErrors: string[] = []
   page.on('console', (message) => {

@@ -2,6 +2,8 @@
 const SECRET_NAME = /pass(word|wd|phrase)?$|secret|token|^key$|apikey$|api_key$|privatekey|private_key|authorization|cookie|mfacode|otp|^code$|credential/i
 /** Values that look like a credential whatever their field's name: an API key, a JWT, a bearer header. */
 const SECRET_VALUE = /uak_[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|bearer\s+\S+/gi
+/** The user-info part of a URL (`https://user:token@host`). */
+const URL_CREDENTIALS = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi
 const REDACTED = '[redacted]'
 const MAX_DEPTH = 6
 const MAX_STRING = 1000
@@ -18,7 +20,7 @@ export function redactDetails(details: Record<string, unknown> | undefined): Rec
 function clean(value: unknown, depth: number): unknown {
   if (typeof value === 'string') {
     const cut = value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value
-    return cut.replace(SECRET_VALUE, REDACTED)
+    return cut.replace(SECRET_VALUE, REDACTED).replace(URL_CREDENTIALS, `$1${REDACTED}@`)
   }
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return value
   if (depth >= MAX_DEPTH) return REDACTED

@@ -3,8 +3,7 @@ import { authPlugin } from '../../core/auth'
 import { AppError } from '../../core/errors'
 import type { RateLimiter } from '../../core/rate-limit'
 import { LoginResponse } from '../auth/model'
-import type { AddressOf } from '../audit/context'
-import { auditContextOf } from '../audit/context'
+import type { RequestAudit } from '../audit/context'
 import type { AuthService } from '../auth/service'
 import { cookieValue, secure, signedInCookies } from '../web/session'
 import {
@@ -49,9 +48,7 @@ function redirect(location: string, cookies: string[] = []): Response {
 
 
 /** Single sign-on routes: the providers, OpenID Connect sign-in, and the CLI's device codes. */
-export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter, addressOf: AddressOf) {
-  const record = (request: Request, actor: { id: string; email: string } | null, event: { action: string; target: string | null; details: Record<string, unknown> }) =>
-    sso.audit?.record({ ...auditContextOf(request, null, addressOf), actor, ...event })
+export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:sso', prefix: '/auth', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
     .get('/providers', () => sso.providers(), {
@@ -80,7 +77,7 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
       '/oidc/callback',
       async ({ request }) => {
         const clear = stateCookie(request, '', 0)
-        const context = auditContextOf(request, null, addressOf)
+        const context = audit.context(request, null)
         if (!sso.oidc) return redirect(withError('Single sign-on with OpenID Connect is not configured on this server'), [clear])
         const incoming = new URL(request.url)
         const callbackUrl = new URL(`${sso.baseUrl(request)}/auth/oidc/callback${incoming.search}`)
@@ -90,12 +87,12 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
           email = identity.email
           const userId = await sso.linkUser({ provider: 'oidc', ...identity }, context)
           const { refreshToken, user } = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
-          sso.audit?.record({ ...context, actor: { id: user.id, email: user.email }, action: 'auth.login', target: user.id, details: { method: 'oidc', issuer: identity.issuer, groups: identity.groups } })
+          audit.record(request, { user }, { action: 'auth.login', target: user.id, details: { via: 'oidc', issuer: identity.issuer, groups: identity.groups } })
           return redirect(identity.returnTo, [clear, ...signedInCookies(request, refreshToken)])
         } catch (error) {
           if (!(error instanceof SignInError || error instanceof AppError)) throw error
           const reason = error instanceof SignInError ? error.reason : error.code
-          sso.audit?.record({ ...context, action: 'auth.login_failed', target: email, details: { method: 'oidc', email, reason, message: error.message } })
+          audit.record(request, null, { action: 'auth.login_failed', target: email, details: { via: 'oidc', reason, message: error.message } })
           return redirect(withError(error.message), [clear])
         }
       },
@@ -119,7 +116,7 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
       async ({ body, request }) => {
         const userId = await sso.devices.poll(body.deviceCode)
         const session = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
-        record(request, { id: session.user.id, email: session.user.email }, { action: 'auth.login', target: session.user.id, details: { method: 'device_code' } })
+        audit.record(request, session, { action: 'auth.login', target: session.user.id, details: { via: 'device_code' } })
         return session
       },
       {
@@ -143,7 +140,7 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
         // A session signs the CLI in, not an API key (a key is not a person at a browser).
         if (principal.apiKeyId) throw new AppError('FORBIDDEN', 'Approve a device code from a signed-in session, not with an API key')
         const request = await sso.devices.decide(params.userCode, true, principal.user.id)
-        record(http, { id: principal.user.id, email: principal.user.email }, { action: 'auth.device_approved', target: request.userCode, details: { clientName: request.clientName } })
+        audit.record(http, principal, { action: 'auth.device_approved', target: request.userCode, details: { clientName: request.clientName } })
         return { success: true, message: 'Approved: the command line is signed in as you', request }
       },
       {

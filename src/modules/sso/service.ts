@@ -82,9 +82,8 @@ export class SsoService implements PasswordDirectory {
     if (!this.ldap) return null
     const user = await this.ldap.authenticate(email, password)
     if (!user) return null
-    const userId = await this.linkUser({ provider: 'ldap', subject: user.dn, issuer: this.config.ldapUrl!, email: user.email, emailVerified: true, groups: user.groups })
-    this.audit?.record({ actor: { id: userId, email: user.email.toLowerCase() }, action: 'auth.login', target: userId, details: { method: 'ldap', groups: user.groups } })
-    return userId
+    // The sign-in itself is audited by the route (auth.login / auth.login_failed); this records what it changed.
+    return this.linkUser({ provider: 'ldap', subject: user.dn, issuer: this.config.ldapUrl!, email: user.email, emailVerified: true, groups: user.groups })
   }
 
   /**
