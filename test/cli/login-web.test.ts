@@ -44,6 +44,13 @@ async function userToken(email: string): Promise<string> {
 }
 
 describe('uagent login --web', () => {
+  test('uagent sso providers prints what the server offers (public: no login needed)', async () => {
+    const res = await live.run(['--json', 'sso', 'providers'])
+    expect(res.code).toBe(0)
+    expect(JSON.parse(res.stdout)).toEqual({ password: true, oidc: null, ldap: false })
+    expect((await live.run(['sso', 'providers'])).stdout).toContain('not configured')
+  })
+
   test('prints the URL and code, waits for approval in the browser, then stores the tokens like uagent login', async () => {
     const token = await userToken('sso-cli@example.com')
     const proc = live.spawn(['--json', 'login', '--web', '--no-browser'])
@@ -64,12 +71,16 @@ describe('uagent login --web', () => {
     expect((await live.request('GET', '/auth/me')).json.email).toBe('sso-cli@example.com')
   }, 30_000)
 
-  test('a denied code ends with exit code 1 and ACCESS_DENIED', async () => {
+  test('a code denied from another signed-in terminal (uagent sso device deny) ends with exit code 1 and ACCESS_DENIED', async () => {
     const token = await userToken('sso-cli-deny@example.com')
     const proc = live.spawn(['login', '--web', '--no-browser'])
     running.push(proc)
     const { match, rest } = await readUntil(proc.stderr, /enter the code ([A-Z]{4}-[A-Z]{4})/)
-    expect((await live.request('POST', `/auth/device/${match[1]}/deny`, undefined, token)).status).toBe(200)
+    const shown = await live.run(['--json', 'sso', 'device', 'show', match[1]!], { UAGENT_TOKEN: token })
+    expect(shown.code).toBe(0)
+    expect(JSON.parse(shown.stdout)).toMatchObject({ userCode: match[1], status: 'pending' })
+    const denied = await live.run(['sso', 'device', 'deny', match[1]!], { UAGENT_TOKEN: token })
+    expect([denied.code, denied.stdout.trim()]).toEqual([0, 'Denied: the command line is not signed in'])
     const [stderr, code] = await Promise.all([rest(), proc.exited])
     expect(code).toBe(1)
     expect(stderr).toContain('ACCESS_DENIED')
