@@ -495,7 +495,7 @@ export function buildApp(services: Services) {
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter, audit))
     .use(webSessionModule(auth, limiter, audit))
-    .use(ssoModule(services.sso, auth, limiter, audit))
+    .use(ssoModule(services.sso, auth, limiter, audit, log))
     .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))

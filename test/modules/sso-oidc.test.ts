@@ -23,7 +23,9 @@ afterAll(async () => {
 })
 
 function server(extra: Record<string, string> = {}) {
+  const logged: string[] = []
   const s = makeServer({
+    log: (line) => void logged.push(line),
     env: {
       UAGENT_PUBLIC_URL: PUBLIC,
       UAGENT_OIDC_ISSUER: provider.issuer,
@@ -64,7 +66,7 @@ function server(extra: Record<string, string> = {}) {
     expect(location.pathname).toBe('/app')
     return location.searchParams.get('sso_error')
   }
-  return { ...s, get, users, sessions, groupsOf, start, signIn, errorOf }
+  return { ...s, get, users, sessions, groupsOf, start, signIn, errorOf, logged }
 }
 
 describe('OpenID Connect sign-in (oidc-provider)', () => {
@@ -83,6 +85,12 @@ describe('OpenID Connect sign-in (oidc-provider)', () => {
     expect(url.searchParams.get('state')).toBe(state)
     expect(url.searchParams.get('nonce')).toBeTruthy()
     expect(url.searchParams.get('redirect_uri')).toBe(CALLBACK)
+    // Where to land afterwards is a page of the web app, nothing else.
+    expect((await s.get('/auth/oidc/login?returnTo=/app/device?code=BKMT-QWXR')).status).toBe(302)
+    for (const returnTo of ['https://evil.example/', '//evil.example/app', '/apparently', '/auth/web/logout']) {
+      const refused = await s.get(`/auth/oidc/login?returnTo=${encodeURIComponent(returnTo)}`)
+      expect({ returnTo, status: refused.status }).toEqual({ returnTo, status: 400 })
+    }
   })
 
   test('a sign-in creates the user (admin from the admin group), syncs oidc groups and signs the browser in as /auth/web/login does', async () => {
@@ -203,6 +211,19 @@ describe('OpenID Connect sign-in (oidc-provider)', () => {
     expect((await s.call('GET', '/auth/providers')).json).toMatchObject({ password: false, ldap: false })
     expect((await s.signIn('ben')).res.headers.get('location')).toBe('/app')
     expect((await s.call('POST', '/auth/login', { body: { email: 'admin@example.com', password: 'admin-password-1' } })).status).toBe(200)
+  })
+
+  test('a failure of the server itself mid-sign-in: back to /app with the request id, logged, no 500', async () => {
+    const s = server()
+    const { location, state } = await s.start()
+    const callback = await signInAtProvider(location, 'ben', CALLBACK)
+    s.services.db.run('DROP TABLE external_identities')
+    const res = await s.get(callback, { uagent_oidc_state: state })
+    const message = s.errorOf(res)!
+    const requestId = /request ([\w-]+)/.exec(message)![1]!
+    expect(message).toContain('failed on the server')
+    expect(res.headers.get('x-request-id')).toBe(requestId)
+    expect(s.logged.some((line) => line.includes(requestId) && line.includes('external_identities'))).toBe(true)
   })
 
   test('a provider that cannot be reached: back to /app with a readable message', async () => {

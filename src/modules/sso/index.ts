@@ -48,7 +48,7 @@ function redirect(location: string, cookies: string[] = []): Response {
 
 
 /** Single sign-on routes: the providers, OpenID Connect sign-in, and the CLI's device codes. */
-export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
+export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit, log: (line: string) => void) {
   return new Elysia({ name: 'module:sso', prefix: '/auth', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
     .get('/providers', () => sso.providers(), {
@@ -64,7 +64,9 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
           return redirect(url, [stateCookie(request, state, 600)])
         } catch (error) {
           if (error instanceof SignInError) return redirect(withError(error.message))
-          throw error
+          const requestId = audit.context(request, null).requestId
+          log(`OpenID Connect sign-in could not start (request ${requestId}): ${(error as Error).stack ?? error}`)
+          return redirect(withError(`The sign-in could not start (request ${requestId}): try again, or tell an administrator`))
         }
       },
       {
@@ -90,7 +92,11 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
           audit.record(request, { user }, { action: 'auth.login', target: user.id, details: { via: 'oidc', issuer: identity.issuer, groups: identity.groups } })
           return redirect(identity.returnTo, [clear, ...signedInCookies(request, refreshToken)])
         } catch (error) {
-          if (!(error instanceof SignInError || error instanceof AppError)) throw error
+          if (!(error instanceof SignInError || error instanceof AppError)) {
+            // Not the person's doing (the database, a bug): logged with the request id, which the message gives.
+            log(`OpenID Connect sign-in failed (request ${context.requestId}): ${(error as Error).stack ?? error}`)
+            return redirect(withError(`The sign-in failed on the server (request ${context.requestId}): try again, or tell an administrator`), [clear])
+          }
           const reason = error instanceof SignInError ? error.reason : error.code
           audit.record(request, null, { action: 'auth.login_failed', target: email, details: { via: 'oidc', reason, message: error.message } })
           return redirect(withError(error.message), [clear])

@@ -8,7 +8,7 @@ export const ProvidersResponse = t.Object({
 })
 
 export const OidcLoginQuery = t.Object({
-  returnTo: t.Optional(t.String({ maxLength: 512, pattern: '^/app(/[^/].*|/?)?$', description: 'A path of the web app to land on once signed in (default /app)' })),
+  returnTo: t.Optional(t.String({ maxLength: 512, pattern: '^/app([/?#].*)?$', description: 'A path of the web app to land on once signed in (default /app)' })),
 })
 
 export const OidcCallbackQuery = t.Object({
