@@ -121,9 +121,11 @@ export class SsoService implements PasswordDirectory {
     await this.store.linkIdentity({ provider: identity.provider, subject: identity.subject, user_id: userId, issuer: identity.issuer, email: identity.email, created_at: now, last_login_at: now })
     const user = await this.auth.getUser(userId)
     if (!user) throw new SignInError('This account no longer exists', 'user_deleted')
+    // Refused here, whatever the provider says, and left as it is (roles, groups).
+    if (user.disabled) throw new AppError('FORBIDDEN', 'This account has been disabled by an administrator')
     const actor = { id: user.id, email: user.email }
     if (created) this.audit?.record({ ...context, actor, action: 'user.created', target: userId, details: { email: user.email, source: identity.provider } })
-    if (adminGroups.length > 0 && !user.disabled) await this.syncAdminRole(user.id, user.email, user.roles, isAdminByGroup, { ...context, actor })
+    if (adminGroups.length > 0) await this.syncAdminRole(user.id, user.email, user.roles, isAdminByGroup, { ...context, actor })
     // Memberships changed here are audited by the group service (group.member_added / member_removed).
     if (this.groups) await this.groups.replaceMemberships(userId, identity.provider, identity.groups, { ...context, actor })
     return userId
