@@ -108,3 +108,18 @@ function deviceFlowTests(backend: () => Promise<Postgres | null>) {
 describe('device codes (SQLite)', () => deviceFlowTests(async () => null))
 
 describe.skipIf(!TEST_DATABASE_URL)(`device codes (PostgreSQL${TEST_DATABASE_URL ? '' : `: ${POSTGRES_SKIPPED}`})`, () => deviceFlowTests(() => freshPostgres()))
+
+describe.skipIf(!TEST_DATABASE_URL)(`device codes across replicas${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  test('a code started on one server is approved on another and polled on the first: they share PostgreSQL, nothing in memory', async () => {
+    const postgres = await freshPostgres()
+    const [one, two] = [makeServer({ postgres }), makeServer({ postgres })]
+    const grant = (await one.call('POST', '/auth/device', { body: {} })).json
+    const user = await two.userSession('replica-user@example.com')
+    expect((await two.call('POST', `/auth/device/${grant.userCode}/approve`, { token: user.accessToken })).status).toBe(200)
+    const signedIn = await one.call('POST', '/auth/device/token', { body: { deviceCode: grant.deviceCode } })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.json.user.email).toBe('replica-user@example.com')
+    const again = await two.call('POST', '/auth/device/token', { body: { deviceCode: grant.deviceCode } })
+    expect([again.status, again.json.code]).toEqual([400, 'EXPIRED_TOKEN'])
+  })
+})

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { makeServer } from '../helpers'
+import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 import { type OidcAccount, type OidcFixture, signInAtProvider, startOidcProvider } from '../sso/providers'
 
 // A real OpenID Connect provider (panva's oidc-provider under Node) on a free port. The server
@@ -230,5 +231,23 @@ describe('OpenID Connect sign-in (oidc-provider)', () => {
     const s = server({ UAGENT_OIDC_ISSUER: 'http://127.0.0.1:9' })
     const res = await s.get('/auth/oidc/login')
     expect(s.errorOf(res)).toContain('could not be reached')
+  })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`OpenID Connect across replicas${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  test('a sign-in started on one server finishes on another (state, nonce and verifier in PostgreSQL), once', async () => {
+    const postgres = await freshPostgres()
+    const env = { UAGENT_PUBLIC_URL: PUBLIC, UAGENT_OIDC_ISSUER: provider.issuer, UAGENT_OIDC_CLIENT_ID: provider.clientId, UAGENT_OIDC_CLIENT_SECRET: provider.clientSecret }
+    const [one, two] = [makeServer({ postgres, env }), makeServer({ postgres, env })]
+    const get = (s: typeof one, url: string, cookie = '') => s.app.handle(new Request(url.startsWith('http') ? url : `${PUBLIC}${url}`, { headers: { cookie, host: 'uagent.test' } }))
+    const started = await get(one, '/auth/oidc/login')
+    const state = /uagent_oidc_state=([^;]*)/.exec(started.headers.getSetCookie().join('\n'))![1]!
+    const callback = await signInAtProvider(started.headers.get('location')!, 'ann', CALLBACK)
+    const finished = await get(two, callback, `uagent_oidc_state=${state}`)
+    expect([finished.status, finished.headers.get('location')]).toEqual([302, '/app'])
+    const rows: { email: string }[] = await postgres`SELECT u.email FROM external_identities i JOIN users u ON u.id = i.user_id WHERE i.provider = 'oidc'`
+    expect(rows).toEqual([{ email: 'ann@example.com' }])
+    const replay = await get(one, callback, `uagent_oidc_state=${state}`)
+    expect(new URL(replay.headers.get('location')!, PUBLIC).searchParams.get('sso_error')).toContain('already used')
   })
 })
