@@ -95,6 +95,10 @@ import { SqliteGroupStore } from './modules/groups/store.sqlite'
 import { PostgresGroupStore } from './modules/groups/store.postgres'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
+import { ssoModule } from './modules/sso'
+import { SsoService } from './modules/sso/service'
+import { PostgresSsoStore } from './modules/sso/store.postgres'
+import { SqliteSsoStore } from './modules/sso/store.sqlite'
 
 export type { Config }
 
@@ -152,6 +156,8 @@ export interface Services {
   /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
+  /** Single sign-on: OpenID Connect, LDAP, the CLI's device codes. */
+  sso: SsoService
   apiKeys: ApiKeyService
   limiter: RateLimiter
   system: SystemService
@@ -251,6 +257,9 @@ export function createServices(options: AppOptions = {}): Services {
   }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
+  const sso = new SsoService(postgres ? new PostgresSsoStore(postgres) : new SqliteSsoStore(db), auth, config)
+  sso.groups = groups
+  sso.audit = audit
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
   const pool = new WorkPool({ size: config.workers, queueLimit: config.workQueue, log })
   const models = createModels(config, pool)
@@ -379,7 +388,7 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -507,6 +516,7 @@ export function buildApp(services: Services) {
     .use(systemModule(system, auth, limiter))
     .use(authModule(auth, limiter, audit))
     .use(webSessionModule(auth, limiter, audit))
+    .use(ssoModule(services.sso, auth, limiter, audit, log))
     .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))

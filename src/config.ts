@@ -95,6 +95,36 @@ export interface Config {
   workQueue: number
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
   instanceId: string
+  /** The server's URL as browsers reach it (`https://agent.example.com`): the OpenID Connect redirect URI is `<it>/auth/oidc/callback`, and `uagent login --web` sends people to `<it>/app/device`. @default the URL each request came to */
+  publicUrl?: string
+  /** An OpenID Connect provider's issuer (Keycloak, Authentik, Entra ID, Google, Dex…), found by discovery at `<it>/.well-known/openid-configuration`. See docs/single-sign-on.md. */
+  oidcIssuer?: string
+  /** This server's client id at the provider. */
+  oidcClientId?: string
+  /** This server's client secret at the provider (unset: a public client, PKCE only). */
+  oidcClientSecret?: string
+  /** The name of the provider on the sign-in page's button ("Sign in with <it>"). @default the issuer's host name */
+  oidcName?: string
+  /** The ID token (or userinfo) claim whose values are the user's groups. */
+  oidcGroupsClaim: string
+  /** Groups (comma-separated) of the groups claim whose members are admins. */
+  oidcAdminGroups: string[]
+  /** An LDAP directory (`ldap://host:389`, `ldaps://host:636`): OpenLDAP, Active Directory. See docs/single-sign-on.md. */
+  ldapUrl?: string
+  /** The service account that looks users up (`cn=uagent,ou=services,dc=example,dc=com`). */
+  ldapBindDn?: string
+  /** That service account's password. */
+  ldapBindPassword?: string
+  /** Where users are looked up (`ou=people,dc=example,dc=com`), the whole subtree. */
+  ldapUserBase?: string
+  /** The search filter of a user, `{email}` standing for the escaped email typed at sign-in (Active Directory: `(userPrincipalName={email})`). */
+  ldapUserFilter: string
+  /** Where groups are looked up (`ou=groups,dc=example,dc=com`): groups whose `member` or `uniqueMember` names the user, and those of the user's `memberOf`, become `ldap` groups here. Unset: no group sync. */
+  ldapGroupBase?: string
+  /** Directory groups (comma-separated `cn`s) whose members are admins. */
+  ldapAdminGroups: string[]
+  /** `off`: only single sign-on users (OpenID Connect, LDAP) sign in, except the admin named by `UAGENT_ADMIN_EMAIL` (a way back in). */
+  localLogin: boolean
 }
 
 export class ConfigError extends Error {
@@ -208,6 +238,16 @@ function duration(env: Env, name: string): number {
   return seconds
 }
 
+/** An issuer URL kept exactly as given: issuers are compared character for character (Authentik's ends with a slash). */
+function issuer(env: Env, name: string): string | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  url(env, name)
+  return raw
+}
+
+const groupNames = (env: Env, name: string) => list(env, name, (item) => item)
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -228,6 +268,21 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('UAGENT_JWT_SECRET', 'must be at least 32 characters')
   }
   const port = integer(env, 'PORT', 3000, 0, 65535)
+  // Single sign-on (docs/single-sign-on.md): a provider is either complete or absent.
+  const oidcIssuer = issuer(env, 'UAGENT_OIDC_ISSUER')
+  const oidcClientId = text(env, 'UAGENT_OIDC_CLIENT_ID')
+  if (oidcIssuer && !oidcClientId) throw new ConfigError('UAGENT_OIDC_CLIENT_ID', 'must be set with UAGENT_OIDC_ISSUER')
+  if (!oidcIssuer && oidcClientId) throw new ConfigError('UAGENT_OIDC_ISSUER', 'must be set with UAGENT_OIDC_CLIENT_ID')
+  const ldapUrl = serviceUrl(env, 'UAGENT_LDAP_URL', ['ldap:', 'ldaps:'], 'an LDAP URL such as ldap://host:389 or ldaps://host:636')
+  const ldapUserBase = text(env, 'UAGENT_LDAP_USER_BASE')
+  if (ldapUrl && !ldapUserBase) throw new ConfigError('UAGENT_LDAP_USER_BASE', 'must be set with UAGENT_LDAP_URL (where users are looked up)')
+  const ldapBindDn = text(env, 'UAGENT_LDAP_BIND_DN')
+  const ldapBindPassword = env.UAGENT_LDAP_BIND_PASSWORD || undefined
+  if (ldapBindDn && ldapBindPassword === undefined) throw new ConfigError('UAGENT_LDAP_BIND_PASSWORD', 'must be set with UAGENT_LDAP_BIND_DN')
+  const ldapUserFilter = text(env, 'UAGENT_LDAP_USER_FILTER') ?? '(mail={email})'
+  if (!ldapUserFilter.includes('{email}')) throw new ConfigError('UAGENT_LDAP_USER_FILTER', 'must contain {email}, e.g. (mail={email})')
+  const localLogin = toggle(env, 'UAGENT_LOCAL_LOGIN', true)
+  if (!localLogin && !oidcIssuer && !ldapUrl) throw new ConfigError('UAGENT_LOCAL_LOGIN', 'off needs a single sign-on provider (UAGENT_OIDC_ISSUER or UAGENT_LDAP_URL)')
   return {
     port,
     host: text(env, 'HOST') ?? '127.0.0.1',
@@ -273,5 +328,21 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
     workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
+    publicUrl: url(env, 'UAGENT_PUBLIC_URL'),
+    oidcIssuer,
+    oidcClientId,
+    oidcClientSecret: env.UAGENT_OIDC_CLIENT_SECRET || undefined,
+    oidcName: text(env, 'UAGENT_OIDC_NAME'),
+    oidcGroupsClaim: text(env, 'UAGENT_OIDC_GROUPS_CLAIM') ?? 'groups',
+    oidcAdminGroups: groupNames(env, 'UAGENT_OIDC_ADMIN_GROUPS'),
+    ldapUrl,
+    ldapBindDn,
+    ldapBindPassword,
+    ldapUserBase,
+    ldapUserFilter,
+    ldapGroupBase: text(env, 'UAGENT_LDAP_GROUP_BASE'),
+    ldapAdminGroups: groupNames(env, 'UAGENT_LDAP_ADMIN_GROUPS'),
+    localLogin,
   }
 }
+

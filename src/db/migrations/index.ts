@@ -16,6 +16,7 @@ import { mcpServers } from './015_mcp_servers'
 import { agentTaskRoles } from './045_agent_task_roles'
 import { groups } from './040_groups'
 import { auditEvents } from './041_audit_events'
+import { singleSignOn } from './044_single_sign_on'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -42,6 +43,7 @@ export const MIGRATIONS: Migration[] = [
   mcpServers,
   groups,
   auditEvents,
+  singleSignOn,
   agentTaskRoles,
 ]
 
