@@ -51,6 +51,11 @@ import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
+import { ingestJobsModule } from './modules/rag/jobs'
+import { IngestJobService } from './modules/rag/jobs/service'
+import { registerIngestJobSocket } from './modules/rag/jobs/socket'
+import { SqliteIngestJobStore } from './modules/rag/jobs/store.sqlite'
+import { PostgresIngestJobStore } from './modules/rag/jobs/store.postgres'
 import { CollectionGrounding } from './modules/rag/answer/grounding'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
@@ -147,6 +152,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
+  ingestJobs: IngestJobService
   speech: SpeechService
   voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
@@ -294,6 +301,17 @@ export function createServices(options: AppOptions = {}): Services {
     bus,
     instanceId: config.instanceId,
   })
+  const ingestJobs = new IngestJobService({
+    store: postgres ? new PostgresIngestJobStore(postgres) : new SqliteIngestJobStore(db),
+    bus,
+    // Read when a job runs, so that a RAG service swapped in (tests) is the one used.
+    library: () => new DocumentLibrary(services.rag),
+    instanceId: config.instanceId,
+    concurrency: config.ingestJobConcurrency,
+    jobAfterMs: config.ingestJobAfterMs,
+    shared: postgres !== null,
+    log,
+  })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
@@ -334,7 +352,7 @@ export function createServices(options: AppOptions = {}): Services {
     ? null
     : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -416,7 +434,7 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag)
-  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
@@ -424,6 +442,7 @@ export function buildApp(services: Services) {
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
+  registerIngestJobSocket(sockets, services.ingestJobs)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -459,6 +478,7 @@ export function buildApp(services: Services) {
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
     .use(documentsModule(rag, library, uploads, auth, limiter))
+    .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(

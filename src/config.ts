@@ -46,6 +46,10 @@ export interface Config {
   agentQueueLimit: number
   /** Hours a finished agent task is kept. */
   agentRetentionHours: number
+  /** An upload whose files are still being read after this many milliseconds is answered 202 and goes on as an ingestion job; `0`: every upload is a job. */
+  ingestJobAfterMs: number
+  /** Ingestion jobs this server runs at once; `0`: it runs none (another replica does). */
+  ingestJobConcurrency: number
   /** Installed plugins, one folder each (`<pluginsDir>/<name>/`). @default `<data>/plugins` */
   pluginsDir?: string
   /** Node.js (>= 20) that runs installed plugins. @default `node` on `PATH` */
@@ -242,6 +246,8 @@ export function loadConfig(env: Env = process.env): Config {
     agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
     agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
     agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
+    ingestJobAfterMs: integer(env, 'UAGENT_INGEST_JOB_AFTER_MS', 2000, 0, 600_000),
+    ingestJobConcurrency: integer(env, 'UAGENT_INGEST_JOBS', 1, 0, 64),
     pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),

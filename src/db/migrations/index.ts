@@ -13,6 +13,7 @@ import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
 import { analyticsMovedOut } from './014_analytics_moved_out'
 import { mcpServers } from './015_mcp_servers'
+import { ingestJobs } from './043_ingest_jobs'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -37,6 +38,7 @@ export const MIGRATIONS: Migration[] = [
   accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings,
   analyticsMovedOut,
   mcpServers,
+  ingestJobs,
 ]
 
 /**
