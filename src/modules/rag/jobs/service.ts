@@ -165,8 +165,8 @@ export class IngestJobService {
         { id: jobId, userId, collection, status: 'queued' },
         uploaded.map((file) => ({ ...file, ...(file.invalid ? { data: null, state: { status: 'failed', reason: file.invalid } } : {}) })),
       )
-      this.publishQueued()
       await this.publish(jobId)
+      this.publishQueued()
       return { kind: 'job', jobId, status: 'queued' }
     }
     const states: FileChange[] = uploaded.map(() => ({ status: 'queued' }))

@@ -1,0 +1,274 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Services } from '../../../src/app'
+import { extractFile } from '../../../src/modules/rag/extract'
+import type { Extractor } from '../../../src/modules/rag/jobs/work'
+import { makeServer } from '../../helpers'
+import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
+import { formOf, MARKDOWN, makePdf } from './files'
+
+const dataDir = mkdtempSync(join(tmpdir(), 'uagent-jobs-'))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+/** The real extractors, then `perPageMs` per page reported as read (a slow file, made testable); counts the files it was given. */
+function slowExtractor(perPageMs: number) {
+  const seen: string[] = []
+  const extract: Extractor = async (name, bytes, { signal, onPages }) => {
+    seen.push(name)
+    const extracted = await extractFile(name, bytes)
+    const total = extracted.pageStarts?.length ?? 1
+    for (let page = 1; page <= total; page++) {
+      await Bun.sleep(perPageMs)
+      if (signal.aborted) throw new Error('stopped')
+      onPages(page, total)
+    }
+    return extracted
+  }
+  return { extract, seen }
+}
+
+type Server = ReturnType<typeof makeServer>
+
+async function session(server: Server) {
+  const { accessToken: token } = await server.login()
+  const upload = async (collection: string, form: FormData, as = token) => {
+    const response = await server.app.handle(
+      new Request(`http://localhost/rag/collections/${collection}/files`, { method: 'POST', headers: { authorization: `Bearer ${as}` }, body: form }),
+    )
+    return { status: response.status, json: (await response.json()) as any }
+  }
+  const job = async (id: string, as = token) => server.call('GET', `/rag/jobs/${id}`, { token: as })
+  /** Polls the job until `done` holds (10 s at most); every state seen. */
+  const until = async (id: string, done: (job: any) => boolean, seen: any[] = []) => {
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const res = await job(id)
+      expect(res.status).toBe(200)
+      seen.push(res.json)
+      if (done(res.json)) return res.json
+      if (Date.now() > deadline) throw new Error(`job ${id} stayed ${JSON.stringify(res.json)}`)
+      await Bun.sleep(20)
+    }
+  }
+  return { token, upload, job, until }
+}
+
+const ended = (job: any) => ['completed', 'failed', 'cancelled'].includes(job.status)
+const pagesOf = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => [`${prefix} page ${i + 1}: the turbine inspection covers blade ${i + 1}.`])
+
+function close(services: Services) {
+  services.ingestJobs.close()
+  services.agents.close()
+  services.db.close()
+}
+
+describe('ingestion jobs', () => {
+  test('UAGENT_INGEST_JOB_AFTER_MS=0: every upload is a job (202 queued), which completes; its files are ingested and their bytes dropped', async () => {
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } })
+    const { upload, until, token } = await session(server)
+    const res = await upload('manuals', formOf([['turbine.pdf', await makePdf(pagesOf(3, 'Turbine'))], ['notes.md', MARKDOWN]]))
+    expect(res.status).toBe(202)
+    expect(res.json).toEqual({ jobId: expect.any(String), status: 'queued' })
+    const job = await until(res.json.jobId, ended)
+    expect(job).toMatchObject({ id: res.json.jobId, collection: 'manuals', status: 'completed', progress: 100, createdAt: expect.any(String), finishedAt: expect.any(String) })
+    expect(job.files).toEqual([
+      expect.objectContaining({ name: 'turbine.pdf', id: 'turbine.pdf', status: 'ingested', type: 'pdf', pages: 3, pagesDone: 3, chunks: expect.any(Number) }),
+      expect.objectContaining({ name: 'notes.md', id: 'notes.md', status: 'ingested', type: 'markdown' }),
+    ])
+    const documents = await server.call('GET', '/rag/collections/manuals/documents', { token })
+    expect(documents.json.documents.map((d: any) => d.id).sort()).toEqual(['notes.md', 'turbine.pdf'])
+    const search = await server.call('POST', '/rag/search', { token, body: { collection: 'manuals', query: 'turbine blade inspection', limit: 3 } })
+    expect(search.json.results[0].id).toBe('turbine.pdf')
+    // The uploaded bytes are kept only while the job runs.
+    const kept = server.services.db.query<{ n: number }, []>('SELECT count(*) AS n FROM ingest_job_files WHERE data IS NOT NULL').get()!.n
+    expect(kept).toBe(0)
+    const list = await server.call('GET', '/rag/jobs', { token })
+    expect(list.status).toBe(200)
+    expect(list.json).toMatchObject({ total: 1, limit: 20, offset: 0 })
+    expect(list.json.jobs[0].id).toBe(res.json.jobId)
+  })
+
+  test('a quick upload is still answered 200 at once; one still reading after the threshold is 202 and shows its pages as they are read', async () => {
+    const slow = slowExtractor(40)
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '300' } }, (services) => (services.ingestJobs.extract = slow.extract))
+    const { upload, until } = await session(server)
+    const quick = await upload('docs', formOf([['notes.md', MARKDOWN]]))
+    expect(quick.status).toBe(200)
+    expect(quick.json).toMatchObject({ success: true, ingested: 1 })
+
+    const res = await upload('docs', formOf([['long.pdf', await makePdf(pagesOf(30, 'Long'))]]))
+    expect(res.status).toBe(202)
+    expect(res.json.status).toBe('running')
+    const seen: any[] = []
+    const job = await until(res.json.jobId, ended, seen)
+    expect(job).toMatchObject({ status: 'completed', progress: 100 })
+    expect(job.files[0]).toMatchObject({ status: 'ingested', pages: 30, pagesDone: 30 })
+    // While it ran: pages read part way, and progress between 0 and 100, never going back.
+    const partway = seen.filter((j) => j.status === 'running' && j.files[0].pagesDone > 0 && j.files[0].pagesDone < 30)
+    expect(partway.length).toBeGreaterThan(0)
+    expect(partway.some((j) => j.progress > 0 && j.progress < 100)).toBe(true)
+    const progress = seen.map((j) => j.progress)
+    expect(progress).toEqual([...progress].sort((a, b) => a - b))
+  })
+
+  test('cancel: the work stops (later files are never read), files not done are cancelled; a second cancel is 409', async () => {
+    const slow = slowExtractor(30)
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slow.extract))
+    const { upload, until, token } = await session(server)
+    const files = await Promise.all([1, 2, 3].map(async (n) => [`part${n}.pdf`, await makePdf(pagesOf(60, `Part ${n}`))] as [string, Uint8Array]))
+    const res = await upload('docs', formOf(files))
+    expect(res.status).toBe(202)
+    await until(res.json.jobId, (job) => job.files[0].pagesDone >= 2)
+    const cancelled = await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token })
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.json).toMatchObject({ status: 'cancelled', finishedAt: expect.any(String) })
+    expect(cancelled.json.files.map((f: any) => f.status)).toEqual(['cancelled', 'cancelled', 'cancelled'])
+    await Bun.sleep(400)
+    expect(slow.seen).toEqual(['part1.pdf'])
+    const after = await server.call('GET', `/rag/jobs/${res.json.jobId}`, { token })
+    expect(after.json.status).toBe('cancelled')
+    const documents = await server.call('GET', '/rag/collections/docs/documents', { token })
+    expect(documents.status === 404 || documents.json.documents.length === 0).toBe(true)
+    const again = await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token })
+    expect(again.status).toBe(409)
+    expect(again.json).toMatchObject({ error: true, code: 'CONFLICT' })
+  })
+
+  test("another user's job is 404 (get and cancel) and not listed; bad queries are 400 naming the field", async () => {
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const { upload, token } = await session(server)
+    const res = await upload('docs', formOf([['notes.md', MARKDOWN]]))
+    expect(res.status).toBe(202)
+    const other = await server.userSession('other@example.com')
+    expect((await server.call('GET', `/rag/jobs/${res.json.jobId}`, { token: other.accessToken })).status).toBe(404)
+    const cancel = await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token: other.accessToken })
+    expect(cancel.status).toBe(404)
+    expect(cancel.json.code).toBe('NOT_FOUND')
+    expect((await server.call('GET', '/rag/jobs', { token: other.accessToken })).json).toMatchObject({ jobs: [], total: 0 })
+    // Still queued for its owner (this server runs no jobs), and cancellable by them.
+    expect((await server.call('GET', `/rag/jobs/${res.json.jobId}`, { token })).json.status).toBe('queued')
+    expect((await server.call('GET', '/rag/jobs?status=queued', { token })).json.total).toBe(1)
+    expect((await server.call('GET', '/rag/jobs?status=completed', { token })).json.total).toBe(0)
+    for (const query of ['limit=0', 'limit=101', 'offset=-1', 'status=done']) {
+      const bad = await server.call('GET', `/rag/jobs?${query}`, { token })
+      expect(bad.status).toBe(400)
+      expect(bad.json.code).toBe('VALIDATION_ERROR')
+      expect(bad.json.message).toContain(query.split('=')[0])
+    }
+    expect((await server.call('GET', '/rag/jobs/nope', { token })).status).toBe(404)
+    expect((await server.call('GET', `/rag/jobs/${res.json.jobId}`)).status).toBe(401)
+    expect((await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token })).json.status).toBe('cancelled')
+  })
+
+  test('restart (SQLite file): a queued job and one left running are picked up and completed by the next server', async () => {
+    const dir = mkdtempSync(join(dataDir, 'restart-'))
+    const database = join(dir, 'uagent.db')
+    const first = makeServer({ database, dataDir: dir, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const one = await session(first)
+    const queued = await one.upload('docs', formOf([['queued.pdf', await makePdf(pagesOf(2, 'Queued'))]]))
+    const left = await one.upload('docs', formOf([['left.md', MARKDOWN]]))
+    expect([queued.status, left.status]).toEqual([202, 202])
+    // As a server killed while reading it would leave it.
+    first.services.db.run("UPDATE ingest_jobs SET status = 'running', owner = 'gone', heartbeat_at = ? WHERE id = ?", [new Date().toISOString(), left.json.jobId])
+    first.services.db.run("UPDATE ingest_job_files SET status = 'running' WHERE job_id = ?", [left.json.jobId])
+    close(first.services)
+
+    const second = makeServer({ database, dataDir: dir })
+    const two = await session(second)
+    for (const id of [queued.json.jobId, left.json.jobId]) expect(await two.until(id, ended)).toMatchObject({ status: 'completed', progress: 100 })
+    expect((await two.job(queued.json.jobId)).json.files[0]).toMatchObject({ status: 'ingested', pages: 2 })
+    const documents = await second.call('GET', '/rag/collections/docs/documents', { token: two.token })
+    expect(documents.json.documents.map((d: any) => d.id).sort()).toEqual(['left.md', 'queued.pdf'])
+    close(second.services)
+  })
+
+  test('WebSocket: an authenticated socket gets ingest_job events for its user’s jobs, up to the end; another user’s socket gets none', async () => {
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(20).extract))
+    const { upload, token } = await session(server)
+    const other = await server.userSession('watcher@example.com')
+    const listening = server.app.listen({ port: 0, hostname: '127.0.0.1' })
+    const sockets: WebSocket[] = []
+    try {
+      const open = async (as: string) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${listening.server!.port}/ws`)
+        sockets.push(ws)
+        const messages: any[] = []
+        ws.onmessage = (event) => messages.push(JSON.parse(String(event.data)))
+        await new Promise((resolve, reject) => {
+          ws.onopen = resolve
+          ws.onerror = reject
+        })
+        ws.send(JSON.stringify({ type: 'auth', token: as }))
+        const deadline = Date.now() + 5000
+        while (!messages.some((m) => m.type === 'auth_success')) {
+          if (Date.now() > deadline) throw new Error('no auth_success')
+          await Bun.sleep(10)
+        }
+        return messages
+      }
+      const mine = await open(token)
+      const theirs = await open(other.accessToken)
+      const res = await upload('docs', formOf([['long.pdf', await makePdf(pagesOf(10, 'Socket'))]]))
+      expect(res.status).toBe(202)
+      const deadline = Date.now() + 10_000
+      while (!mine.some((m) => m.type === 'ingest_job' && m.data.status === 'completed')) {
+        if (Date.now() > deadline) throw new Error(`no completed event: ${JSON.stringify(mine.slice(-3))}`)
+        await Bun.sleep(20)
+      }
+      const events = mine.filter((m) => m.type === 'ingest_job').map((m) => m.data)
+      expect(events.every((job) => job.id === res.json.jobId)).toBe(true)
+      expect(events[0].status).toBe('queued')
+      expect(events.some((job) => job.status === 'running' && job.files[0].pagesDone > 0 && job.files[0].pagesDone < 10)).toBe(true)
+      expect(events.at(-1)).toMatchObject({ status: 'completed', progress: 100, files: [expect.objectContaining({ status: 'ingested', pagesDone: 10 })] })
+      expect(theirs.filter((m) => m.type === 'ingest_job')).toEqual([])
+    } finally {
+      for (const ws of sockets) ws.close()
+      listening.stop(true)
+    }
+  })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`ingestion jobs on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  test('a job queued by one server runs on the next (or another replica); a running job whose server stopped beating is taken over', async () => {
+    const sql = await freshPostgres()
+    const first = makeServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const one = await session(first)
+    const queued = await one.upload('docs', formOf([['queued.pdf', await makePdf(pagesOf(2, 'Queued'))]]))
+    const left = await one.upload('docs', formOf([['left.md', MARKDOWN]]))
+    expect([queued.status, left.status]).toEqual([202, 202])
+    const [row] = await sql`SELECT j.status, octet_length(f.data) AS kept FROM ingest_jobs j JOIN ingest_job_files f ON f.job_id = j.id WHERE j.id = ${queued.json.jobId}`
+    expect(row).toMatchObject({ status: 'queued' })
+    expect(Number(row.kept)).toBeGreaterThan(0)
+    await sql`UPDATE ingest_jobs SET status = 'running', owner = 'gone', heartbeat_at = now() - interval '1 hour' WHERE id = ${left.json.jobId}`
+    close(first.services)
+
+    const second = makeServer({ postgres: sql })
+    const two = await session(second)
+    for (const id of [queued.json.jobId, left.json.jobId]) expect(await two.until(id, ended)).toMatchObject({ status: 'completed', progress: 100 })
+    const documents = await second.call('GET', '/rag/collections/docs/documents', { token: two.token })
+    expect(documents.json.documents.map((d: any) => d.id).sort()).toEqual(['left.md', 'queued.pdf'])
+    const [dropped] = await sql`SELECT count(*) AS n FROM ingest_job_files WHERE data IS NOT NULL`
+    expect(Number(dropped.n)).toBe(0)
+    second.services.ingestJobs.close()
+    second.services.agents.close()
+  })
+
+  test('cancel and another user 404 on PostgreSQL', async () => {
+    const sql = await freshPostgres()
+    const server = makeServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(30).extract))
+    const { upload, until, token } = await session(server)
+    const other = await server.userSession('other@example.com')
+    const res = await upload('docs', formOf([['a.pdf', await makePdf(pagesOf(60, 'A'))], ['b.pdf', await makePdf(pagesOf(5, 'B'))]]))
+    expect(res.status).toBe(202)
+    await until(res.json.jobId, (job) => job.files[0].pagesDone >= 1)
+    expect((await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token: other.accessToken })).status).toBe(404)
+    const cancelled = await server.call('DELETE', `/rag/jobs/${res.json.jobId}`, { token })
+    expect(cancelled.json).toMatchObject({ status: 'cancelled', files: [expect.objectContaining({ status: 'cancelled' }), expect.objectContaining({ status: 'cancelled' })] })
+    await Bun.sleep(300)
+    expect((await server.call('GET', `/rag/jobs/${res.json.jobId}`, { token })).json.status).toBe('cancelled')
+    server.services.ingestJobs.close()
+    server.services.agents.close()
+  })
+})
