@@ -416,7 +416,7 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag)
-  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes, config.extractTimeoutMs)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)

@@ -92,7 +92,7 @@ describe('uploads', () => {
     expect(reason('locked.pdf')).toMatchObject({ status: 'failed', reason: expect.stringContaining('encrypted PDF') })
     expect(reason('scan.pdf')).toMatchObject({ status: 'failed', reason: expect.stringContaining('no text layer') })
     expect(reason('blob.dat')).toMatchObject({ status: 'failed', reason: expect.stringContaining('binary file') })
-    expect(reason('photo.png')).toMatchObject({ status: 'failed', reason: expect.stringContaining('unsupported type') })
+    expect(reason('photo.png')).toMatchObject({ status: 'failed', reason: expect.stringContaining('not a readable image') })
     expect(reason('notes.txt')).toMatchObject({ status: 'ingested', type: 'text' })
     expect(reason('main.py')).toMatchObject({ status: 'ingested', type: 'code' })
     const listed = await server.call('GET', '/rag/collections/mixed/documents', { token: server.token })

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../../core/errors'
-import type { DocumentInput, DocumentLibrary } from './library'
+import { type DocumentInput, type DocumentLibrary, sha256 } from './library'
 import { extractFile, ExtractionError } from '../extract'
 import { receiveMultipart, multipartBoundary } from './multipart'
 import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
@@ -32,6 +32,7 @@ export class UploadService {
     private readonly library: DocumentLibrary,
     private readonly tempRoot: string,
     private readonly maxBytes: number,
+    private readonly extractTimeoutMs?: number,
   ) {}
 
   async upload(userId: string, collection: string, request: Request) {
@@ -58,25 +59,38 @@ export class UploadService {
           continue
         }
         try {
-          const extracted = await extractFile(file.fileName, new Uint8Array(await Bun.file(file.path).arrayBuffer()))
-          outcome.type = extracted.type
-          outcome.title = extracted.title
-          if (extracted.pageStarts) outcome.pages = extracted.pageStarts.length
-          if (Buffer.byteLength(extracted.text) > MAX_DOCUMENT_BYTES) {
-            outcome.reason = 'extracted text is larger than 1 MB'
-            continue
-          }
-          documents.push({
-            id,
-            content: extracted.text,
-            metadata: { title: extracted.title, fileName: basename(file.fileName), type: extracted.type, size: file.bytes, ...(source ? { source } : {}) },
-            title: extracted.title,
-            type: extracted.type,
-            bytes: file.bytes,
-            source,
-            contentHash: file.sha256,
-            pageStarts: extracted.pageStarts,
-            outcome,
+          const extracted = await extractFile(file.fileName, new Uint8Array(await Bun.file(file.path).arrayBuffer()), { timeoutMs: this.extractTimeoutMs })
+          const metadata = { fileName: basename(file.fileName), size: file.bytes, ...(source ? { source } : {}) }
+          // A file of several documents (an mbox): one outcome and one document per message, under its own id.
+          const parts = extracted.documents ?? [{ ...extracted, id }]
+          parts.forEach((part, i) => {
+            const partOutcome: FileOutcome = i === 0 ? outcome : { ...outcome }
+            if (i > 0) outcomes.push(partOutcome)
+            partOutcome.id = part.id
+            partOutcome.type = part.type
+            partOutcome.title = part.title
+            if (part.pageStarts) partOutcome.pages = part.pageStarts.length
+            if (!part.id || part.id.length > ID_LIMIT) {
+              partOutcome.reason = `id: must be 1 to ${ID_LIMIT} characters`
+              return
+            }
+            if (Buffer.byteLength(part.text) > MAX_DOCUMENT_BYTES) {
+              partOutcome.reason = 'extracted text is larger than 1 MB'
+              return
+            }
+            documents.push({
+              id: part.id,
+              content: part.text,
+              metadata: { title: part.title, type: part.type, ...metadata },
+              title: part.title,
+              type: part.type,
+              bytes: file.bytes,
+              source,
+              contentHash: extracted.documents ? sha256(part.text) : file.sha256,
+              pageStarts: part.pageStarts,
+              ocr: part.ocr,
+              outcome: partOutcome,
+            })
           })
         } catch (error) {
           if (!(error instanceof ExtractionError)) throw error
