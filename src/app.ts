@@ -309,6 +309,7 @@ export function createServices(options: AppOptions = {}): Services {
     instanceId: config.instanceId,
     concurrency: config.ingestJobConcurrency,
     jobAfterMs: config.ingestJobAfterMs,
+    extractTimeoutMs: config.extractTimeoutMs,
     shared: postgres !== null,
     log,
   })

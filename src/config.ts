@@ -40,6 +40,8 @@ export interface Config {
   maxRequestBytes: number
   /** Time limit of one plugin call, in milliseconds. */
   pluginTimeoutMs: number
+  /** Time allowed to read one uploaded file (text extraction and OCR), in milliseconds; past it the file fails. */
+  extractTimeoutMs: number
   /** Agent tasks running at once; the rest wait as `queued`. */
   agentConcurrency: number
   /** Queued agent tasks beyond which a new one is 429 `QUEUE_FULL`. */
@@ -243,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    extractTimeoutMs: integer(env, 'UAGENT_EXTRACT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
     agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
     agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),

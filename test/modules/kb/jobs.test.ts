@@ -7,7 +7,7 @@ import { extractFile } from '../../../src/modules/rag/extract'
 import type { Extractor } from '../../../src/modules/rag/jobs/work'
 import { makeServer } from '../../helpers'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { formOf, MARKDOWN, makePdf } from './files'
+import { formOf, MARKDOWN, makeImageOnlyPdf, makePdf } from './files'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-jobs-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -112,6 +112,21 @@ describe('ingestion jobs', () => {
     const progress = seen.map((j) => j.progress)
     expect(progress).toEqual([...progress].sort((a, b) => a - b))
   })
+
+  test('an upload that needs OCR (an image, a PDF page without a text layer) is a job at once, whatever the threshold; unreadable files fail with reasons', async () => {
+    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '600000' } })
+    const { upload, until } = await session(server)
+    const res = await upload('scans', formOf([['scan.pdf', await makeImageOnlyPdf()], ['photo.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47])], ['notes.md', MARKDOWN]]))
+    expect(res.status).toBe(202)
+    expect(res.json.status).toBe('queued')
+    const job = await until(res.json.jobId, ended)
+    expect(job).toMatchObject({ status: 'completed', progress: 100 })
+    expect(job.files.map((f: any) => f.name)).toEqual(['scan.pdf', 'photo.png', 'notes.md'])
+    // The drawing has no words for OCR to find: the page was read, and the file says why it failed.
+    expect(job.files[0]).toMatchObject({ status: 'failed', pages: 1, pagesDone: 1, reason: expect.stringContaining('no text layer') })
+    expect(job.files[1]).toMatchObject({ status: 'failed', reason: expect.stringContaining('not a readable image') })
+    expect(job.files[2]).toMatchObject({ status: 'ingested', type: 'markdown' })
+  }, 60_000)
 
   test('cancel: the work stops (later files are never read), files not done are cancelled; a second cancel is 409', async () => {
     const slow = slowExtractor(30)

@@ -57,15 +57,18 @@ export class UploadService {
       // Files that need OCR, or take long to read, go on as a job (202).
       const handled = await this.jobs.handleUpload(userId, collection, uploaded)
       if (handled.kind === 'job') return handled
-      const outcomes: FileOutcome[] = uploaded.map((file, i) => {
+      // A file of several documents (an mbox): an outcome per document, under its own id.
+      const outcomes: FileOutcome[] = uploaded.flatMap((file, i) => {
         const state = handled.files[i]!
-        const outcome: FileOutcome = { name: file.name, id: file.documentId, status: state.status === 'ingested' || state.status === 'unchanged' ? state.status : 'failed', bytes: file.bytes, contentHash: file.contentHash, source: file.source }
-        if (state.type) outcome.type = state.type
-        if (state.title) outcome.title = state.title
-        if (state.pages !== undefined) outcome.pages = state.pages
-        if (state.chunks !== undefined) outcome.chunks = state.chunks
-        if (state.reason) outcome.reason = state.reason
-        return outcome
+        return (state.parts ?? [{ ...state, id: file.documentId }]).map((part) => {
+          const outcome: FileOutcome = { name: file.name, id: part.id, status: part.status === 'ingested' || part.status === 'unchanged' ? part.status : 'failed', bytes: file.bytes, contentHash: file.contentHash, source: file.source }
+          if (part.type) outcome.type = part.type
+          if (part.title) outcome.title = part.title
+          if (part.pages !== undefined) outcome.pages = part.pages
+          if (part.chunks !== undefined) outcome.chunks = part.chunks
+          if (part.reason) outcome.reason = part.reason
+          return outcome
+        })
       })
       const count = (status: FileOutcome['status']) => outcomes.filter((o) => o.status === status).length
       const body = {

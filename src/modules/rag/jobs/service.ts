@@ -5,7 +5,8 @@ import { whenDone } from '../../../db/maybe-promise'
 import type { DocumentLibrary } from '../documents/library'
 import type { IngestJobView, JobFileView, JobStatusValue } from './model'
 import type { FileChange, IngestJobStore, JobFileRow, JobRecord } from './store'
-import { type Extractor, extractWithProgress, failureReason, ingestFiles, jobProgress, noOcr, type OcrCheck, type WorkFile, type WorkSink } from './work'
+import { needsOcr } from '../extract'
+import { type Extractor, extractorWithin, failureReason, ingestFiles, jobProgress, type OcrCheck, type WorkFile, type WorkSink } from './work'
 
 /** Bus topic: `{kind: "queued"}`, `{kind: "cancelled", id}`, `{kind: "job", userId, job}` (a job's new state, for its owner's sockets). */
 export const JOBS_TOPIC = 'ingest_jobs'
@@ -35,6 +36,8 @@ export interface IngestJobDeps {
   concurrency: number
   /** Milliseconds an upload is worked on before it becomes a job (0: at once). */
   jobAfterMs: number
+  /** Time allowed to read one file (UAGENT_EXTRACT_TIMEOUT_MS). */
+  extractTimeoutMs?: number
   /** Whether other processes share the store (PostgreSQL): heartbeats, a stale sweep and a poll then run. */
   shared: boolean
   log: (line: string) => void
@@ -96,9 +99,9 @@ function applyChange(file: JobFileRow, change: FileChange): void {
  */
 export class IngestJobService {
   /** Reads a file (swappable: tests slow it down). */
-  extract: Extractor = extractWithProgress
+  extract: Extractor
   /** Whether a file needs OCR: its upload is a job at once. */
-  needsOcr: OcrCheck = noOcr
+  needsOcr: OcrCheck = needsOcr
   private readonly store: IngestJobStore
   private readonly running = new Map<string, AbortController>()
   private readonly timers: ReturnType<typeof setInterval>[] = []
@@ -111,6 +114,7 @@ export class IngestJobService {
 
   constructor(private readonly deps: IngestJobDeps) {
     this.store = deps.store
+    this.extract = extractorWithin(deps.extractTimeoutMs)
     this.heartbeatMs = deps.heartbeatMs ?? 5000
     this.staleMs = deps.staleMs ?? 30_000
     this.stopListening = deps.bus.subscribe(JOBS_TOPIC, (event) => {
@@ -158,7 +162,8 @@ export class IngestJobService {
    * OCR, or when the work is still going after `jobAfterMs` (the work goes on, now stored as a job).
    */
   async handleUpload(userId: string, collection: string, uploaded: UploadedFile[]): Promise<UploadHandled> {
-    const ocr = uploaded.some((file) => !file.invalid && this.needsOcr(file.name, file.data))
+    let ocr = false
+    for (const file of uploaded) if (!ocr && !file.invalid) ocr = await this.needsOcr(file.name, file.data)
     if (this.deps.jobAfterMs === 0 || ocr) {
       const jobId = randomUUID()
       await this.store.create(

@@ -49,6 +49,17 @@ export interface NewJobFile {
   state?: FileChange
 }
 
+/** What became of one document of a file (a file of several documents, an mbox, has one per message). */
+export interface PartOutcome {
+  id: string
+  status: 'ingested' | 'unchanged' | 'failed'
+  type?: string
+  title?: string
+  pages?: number
+  chunks?: number
+  reason?: string
+}
+
 /** What a run learns about one file. */
 export interface FileChange {
   status?: FileStatusValue
@@ -58,6 +69,8 @@ export interface FileChange {
   pagesDone?: number
   chunks?: number
   reason?: string
+  /** A file of several documents (an mbox): each one's outcome (not stored: the upload's 200 answer lists them). */
+  parts?: PartOutcome[]
 }
 
 export interface NewJob {

@@ -1,20 +1,23 @@
 import { basename } from 'node:path'
 import { AppError } from '../../../core/errors'
 import { type Extracted, ExtractionError, extractFile } from '../extract'
-import type { DocumentLibrary } from '../documents/library'
+import { sha256 } from '../documents/library'
+import type { DocumentInput, DocumentLibrary } from '../documents/library'
 import { MAX_DOCUMENT_BYTES } from '../service'
-import type { FileChange } from './store'
+import type { FileChange, PartOutcome } from './store'
+
+const ID_LIMIT = 512
 
 /** Reads a file's text; `onPages` reports pages read so far (and the total, once known); stops when `signal` aborts. */
 export type Extractor = (fileName: string, bytes: Uint8Array, options: { signal: AbortSignal; onPages(done: number, total: number): void }) => Promise<Extracted>
 
-/** The extractors of src/modules/rag/extract: a file at a time, its pages counted when it is read. */
-export const extractWithProgress: Extractor = async (fileName, bytes) => extractFile(fileName, bytes)
+/** The extractors of src/modules/rag/extract, within `timeoutMs` per file (UAGENT_EXTRACT_TIMEOUT_MS), reporting pages as they are read. */
+export function extractorWithin(timeoutMs: number | undefined): Extractor {
+  return (fileName, bytes, { signal, onPages }) => extractFile(fileName, bytes, { timeoutMs, signal, onProgress: (progress) => onPages(progress.pagesDone, progress.pages) })
+}
 
 /** Whether a file will need OCR (then its upload is a job at once). */
-export type OcrCheck = (fileName: string, bytes: Uint8Array) => boolean
-
-export const noOcr: OcrCheck = () => false
+export type OcrCheck = (fileName: string, bytes: Uint8Array) => boolean | Promise<boolean>
 
 /** One file of an upload or job, as the work sees it. */
 export interface WorkFile {
@@ -75,30 +78,54 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
     if (signal.aborted) return
     const pages = extracted.pageStarts?.length
     const known: FileChange = { type: extracted.type, title: extracted.title, ...(pages !== undefined ? { pages, pagesDone: pages } : {}) }
-    if (Buffer.byteLength(extracted.text) > MAX_DOCUMENT_BYTES) {
-      if (!(await sink.file(file.position, { ...known, status: 'failed', reason: 'extracted text is larger than 1 MB' }, true))) return
-      continue
+    const metadata = { fileName: basename(file.name), size: file.bytes, ...(file.source ? { source: file.source } : {}) }
+    // A file of several documents (an mbox): a document per message, under its own id.
+    const parts = extracted.documents ?? [{ ...extracted, id: file.documentId }]
+    const outcomes: PartOutcome[] = parts.map((part) => ({ id: part.id, status: 'failed', type: part.type, title: part.title, ...(part.pageStarts ? { pages: part.pageStarts.length } : {}) }))
+    const documents: DocumentInput[] = []
+    const sent: PartOutcome[] = []
+    parts.forEach((part, i) => {
+      const outcome = outcomes[i]!
+      if (!part.id || part.id.length > ID_LIMIT) outcome.reason = `id: must be 1 to ${ID_LIMIT} characters`
+      else if (Buffer.byteLength(part.text) > MAX_DOCUMENT_BYTES) outcome.reason = 'extracted text is larger than 1 MB'
+      else {
+        documents.push({
+          id: part.id,
+          content: part.text,
+          metadata: { title: part.title, type: part.type, ...metadata },
+          title: part.title,
+          type: part.type,
+          bytes: file.bytes,
+          source: file.source,
+          contentHash: extracted.documents ? sha256(part.text) : file.contentHash,
+          pageStarts: part.pageStarts,
+          ocr: part.ocr,
+        })
+        sent.push(outcome)
+      }
+    })
+    if (signal.aborted) return
+    if (documents.length) {
+      const result = await deps.library.ingest(deps.userId, deps.collection, documents)
+      result.documents.forEach((document, i) => {
+        const outcome = sent[i]!
+        outcome.status = document.status
+        if (document.chunks !== undefined) outcome.chunks = document.chunks
+        if (document.message) outcome.reason = document.message
+      })
     }
-    const name = basename(file.name)
-    const result = await deps.library.ingest(deps.userId, deps.collection, [
-      {
-        id: file.documentId,
-        content: extracted.text,
-        metadata: { title: extracted.title, fileName: name, type: extracted.type, size: file.bytes, ...(file.source ? { source: file.source } : {}) },
-        title: extracted.title,
-        type: extracted.type,
-        bytes: file.bytes,
-        source: file.source,
-        contentHash: file.contentHash,
-        pageStarts: extracted.pageStarts,
-      },
-    ])
-    const outcome = result.documents[0]!
-    const change: FileChange = { ...known, status: outcome.status }
-    if (outcome.chunks !== undefined) change.chunks = outcome.chunks
-    if (outcome.message) change.reason = outcome.message
-    if (!(await sink.file(file.position, change, true))) return
+    if (!(await sink.file(file.position, { ...known, ...fileOutcome(outcomes), ...(extracted.documents ? { parts: outcomes } : {}) }, true))) return
   }
+}
+
+/** A file's outcome from its documents': failed when all failed (the first reason), else ingested when any was. */
+function fileOutcome(outcomes: PartOutcome[]): FileChange {
+  const failed = outcomes.filter((o) => o.status === 'failed')
+  const chunks = outcomes.reduce((sum, o) => sum + (o.chunks ?? 0), 0)
+  if (failed.length === outcomes.length) return { status: 'failed', reason: failed[0]?.reason ?? 'nothing to ingest' }
+  const change: FileChange = { status: outcomes.some((o) => o.status === 'ingested') ? 'ingested' : 'unchanged', chunks }
+  if (failed.length) change.reason = `${failed.length} of ${outcomes.length} documents failed: ${failed[0]!.id}: ${failed[0]!.reason}`
+  return change
 }
 
 /** A job's progress, 0..100, from its files: a file done counts whole, one being read by its pages. */
