@@ -3,6 +3,7 @@ import { basename, extname, join, relative } from 'node:path'
 import { htmlToStructuredText } from '../../src/modules/rag/extract/html'
 import type { ApiClient } from '../client'
 import { CliError, EXIT } from '../client'
+import { jobOutcome, waitForJob } from './rag-jobs'
 
 export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.csv', '.html', '.htm'])
 /** Files whose text the server extracts (sent through the upload route). */
@@ -81,24 +82,33 @@ export function collectDocuments(inputs: string[]): { documents: FileDocument[];
 
 export interface UploadOutcome {
   id: string
-  status: 'ingested' | 'unchanged' | 'failed'
+  /** `queued`: the server made it a job, not waited for (`jobId`). */
+  status: 'ingested' | 'unchanged' | 'failed' | 'queued'
   chunks?: number
   contentHash?: string
   reason?: string
+  jobId?: string
 }
 
 /**
  * Uploads one file through POST /rag/collections/{name}/files (the server extracts its text),
  * with its id and source path. A file over the server's request size limit is a failure of that
- * file, not of the run.
+ * file, not of the run. A file the server makes a job (202: OCR, a long read) is followed with a
+ * progress bar until the job ends, unless `wait` is false (then its outcome is `queued` with the job id).
  */
-export async function uploadFile(client: ApiClient, collection: string, file: UploadFile, source?: string): Promise<UploadOutcome> {
+export async function uploadFile(client: ApiClient, collection: string, file: UploadFile, source?: string, wait = true): Promise<UploadOutcome> {
   const form = new FormData()
   form.append('id', file.id)
   if (source !== undefined) form.append('source', source)
   form.append('files', Bun.file(file.path), basename(file.path))
   try {
     const response = await client.fetch(`/rag/collections/${encodeURIComponent(collection)}/files`, { method: 'POST', body: form })
+    if (response.status === 202) {
+      const { jobId } = (await response.json()) as { jobId: string }
+      if (!wait) return { id: file.id, status: 'queued', jobId }
+      const job = await waitForJob(client, jobId, `${file.id} (job ${jobId.slice(0, 8)})`)
+      return { id: file.id, jobId, ...jobOutcome(job) }
+    }
     const body = (await response.json()) as { files: { status: UploadOutcome['status']; chunks?: number; contentHash: string; reason?: string }[] }
     const outcome = body.files[0]!
     return { id: file.id, status: outcome.status, chunks: outcome.chunks, contentHash: outcome.contentHash, ...(outcome.reason ? { reason: outcome.reason } : {}) }

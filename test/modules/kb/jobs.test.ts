@@ -3,31 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Services } from '../../../src/app'
-import { extractFile } from '../../../src/modules/rag/extract'
-import type { Extractor } from '../../../src/modules/rag/jobs/work'
 import { makeServer } from '../../helpers'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { formOf, MARKDOWN, makeImageOnlyPdf, makePdf } from './files'
+import { formOf, MARKDOWN, makeImageOnlyPdf, makePdf, pagesOf } from './files'
+import { slowExtractor } from './slow-extractor'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-jobs-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-/** The real extractors, then `perPageMs` per page reported as read (a slow file, made testable); counts the files it was given. */
-function slowExtractor(perPageMs: number) {
-  const seen: string[] = []
-  const extract: Extractor = async (name, bytes, { signal, onPages }) => {
-    seen.push(name)
-    const extracted = await extractFile(name, bytes)
-    const total = extracted.pageStarts?.length ?? 1
-    for (let page = 1; page <= total; page++) {
-      await Bun.sleep(perPageMs)
-      if (signal.aborted) throw new Error('stopped')
-      onPages(page, total)
-    }
-    return extracted
-  }
-  return { extract, seen }
-}
 
 type Server = ReturnType<typeof makeServer>
 
@@ -56,7 +38,6 @@ async function session(server: Server) {
 }
 
 const ended = (job: any) => ['completed', 'failed', 'cancelled'].includes(job.status)
-const pagesOf = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => [`${prefix} page ${i + 1}: the turbine inspection covers blade ${i + 1}.`])
 
 function close(services: Services) {
   services.ingestJobs.close()
