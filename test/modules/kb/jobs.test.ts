@@ -13,6 +13,9 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 type Server = ReturnType<typeof makeServer>
 
+/** A server whose rate limit leaves room for polling a job every 20 ms. */
+const jobServer = (options: Parameters<typeof makeServer>[0], customize?: Parameters<typeof makeServer>[1]) => makeServer({ rateLimitMax: 100_000, ...options }, customize)
+
 async function session(server: Server) {
   const { accessToken: token } = await server.login()
   const upload = async (collection: string, form: FormData, as = token) => {
@@ -47,7 +50,7 @@ function close(services: Services) {
 
 describe('ingestion jobs', () => {
   test('UAGENT_INGEST_JOB_AFTER_MS=0: every upload is a job (202 queued), which completes; its files are ingested and their bytes dropped', async () => {
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } })
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } })
     const { upload, until, token } = await session(server)
     const res = await upload('manuals', formOf([['turbine.pdf', await makePdf(pagesOf(3, 'Turbine'))], ['notes.md', MARKDOWN]]))
     expect(res.status).toBe(202)
@@ -73,7 +76,7 @@ describe('ingestion jobs', () => {
 
   test('a quick upload is still answered 200 at once; one still reading after the threshold is 202 and shows its pages as they are read', async () => {
     const slow = slowExtractor(40)
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '300' } }, (services) => (services.ingestJobs.extract = slow.extract))
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '300' } }, (services) => (services.ingestJobs.extract = slow.extract))
     const { upload, until } = await session(server)
     const quick = await upload('docs', formOf([['notes.md', MARKDOWN]]))
     expect(quick.status).toBe(200)
@@ -95,7 +98,7 @@ describe('ingestion jobs', () => {
   })
 
   test('an upload that needs OCR (an image, a PDF page without a text layer) is a job at once, whatever the threshold; unreadable files fail with reasons', async () => {
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '600000' } })
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '600000' } })
     const { upload, until } = await session(server)
     const res = await upload('scans', formOf([['scan.pdf', await makeImageOnlyPdf()], ['photo.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47])], ['notes.md', MARKDOWN]]))
     expect(res.status).toBe(202)
@@ -111,7 +114,7 @@ describe('ingestion jobs', () => {
 
   test('cancel: the work stops (later files are never read), files not done are cancelled; a second cancel is 409', async () => {
     const slow = slowExtractor(30)
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slow.extract))
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slow.extract))
     const { upload, until, token } = await session(server)
     const files = await Promise.all([1, 2, 3].map(async (n) => [`part${n}.pdf`, await makePdf(pagesOf(60, `Part ${n}`))] as [string, Uint8Array]))
     const res = await upload('docs', formOf(files))
@@ -133,7 +136,7 @@ describe('ingestion jobs', () => {
   })
 
   test("another user's job is 404 (get and cancel) and not listed; bad queries are 400 naming the field", async () => {
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
     const { upload, token } = await session(server)
     const res = await upload('docs', formOf([['notes.md', MARKDOWN]]))
     expect(res.status).toBe(202)
@@ -161,7 +164,7 @@ describe('ingestion jobs', () => {
   test('restart (SQLite file): a queued job and one left running are picked up and completed by the next server', async () => {
     const dir = mkdtempSync(join(dataDir, 'restart-'))
     const database = join(dir, 'uagent.db')
-    const first = makeServer({ database, dataDir: dir, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const first = jobServer({ database, dataDir: dir, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
     const one = await session(first)
     const queued = await one.upload('docs', formOf([['queued.pdf', await makePdf(pagesOf(2, 'Queued'))]]))
     const left = await one.upload('docs', formOf([['left.md', MARKDOWN]]))
@@ -171,7 +174,7 @@ describe('ingestion jobs', () => {
     first.services.db.run("UPDATE ingest_job_files SET status = 'running' WHERE job_id = ?", [left.json.jobId])
     close(first.services)
 
-    const second = makeServer({ database, dataDir: dir })
+    const second = jobServer({ database, dataDir: dir })
     const two = await session(second)
     for (const id of [queued.json.jobId, left.json.jobId]) expect(await two.until(id, ended)).toMatchObject({ status: 'completed', progress: 100 })
     expect((await two.job(queued.json.jobId)).json.files[0]).toMatchObject({ status: 'ingested', pages: 2 })
@@ -181,7 +184,7 @@ describe('ingestion jobs', () => {
   })
 
   test('WebSocket: an authenticated socket gets ingest_job events for its user’s jobs, up to the end; another user’s socket gets none', async () => {
-    const server = makeServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(20).extract))
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(20).extract))
     const { upload, token } = await session(server)
     const other = await server.userSession('watcher@example.com')
     const listening = server.app.listen({ port: 0, hostname: '127.0.0.1' })
@@ -229,7 +232,7 @@ describe('ingestion jobs', () => {
 describe.skipIf(!TEST_DATABASE_URL)(`ingestion jobs on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   test('a job queued by one server runs on the next (or another replica); a running job whose server stopped beating is taken over', async () => {
     const sql = await freshPostgres()
-    const first = makeServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const first = jobServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
     const one = await session(first)
     const queued = await one.upload('docs', formOf([['queued.pdf', await makePdf(pagesOf(2, 'Queued'))]]))
     const left = await one.upload('docs', formOf([['left.md', MARKDOWN]]))
@@ -240,7 +243,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`ingestion jobs on PostgreSQL${TEST_DATABASE
     await sql`UPDATE ingest_jobs SET status = 'running', owner = 'gone', heartbeat_at = now() - interval '1 hour' WHERE id = ${left.json.jobId}`
     close(first.services)
 
-    const second = makeServer({ postgres: sql })
+    const second = jobServer({ postgres: sql })
     const two = await session(second)
     for (const id of [queued.json.jobId, left.json.jobId]) expect(await two.until(id, ended)).toMatchObject({ status: 'completed', progress: 100 })
     const documents = await second.call('GET', '/rag/collections/docs/documents', { token: two.token })
@@ -251,9 +254,42 @@ describe.skipIf(!TEST_DATABASE_URL)(`ingestion jobs on PostgreSQL${TEST_DATABASE
     second.services.agents.close()
   })
 
+  test('two replicas on one database: a job queued on one runs on the other; a cancel on the first stops the work on the second', async () => {
+    const sql = await freshPostgres()
+    // No Redis: the second replica finds the jobs by its poll, and the cancel by its heartbeat.
+    const queuing = jobServer({ postgres: sql, instanceId: 'replica-a', env: { UAGENT_INGEST_JOB_AFTER_MS: '0', UAGENT_INGEST_JOBS: '0' } })
+    const slow = slowExtractor(40)
+    const running = jobServer({ postgres: sql, instanceId: 'replica-b' }, (services) => (services.ingestJobs.extract = slow.extract))
+    try {
+      const a = await session(queuing)
+      const quick = await a.upload('docs', formOf([['notes.md', MARKDOWN]]))
+      expect(quick.status).toBe(202)
+      expect(await a.until(quick.json.jobId, ended)).toMatchObject({ status: 'completed', files: [expect.objectContaining({ status: 'ingested' })] })
+      const [owner] = await sql`SELECT started_at FROM ingest_jobs WHERE id = ${quick.json.jobId}`
+      expect(owner.started_at).toBeTruthy()
+
+      const long = await a.upload('docs', formOf([['long.pdf', await makePdf(pagesOf(400, 'Long'))]]))
+      await a.until(long.json.jobId, (job) => job.files[0].pagesDone >= 2)
+      const cancelled = await queuing.call('DELETE', `/rag/jobs/${long.json.jobId}`, { token: a.token })
+      expect(cancelled.json.status).toBe('cancelled')
+      // The second replica stops reading within a heartbeat (5 s), long before the 400 pages are read.
+      await Bun.sleep(6500)
+      const after = slow.read.pages
+      await Bun.sleep(500)
+      expect(slow.read.pages).toBe(after)
+      expect(after).toBeLessThan(300)
+      expect(running.services.ingestJobs.active).toBe(0)
+    } finally {
+      for (const server of [queuing, running]) {
+        server.services.ingestJobs.close()
+        server.services.agents.close()
+      }
+    }
+  }, 60_000)
+
   test('cancel and another user 404 on PostgreSQL', async () => {
     const sql = await freshPostgres()
-    const server = makeServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(30).extract))
+    const server = jobServer({ postgres: sql, env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(30).extract))
     const { upload, until, token } = await session(server)
     const other = await server.userSession('other@example.com')
     const res = await upload('docs', formOf([['a.pdf', await makePdf(pagesOf(60, 'A'))], ['b.pdf', await makePdf(pagesOf(5, 'B'))]]))
