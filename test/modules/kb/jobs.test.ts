@@ -183,6 +183,31 @@ describe('ingestion jobs', () => {
     close(second.services)
   })
 
+  test('a server that stops hands its running job back (files not done queued again, bytes kept); the next one finishes it', async () => {
+    const dir = mkdtempSync(join(dataDir, 'handback-'))
+    const database = join(dir, 'uagent.db')
+    const slow = slowExtractor(40)
+    const first = jobServer({ database, dataDir: dir, env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slow.extract))
+    const one = await session(first)
+    const res = await one.upload('docs', formOf([['notes.md', MARKDOWN], ['long.pdf', await makePdf(pagesOf(100, 'Long'))]]))
+    await one.until(res.json.jobId, (job) => job.files[1].pagesDone >= 2)
+    await first.services.ingestJobs.handBack()
+    const row = first.services.db.query<{ status: string; owner: string | null }, [string]>('SELECT status, owner FROM ingest_jobs WHERE id = ?').get(res.json.jobId)
+    expect(row).toEqual({ status: 'queued', owner: null })
+    const files = first.services.db.query<{ status: string; kept: number | null }, [string]>('SELECT status, length(data) AS kept FROM ingest_job_files WHERE job_id = ? ORDER BY position').all(res.json.jobId)
+    expect(files).toEqual([{ status: 'ingested', kept: null }, { status: 'queued', kept: expect.any(Number) }])
+    const readBefore = slow.read.pages
+    close(first.services)
+
+    const second = jobServer({ database, dataDir: dir })
+    const two = await session(second)
+    const job = await two.until(res.json.jobId, ended)
+    expect(job).toMatchObject({ status: 'completed', files: [expect.objectContaining({ status: 'ingested' }), expect.objectContaining({ status: 'ingested', pages: 100, pagesDone: 100 })] })
+    // The first server stopped reading when it handed the job back.
+    expect(slow.read.pages).toBe(readBefore)
+    close(second.services)
+  })
+
   test('WebSocket: an authenticated socket gets ingest_job events for its user’s jobs, up to the end; another user’s socket gets none', async () => {
     const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, (services) => (services.ingestJobs.extract = slowExtractor(20).extract))
     const { upload, token } = await session(server)
