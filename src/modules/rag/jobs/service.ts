@@ -163,7 +163,11 @@ export class IngestJobService {
    */
   async handleUpload(userId: string, collection: string, uploaded: UploadedFile[]): Promise<UploadHandled> {
     let ocr = false
-    for (const file of uploaded) if (!ocr && !file.invalid) ocr = await this.needsOcr(file.name, file.data)
+    for (const file of uploaded) {
+      if (ocr || file.invalid) continue
+      // A file that cannot even be looked into is read like any other (its extraction says why it fails).
+      ocr = await Promise.resolve(this.needsOcr(file.name, file.data)).catch(() => false)
+    }
     if (this.deps.jobAfterMs === 0 || ocr) {
       const jobId = randomUUID()
       await this.store.create(
@@ -216,6 +220,8 @@ export class IngestJobService {
     record.files.forEach((file, position) => applyChange(file, states[position]!))
     stored = this.storeSink(record)
     await Promise.all(record.files.map((_, position) => this.store.updateFile(jobId, position, states[position]!, done[position]!)))
+    record.job.progress = jobProgress(record.files)
+    await this.store.setProgress(jobId, record.job.progress)
     void this.settle(record, controller, work)
     return { kind: 'job', jobId, status: 'running' }
   }
