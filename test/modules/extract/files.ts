@@ -204,3 +204,47 @@ export class Renderer {
     if (browser) await (await browser).close()
   }
 }
+
+/**
+ * A zip bomb inside a real .docx: pandoc's document plus a member that inflates to `mib` MiB of
+ * zeros from ~1 KB per MiB. Python's zipfile writes it; its compressor is given the one deflate
+ * block that 1 MiB of zeros makes (flushed, so every copy stands alone), which is what zlib would
+ * write for each MiB anyway, without spending seconds making it. `lie` rewrites the member's
+ * declared size to 1 KB, as a hostile file would, to hide it from a reader that trusts the directory.
+ */
+export function makeZipBombDocx(mib: number, options: { lie?: boolean } = {}): Uint8Array {
+  const dir = tempDir('bomb')
+  writeFileSync(join(dir, 'in.docx'), pandoc('# Expenses\n\nThe travel policy covers trains.', 'docx'))
+  return python(
+    `
+import shutil, struct, zipfile, zlib
+block = zlib.compressobj(9, zlib.DEFLATED, -15)
+block = block.compress(bytes(1 << 20)) + block.flush(zlib.Z_FULL_FLUSH)
+class Repeat:
+    def compress(self, data):
+        return block
+    def flush(self):
+        return zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+zipfile._get_compressor = lambda *a, **k: Repeat()
+shutil.copy(${JSON.stringify(join(dir, 'in.docx'))}, "out.docx")
+with zipfile.ZipFile("out.docx", "a", compression=zipfile.ZIP_DEFLATED) as z:
+    with z.open("word/media/image1.bin", "w", force_zip64=${mib >= 4096 ? 'True' : 'False'}) as f:
+        chunk = bytes(1 << 20)
+        for i in range(${mib}):
+            f.write(chunk)
+if ${options.lie ? 'True' : 'False'}:
+    data = bytearray(open("out.docx", "rb").read())
+    info = zipfile.ZipFile("out.docx").getinfo("word/media/image1.bin")
+    struct.pack_into("<I", data, info.header_offset + 22, 1024)
+    name = b"word/media/image1.bin"
+    at = data.find(b"PK\\x01\\x02")
+    while at >= 0:
+        length = struct.unpack_from("<H", data, at + 28)[0]
+        if data[at + 46 : at + 46 + length] == name:
+            struct.pack_into("<I", data, at + 24, 1024)
+        at = data.find(b"PK\\x01\\x02", at + 4)
+    open("out.docx", "wb").write(data)
+`,
+    'out.docx',
+  )
+}
