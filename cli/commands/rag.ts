@@ -14,11 +14,13 @@ export function registerRag(program: Command): void {
   example(
     rag
       .command('ingest <collection> <paths...>')
-      .description('Ingest files and folders (.txt .md .json .csv .html, and .pdf .docx extracted by the server) into a collection; exits 1 when any file failed')
+      .description(
+        'Ingest files and folders (.txt .md .json .html; .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox extracted by the server; images named directly, by OCR) into a collection; exits 1 when any file failed',
+      )
       .action(async (collection: string, paths: string[], _options, command: Command) => {
         const { documents, uploads } = collectDocuments(paths)
         const files = documents.length + uploads.length
-        if (!files) throw new CliError('USAGE', 'no .txt, .md, .json, .csv, .html, .pdf or .docx files found', EXIT.usage)
+        if (!files) throw new CliError('USAGE', 'no documents found (.txt .md .json .html .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox)', EXIT.usage)
         const client = new ApiClient(globals(command))
         const total = { success: true, ingested: 0, unchanged: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
         const bar = progressBar(files, `Ingesting into ${collection}`)
