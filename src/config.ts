@@ -40,7 +40,7 @@ export interface Config {
   maxRequestBytes: number
   /** Time limit of one plugin call, in milliseconds. */
   pluginTimeoutMs: number
-  /** Time allowed to read one uploaded file (text extraction and OCR), in milliseconds; past it the file fails. */
+  /** Time allowed to read one uploaded file (text extraction and OCR), in milliseconds; past it the file fails as `too slow` (see docs/knowledge-base.md). */
   extractTimeoutMs: number
   /** Agent tasks running at once; the rest wait as `queued`. */
   agentConcurrency: number

@@ -5,9 +5,12 @@ import type { ApiClient } from '../client'
 import { CliError, EXIT } from '../client'
 import { jobOutcome, waitForJob } from './rag-jobs'
 
-export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.csv', '.html', '.htm'])
-/** Files whose text the server extracts (sent through the upload route). */
-export const EXTRACTED_EXTENSIONS = new Set(['.pdf', '.docx'])
+export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.html', '.htm'])
+/**
+ * Files whose text the server extracts (sent through the upload route). Images are read by OCR
+ * when named directly; a folder's pictures are left out, as they are mostly not documents.
+ */
+export const EXTRACTED_EXTENSIONS = new Set(['.pdf', '.docx', '.odt', '.rtf', '.epub', '.pptx', '.odp', '.xlsx', '.ods', '.csv', '.tsv', '.eml', '.mbox'])
 
 export interface FileDocument {
   id: string
@@ -41,8 +44,8 @@ function readDocument(path: string, id: string): FileDocument | null {
 }
 
 /**
- * Documents from files and folders. Folders are walked recursively for .txt .md .json .csv .html
- * (read here, sent as JSON) and .pdf .docx (uploaded for the server to extract); a file named
+ * Documents from files and folders. Folders are walked recursively for .txt .md .json .html
+ * (read here, sent as JSON) and the EXTRACTED_EXTENSIONS (uploaded for the server to extract); a file named
  * directly may be anything: plain text is read here, the rest is uploaded. A file's id is its path
  * relative to the folder it was found in, or its name when given directly.
  */

@@ -16,13 +16,13 @@ export function registerRag(program: Command): void {
     rag
       .command('ingest <collection> <paths...>')
       .description(
-        'Ingest files and folders (.txt .md .json .csv .html, and .pdf .docx extracted by the server) into a collection; files the server makes a job (OCR, long reads) are followed with a progress bar; exits 1 when any file failed',
+        'Ingest files and folders (.txt .md .json .html; .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox extracted by the server; images named directly, by OCR) into a collection; files the server makes a job (OCR, long reads) are followed with a progress bar; exits 1 when any file failed',
       )
       .option('--no-wait', "don't wait for ingestion jobs: print their ids (follow them with `uagent rag jobs`)")
       .action(async (collection: string, paths: string[], options: { wait: boolean }, command: Command) => {
         const { documents, uploads } = collectDocuments(paths)
         const files = documents.length + uploads.length
-        if (!files) throw new CliError('USAGE', 'no .txt, .md, .json, .csv, .html, .pdf or .docx files found', EXIT.usage)
+        if (!files) throw new CliError('USAGE', 'no documents found (.txt .md .json .html .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox)', EXIT.usage)
         const client = new ApiClient(globals(command))
         const total = {
           success: true,

@@ -6,7 +6,16 @@ import { type ExtractedPart, ExtractionError } from './types'
 /** Reads an attachment through the same extractors as an upload; `depth` stops e-mails nested in e-mails. */
 export type AttachmentReader = (fileName: string, bytes: Uint8Array, depth: number) => Promise<string>
 
-const addresses = (value: AddressObject | AddressObject[] | undefined) => (value ? (Array.isArray(value) ? value : [value]).map((a) => a.text).join(', ') : '')
+type Mailbox = AddressObject['value'][number]
+const mailbox = (m: Mailbox): string => (m.group ? m.group.map(mailbox).join(', ') : m.name && m.address ? `${m.name} <${m.address}>` : (m.address ?? m.name ?? ''))
+/** Addresses as a person writes them: `Name <address>`, without the quotes of the header. */
+const addresses = (value: AddressObject | AddressObject[] | undefined) =>
+  value
+    ? (Array.isArray(value) ? value : [value])
+        .flatMap((a) => a.value.map(mailbox))
+        .filter(Boolean)
+        .join(', ')
+    : ''
 
 /** One e-mail message as text: its headers (From, To, Cc, Date, Subject), the text body, then each attachment's text under its name. */
 export async function readMessage(bytes: Uint8Array, readAttachment: AttachmentReader, depth: number, deadline?: Deadline): Promise<{ text: string; title: string | null; messageId: string | null }> {

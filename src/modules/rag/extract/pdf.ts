@@ -54,7 +54,7 @@ export async function extractPdf(
       }
     }
     if (!pages.some((page) => page.trim())) {
-      throw new ExtractionError(scanned.length ? 'no text: the PDF has no text layer and OCR found no words on its pages' : 'no text: the PDF is empty')
+      throw new ExtractionError(scanned.length ? 'no text layer, and OCR found no words on its pages (a blank or unreadable scan)' : 'no text: the PDF is empty')
     }
     let title: string | null = null
     try {

@@ -10,7 +10,8 @@ interface Member {
   localOffset: number
 }
 
-const INPUT_SLICE = 64 * 1024
+/** Compressed bytes inflated at a time: at most ~4 MB come out of one slice before the running count looks. */
+const INPUT_SLICE = 4 * 1024
 
 /**
  * A zip archive (docx, xlsx, pptx, epub, odt, ods, odp) read defensively. Opening it reads only
