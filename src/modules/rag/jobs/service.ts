@@ -163,17 +163,17 @@ export class IngestJobService {
     // Still reading: the upload becomes a job this process runs, stored with the bytes of the
     // files not done yet (for a restart, or another replica, to take over if this one stops).
     const jobId = randomUUID()
-    this.running.set(jobId, controller)
     try {
       await this.store.create(
         { id: jobId, userId, collection, status: 'running', owner: this.deps.instanceId },
         uploaded.map((file, position) => ({ ...file, data: done[position] ? null : file.data, state: { ...states[position]! } })),
       )
     } catch (error) {
-      this.running.delete(jobId)
       controller.abort()
       throw error
     }
+    // Registered once stored: the heartbeat drops (and stops) a job it cannot find.
+    this.running.set(jobId, controller)
     const record = await this.store.get(jobId)
     if (!record) throw new AppError('INTERNAL_ERROR', 'The job could not be stored')
     // What changed while the job was being stored.
