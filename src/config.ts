@@ -50,7 +50,7 @@ export interface Config {
   agentRetentionHours: number
   /** An upload whose files are still being read after this many milliseconds is answered 202 and goes on as an ingestion job; `0`: every upload is a job. */
   ingestJobAfterMs: number
-  /** Ingestion jobs this server runs at once; `0`: it runs none (another replica does). */
+  /** Queued ingestion jobs this server takes on at once; `0`: it takes none (another replica does; an upload still being read here when it becomes a job goes on here). */
   ingestJobConcurrency: number
   /** Installed plugins, one folder each (`<pluginsDir>/<name>/`). @default `<data>/plugins` */
   pluginsDir?: string
