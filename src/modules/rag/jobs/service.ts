@@ -82,7 +82,14 @@ export class IngestJobService {
       else if (event.kind === 'cancelled' && typeof event.id === 'string') this.running.get(event.id)?.abort('cancelled')
     })
     const every = (ms: number, work: () => void) => {
-      const timer = setInterval(work, ms)
+      const timer = setInterval(() => {
+        try {
+          work()
+        } catch (error) {
+          // A store that throws at once (SQLite closed under a stopping server): logged, the timer goes on.
+          this.problem('a periodic task failed', error)
+        }
+      }, ms)
       timer.unref?.()
       this.timers.push(timer)
     }
