@@ -296,7 +296,7 @@ export class IngestJobService {
     }
     this.claiming = true
     this.again = false
-    Promise.resolve(this.store.claim(this.deps.instanceId)).then(
+    new Promise<JobRecord | null>((resolve) => resolve(this.store.claim(this.deps.instanceId))).then(
       (record) => {
         this.claiming = false
         if (!record) {
