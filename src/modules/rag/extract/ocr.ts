@@ -5,7 +5,7 @@ import type { Worker as OcrWorker } from 'tesseract.js'
 import type { Deadline } from './limits'
 import { ExtractionError } from './types'
 
-/** An idle OCR engine is stopped after this long: it holds ~100 MB that an idle server does not need. */
+/** An idle OCR engine is stopped after this long: an idle server does not need its model in memory. */
 const IDLE_MS = 60_000
 
 /**
