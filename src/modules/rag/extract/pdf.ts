@@ -7,8 +7,12 @@ import { recognize } from './ocr'
 import { joinPages } from './paged'
 import { type ExtractProgress, ExtractionError, type OcrPage } from './types'
 
-/** Resolution scanned pages are rendered at for OCR (lowered for a page so large it would pass LIMITS.pixels). */
-export const OCR_DPI = 300
+/**
+ * Resolution scanned pages are rendered at for OCR (lowered for a page so large it would pass
+ * LIMITS.pixels). 200 dpi reads 8 pt text as well as 300 does, at two thirds of the rendering
+ * time and under half the pixels (docs/knowledge-base.md, "Formats and limits").
+ */
+export const OCR_DPI = 200
 
 /**
  * Text of a PDF, page by page, with its title from the document information. A page without a
@@ -42,14 +46,22 @@ export async function extractPdf(
       scratch = mkdtempSync(join(tmpdir(), 'uagent-pdf-'))
       const file = join(scratch, 'in.pdf')
       writeFileSync(file, bytes)
-      for (const n of scanned) {
+      const render = async (n: number) => {
         const page = await pdf.getPage(n)
         const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view
         page.cleanup()
-        const image = await renderPage(file, n, dpiFor(Math.abs(x1 - x0), Math.abs(y1 - y0)), scratch, deadline)
+        return renderPage(file, n, dpiFor(Math.abs(x1 - x0), Math.abs(y1 - y0)), scratch!, deadline)
+      }
+      // pdftoppm renders the next page (its own process, another core) while OCR reads this one.
+      let next: Promise<Uint8Array> | null = render(scanned[0]!)
+      for (let i = 0; i < scanned.length; i++) {
+        const image: Uint8Array = await next!
+        next = i + 1 < scanned.length ? render(scanned[i + 1]!) : null
+        // A page that fails while this one is read is awaited (and its error seen) in the next turn.
+        next?.catch(() => {})
         const result = await recognize(image, deadline)
-        pages[n - 1] = result.text
-        ocr.push({ page: n, confidence: result.confidence })
+        pages[scanned[i]! - 1] = result.text
+        ocr.push({ page: scanned[i]!, confidence: result.confidence })
         onProgress?.({ pagesDone: ++done, pages: pages.length })
       }
     }
