@@ -52,6 +52,11 @@ import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
+import { ingestJobsModule } from './modules/rag/jobs'
+import { IngestJobService } from './modules/rag/jobs/service'
+import { registerIngestJobSocket } from './modules/rag/jobs/socket'
+import { SqliteIngestJobStore } from './modules/rag/jobs/store.sqlite'
+import { PostgresIngestJobStore } from './modules/rag/jobs/store.postgres'
 import { CollectionGrounding } from './modules/rag/answer/grounding'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
@@ -167,6 +172,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
+  ingestJobs: IngestJobService
   speech: SpeechService
   voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
@@ -338,6 +345,18 @@ export function createServices(options: AppOptions = {}): Services {
     bus,
     instanceId: config.instanceId,
   })
+  const ingestJobs = new IngestJobService({
+    store: postgres ? new PostgresIngestJobStore(postgres) : new SqliteIngestJobStore(db),
+    bus,
+    // Read when a job runs, so that a RAG service swapped in (tests) is the one used.
+    library: () => new DocumentLibrary(services.rag),
+    instanceId: config.instanceId,
+    concurrency: config.ingestJobConcurrency,
+    jobAfterMs: config.ingestJobAfterMs,
+    extractTimeoutMs: config.extractTimeoutMs,
+    shared: postgres !== null,
+    log,
+  })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
@@ -388,7 +407,7 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -470,7 +489,7 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag)
-  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes, services.pool)
+  const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
@@ -482,6 +501,7 @@ export function buildApp(services: Services) {
   const audit = new RequestAudit(services.audit, addressOf)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
+  registerIngestJobSocket(sockets, services.ingestJobs)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -522,6 +542,7 @@ export function buildApp(services: Services) {
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
     .use(documentsModule(rag, library, uploads, auth, limiter))
+    .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(

@@ -41,12 +41,18 @@ export interface Config {
   maxRequestBytes: number
   /** Time limit of one plugin call, in milliseconds. */
   pluginTimeoutMs: number
+  /** Time allowed to read one uploaded file (text extraction and OCR), in milliseconds; past it the file fails as `too slow` (see docs/knowledge-base.md). */
+  extractTimeoutMs: number
   /** Agent tasks running at once; the rest wait as `queued`. */
   agentConcurrency: number
   /** Queued agent tasks beyond which a new one is 429 `QUEUE_FULL`. */
   agentQueueLimit: number
   /** Hours a finished agent task is kept. */
   agentRetentionHours: number
+  /** An upload whose files are still being read after this many milliseconds is answered 202 and goes on as an ingestion job; `0`: every upload is a job. */
+  ingestJobAfterMs: number
+  /** Queued ingestion jobs this server takes on at once; `0`: it takes none (another replica does; an upload still being read here when it becomes a job goes on here). */
+  ingestJobConcurrency: number
   /** Installed plugins, one folder each (`<pluginsDir>/<name>/`). @default `<data>/plugins` */
   pluginsDir?: string
   /** Node.js (>= 20) that runs installed plugins. @default `node` on `PATH` */
@@ -301,9 +307,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    extractTimeoutMs: integer(env, 'UAGENT_EXTRACT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
     agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
     agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
+    ingestJobAfterMs: integer(env, 'UAGENT_INGEST_JOB_AFTER_MS', 2000, 0, 600_000),
+    ingestJobConcurrency: integer(env, 'UAGENT_INGEST_JOBS', 1, 0, 64),
     pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),

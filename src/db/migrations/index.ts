@@ -17,6 +17,7 @@ import { agentTaskRoles } from './045_agent_task_roles'
 import { groups } from './040_groups'
 import { auditEvents } from './041_audit_events'
 import { singleSignOn } from './044_single_sign_on'
+import { ingestJobs } from './043_ingest_jobs'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -43,6 +44,7 @@ export const MIGRATIONS: Migration[] = [
   mcpServers,
   groups,
   auditEvents,
+  ingestJobs,
   singleSignOn,
   agentTaskRoles,
 ]
