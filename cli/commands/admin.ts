@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { openDatabase } from '../../src/db'
 import { TokenSigner } from '../../src/core/tokens'
 import { StartupError } from '../../src/core/startup'
@@ -14,6 +14,9 @@ import { PostgresAuthStore } from '../../src/modules/auth/store.postgres'
 import { SqliteAuthStore } from '../../src/modules/auth/store.sqlite'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
+import { type AuditEventInput, auditRow } from '../../src/modules/audit/service'
+import { SqliteAuditStore } from '../../src/modules/audit/store.sqlite'
+import { PostgresAuditStore } from '../../src/modules/audit/store.postgres'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
@@ -60,6 +63,33 @@ function since(value: string): string {
   if (age) return new Date(Date.now() - Number(age[1]) * AGE_UNITS[age[2]!.toLowerCase()]!).toISOString()
   if (!value.trim()) throw new InvalidArgumentError('expected a time or an age such as 24h')
   return value.trim()
+}
+
+/**
+ * Writes an audit event for an operation done on the host (no actor: whoever has the host). A
+ * failure is said on stderr and does not undo the operation.
+ */
+async function recordHostEvent(target: { dataDir: string; databaseUrl?: string }, event: AuditEventInput): Promise<void> {
+  try {
+    if (target.databaseUrl) {
+      const postgres = await openPostgres(target.databaseUrl)
+      try {
+        await new PostgresAuditStore(postgres).insertMany([auditRow(event)])
+      } finally {
+        await postgres.close()
+      }
+      return
+    }
+    // Opened as the server opens it (migrated), so the event lands whatever the data's schema version was.
+    const db = openDatabase(join(target.dataDir, 'uagent.db'))
+    try {
+      new SqliteAuditStore(db).insertMany([auditRow(event)])
+    } finally {
+      db.close()
+    }
+  } catch (error) {
+    process.stderr.write(`warning: the audit event ${event.action} could not be written: ${(error as Error).message}\n`)
+  }
 }
 
 /** Host operations: they work on the data dir itself, without a running server (host access is the trust). */
@@ -155,6 +185,10 @@ export function registerAdmin(program: Command): void {
           throw error
         }
         const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length, postgres: result.postgres }
+        await recordHostEvent(
+          { dataDir: result.dataDir, ...(databaseUrl ? { databaseUrl } : {}) },
+          { action: 'backup.restored', target: basename(file), details: { via: 'uagent admin restore', createdAt: body.createdAt, serverVersion: body.serverVersion, files: body.files, postgres: body.postgres } },
+        )
         emit(command, body, () => {
           console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
           if (result.postgres) console.log('Its PostgreSQL dump was restored into the database with pg_restore --clean --if-exists, in one transaction.')
@@ -200,6 +234,10 @@ export function registerAdmin(program: Command): void {
           if (wasDisabled) await auth.enable(user.id)
           if (options.disableMfa) await auth.resetMfa(user.id)
           const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
+          await recordHostEvent(
+            { dataDir, ...(databaseUrl ? { databaseUrl } : {}) },
+            { action: 'user.password_reset', target: user.id, details: { email: user.email, via: 'uagent admin reset-password', sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true } },
+          )
           emit(command, body, () => {
             console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)
             if (wasDisabled) console.log('The account was disabled and is enabled again.')

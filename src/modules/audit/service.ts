@@ -85,6 +85,27 @@ const toView = (row: AuditRow): AuditEventView => ({
   requestId: row.request_id,
 })
 
+/** The stored row of an event happening now: a time-ordered id, the time, the details redacted (redactDetails). */
+export function auditRow(event: AuditEventInput, ms = Date.now()): AuditRow {
+  let details: string
+  try {
+    details = JSON.stringify(redactDetails(event.details))
+  } catch {
+    details = '{}'
+  }
+  return {
+    id: Bun.randomUUIDv7('hex', ms),
+    at: new Date(ms).toISOString(),
+    actor_id: event.actor?.id ?? null,
+    actor_email: event.actor?.email ?? null,
+    ip: event.ip ?? null,
+    action: event.action,
+    target: event.target ?? null,
+    details,
+    request_id: event.requestId ?? null,
+  }
+}
+
 /**
  * The audit log: who did what, when, from where. `record()` only appends to a buffer (nothing is
  * awaited on the request path); the buffer is written in batches, one transaction each, every
@@ -130,24 +151,7 @@ export class AuditLog implements AuditRecorder {
 
   /** Appends an event (written within a second). Never throws and never waits. */
   record(event: AuditEventInput): void {
-    const ms = Date.now()
-    let details: string
-    try {
-      details = JSON.stringify(redactDetails(event.details))
-    } catch {
-      details = '{}'
-    }
-    this.pending.push({
-      id: Bun.randomUUIDv7('hex', ms),
-      at: new Date(ms).toISOString(),
-      actor_id: event.actor?.id ?? null,
-      actor_email: event.actor?.email ?? null,
-      ip: event.ip ?? null,
-      action: event.action,
-      target: event.target ?? null,
-      details,
-      request_id: event.requestId ?? null,
-    })
+    this.pending.push(auditRow(event))
     if (this.pending.length > this.options.maxPending) {
       const dropped = this.pending.splice(0, this.pending.length - this.options.maxPending)
       this.log(`audit: ${dropped.length} event(s) dropped: the database has not taken the log's writes`)

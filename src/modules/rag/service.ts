@@ -630,9 +630,14 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   }
 
   /** An empty collection with the current embedder, for documents to come; 409 when the name is taken. */
-  /** `collection.created` in the audit log (the caller, or the owner when no request is known). */
+  /** `collection.created` in the audit log: the caller, or the owner when no request is known. */
   private recordCreated(userId: string, row: CollectionRow, context?: AuditContext): void {
-    this.audit?.record({ ...(context ?? { actor: null, ip: null, requestId: null }), action: 'collection.created', target: row.public_id, details: { name: row.name, owner: userId } })
+    const audit = this.audit
+    if (!audit) return
+    const event = { action: 'collection.created', target: row.public_id, details: { name: row.name, owner: userId } }
+    if (context) audit.record({ ...context, ...event })
+    // Made by work that outlived its request (an ingestion job): its owner did it.
+    else void Promise.resolve(this.resolver.store.owner(userId)).then((owner) => audit.record({ actor: owner, ip: null, requestId: null, ...event }), () => audit.record(event))
   }
 
   async createCollection(userId: string, name: string, context?: AuditContext): Promise<{ success: boolean; collection: CollectionView }> {
