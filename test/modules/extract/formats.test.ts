@@ -173,7 +173,7 @@ describe('e-mail', () => {
     expect(out.text).toContain('The door seal failed.')
   })
 
-  test('an .mbox: one document per message, its id the Message-ID', async () => {
+  test('an .mbox: one document per message, its id in the file the Message-ID', async () => {
     const box = makeMbox([
       mail,
       { ...mail, subject: 'Re: Cold room temperatures', messageId: '<cold-room-2@example.com>', body: 'From now on the door is checked every evening.' },

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../../core/errors'
-import { type DocumentInput, type DocumentLibrary, sha256 } from './library'
+import type { DocumentInput, DocumentLibrary } from './library'
 import { extractFile, ExtractionError } from '../extract'
 import { receiveMultipart, multipartBoundary } from './multipart'
 import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
@@ -61,8 +61,10 @@ export class UploadService {
         try {
           const extracted = await extractFile(file.fileName, new Uint8Array(await Bun.file(file.path).arrayBuffer()), { timeoutMs: this.extractTimeoutMs })
           const metadata = { fileName: basename(file.fileName), size: file.bytes, ...(source ? { source } : {}) }
-          // A file of several documents (an mbox): one outcome and one document per message, under its own id.
-          const parts = extracted.documents ?? [{ ...extracted, id }]
+          // A file of several documents (an mbox): one outcome and one document per message, stored as
+          // `<file id>#<Message-ID>` (so `rag sync` knows them as the file's), each carrying the file's
+          // hash: an unchanged mailbox is unchanged message by message.
+          const parts = extracted.documents?.map((part) => ({ ...part, id: `${id}#${part.id}` })) ?? [{ ...extracted, id }]
           parts.forEach((part, i) => {
             const partOutcome: FileOutcome = i === 0 ? outcome : { ...outcome }
             if (i > 0) outcomes.push(partOutcome)
@@ -86,7 +88,7 @@ export class UploadService {
               type: part.type,
               bytes: file.bytes,
               source,
-              contentHash: extracted.documents ? sha256(part.text) : file.sha256,
+              contentHash: file.sha256,
               pageStarts: part.pageStarts,
               ocr: part.ocr,
               outcome: partOutcome,
