@@ -87,6 +87,12 @@ async function scenario({ call, upload }: { call: Call; upload: Upload }) {
   // The same mbox again: each message is unchanged.
   const again = await upload('formats', formOf([['ops.mbox', mailbox]]), token)
   expect(again.json).toMatchObject({ ingested: 0, unchanged: 2, failed: 0 })
+  expect(again.json.removed).toBeUndefined()
+  // A mailbox that no longer holds the first message: that message's document goes.
+  const shorter = await upload('formats', formOf([['ops.mbox', makeMbox(MAILS.slice(1))]]), token)
+  expect(shorter.json).toMatchObject({ ingested: 1, failed: 0, removed: ['ops.mbox#cold-room-1@example.com'] })
+  const listed = await call('GET', '/rag/collections/formats/documents?prefix=ops.mbox', { token })
+  expect(listed.json.documents.map((d: any) => d.id)).toEqual(['ops.mbox#cold-room-2@example.com'])
 }
 
 describe('uploads of images, slides, spreadsheets and mailboxes', () => {

@@ -49,6 +49,9 @@ export class UploadService {
       if (!files.length) throw new AppError('VALIDATION_ERROR', 'body.files: send one or more files')
       const outcomes: FileOutcome[] = []
       const documents: (DocumentInput & { outcome: FileOutcome })[] = []
+      /** Files of several documents (mailboxes): the id prefix of their documents, and the ids they hold now. */
+      const containers = new Map<string, Set<string>>()
+      const removed: string[] = []
       for (const file of files) {
         const id = (file.fields.id ?? file.fileName).trim()
         const source = file.fields.source ?? null
@@ -65,6 +68,7 @@ export class UploadService {
           // `<file id>#<Message-ID>` (so `rag sync` knows them as the file's), each carrying the file's
           // hash: an unchanged mailbox is unchanged message by message.
           const parts = extracted.documents?.map((part) => ({ ...part, id: `${id}#${part.id}` })) ?? [{ ...extracted, id }]
+          if (extracted.documents) containers.set(`${id}#`, new Set(parts.map((part) => part.id)))
           parts.forEach((part, i) => {
             const partOutcome: FileOutcome = i === 0 ? outcome : { ...outcome }
             if (i > 0) outcomes.push(partOutcome)
@@ -108,6 +112,10 @@ export class UploadService {
           if (document.message) outcome.reason = document.message
         })
       }
+      // A mailbox uploaded again: its messages that are no longer in it go.
+      for (const [prefix, kept] of containers) {
+        if (kept.size) removed.push(...(await this.library.removeOthers(userId, collection, prefix, kept)))
+      }
       const count = (status: FileOutcome['status']) => outcomes.filter((o) => o.status === status).length
       return {
         success: count('failed') === 0,
@@ -116,6 +124,7 @@ export class UploadService {
         unchanged: count('unchanged'),
         failed: count('failed'),
         files: outcomes,
+        ...(removed.length ? { removed } : {}),
         processingTime: Math.round(performance.now() - started),
       }
     } finally {
