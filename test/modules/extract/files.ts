@@ -12,9 +12,8 @@ function run(cmd: string[], cwd: string, stdin?: string): void {
   if (result.exitCode !== 0) throw new Error(`${cmd[0]} failed: ${result.stderr.toString()}`)
 }
 
-/** A file converted by pandoc from Markdown (`pptx`, `odt`, `epub`, `rtf`, `docx`). */
-export function pandoc(markdown: string, extension: string): Uint8Array {
-  const dir = tempDir('pandoc')
+/** A file converted by pandoc from Markdown (`pptx`, `odt`, `epub`, `rtf`, `docx`), in `dir` (where the Markdown's pictures are). */
+export function pandoc(markdown: string, extension: string, dir = tempDir('pandoc')): Uint8Array {
   writeFileSync(join(dir, 'in.md'), markdown)
   run(['pandoc', '-s', '-f', 'markdown', 'in.md', '-o', `out.${extension}`], dir)
   return new Uint8Array(readFileSync(join(dir, `out.${extension}`)))
