@@ -22,7 +22,8 @@ describe('limits against hostile files', () => {
   }, 60_000)
 
   test('a member that declares 1 KB but inflates to 100 MB is stopped at its declared size', async () => {
-    const bomb = makeZipBombDocx(100, { lie: true })
+    // A part that is read (the pictures under word/media/ are not even inflated).
+    const bomb = makeZipBombDocx(100, { lie: true, member: 'customXml/item1.xml' })
     const started = performance.now()
     await expect(extractFile('expenses.docx', bomb)).rejects.toMatchObject({ reason: expect.stringContaining('more than its declared size') })
     expect(performance.now() - started).toBeLessThan(2000)
