@@ -17,6 +17,7 @@ const AdminPage = lazy(() => import('./pages/admin').then((m) => m.AdminPage))
 const GroupsPage = lazy(() => import('./pages/groups').then((m) => m.GroupsPage))
 const AuditPage = lazy(() => import('./pages/audit').then((m) => m.AuditPage))
 const AccountPage = lazy(() => import('./pages/account').then((m) => m.AccountPage))
+const DevicePage = lazy(() => import('./pages/device').then((m) => m.DevicePage))
 
 const started = signal(false)
 
@@ -44,6 +45,7 @@ function Page({ path }: { path: string }) {
   if (path === '/admin') return <AdminPage />
   if (path === '/audit') return <AuditPage />
   if (path === '/account') return <AccountPage />
+  if (path === '/device') return <DevicePage />
   return (
     <div class="card">
       <h1>Not found</h1>

@@ -11,7 +11,7 @@ export const CSRF_HEADER_VALUE = 'uagent-web'
 const COOKIE_PATH = '/auth/web'
 const COOKIE_MAX_AGE = 30 * 24 * 3600
 
-function secure(request: Request): boolean {
+export function secure(request: Request): boolean {
   return request.url.startsWith('https:') || request.headers.get('x-forwarded-proto') === 'https'
 }
 
@@ -28,7 +28,12 @@ function hintCookie(request: Request, maxAge: number): string {
   return `${HINT_COOKIE}=${maxAge ? '1' : ''}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure(request) ? '; Secure' : ''}`
 }
 
-function cookieValue(request: Request, name: string): string | null {
+/** The cookies of a signed-in browser (POST /auth/web/login sets them; so does the OpenID Connect callback). */
+export function signedInCookies(request: Request, refreshToken: string): string[] {
+  return [sessionCookie(request, refreshToken, COOKIE_MAX_AGE), hintCookie(request, COOKIE_MAX_AGE)]
+}
+
+export function cookieValue(request: Request, name: string): string | null {
   for (const part of (request.headers.get('cookie') ?? '').split(';')) {
     const [key, ...rest] = part.trim().split('=')
     if (key === name) return rest.join('=') || null
@@ -71,7 +76,7 @@ export function webSessionModule(auth: AuthService, limiter: RateLimiter, audit:
       async ({ body, request, set }) => {
         assertSameOrigin(request)
         const { refreshToken, ...session } = await audit.login(request, body.email, 'web', () => auth.login(body.email, body.password, body.mfaCode, request.headers.get('user-agent') ?? undefined))
-        set.headers['set-cookie'] = [sessionCookie(request, refreshToken, COOKIE_MAX_AGE), hintCookie(request, COOKIE_MAX_AGE)] as unknown as string
+        set.headers['set-cookie'] = signedInCookies(request, refreshToken) as unknown as string
         set.headers['cache-control'] = 'no-store'
         return session
       },
