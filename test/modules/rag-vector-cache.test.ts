@@ -243,6 +243,31 @@ describe('in-memory vector copy of large collections', () => {
     })
   }
 
+  test('a collection is loaded row by row from an iterator: each row read once, in order, none kept (one buffer for every row), more rows than counted grow it', () => {
+    const dims = 32
+    const vectors = Array.from({ length: 5000 }, (_, i) => Float32Array.from({ length: dims }, (_, d) => Math.sin(i * 0.37 + d * 1.3)))
+    // What a database iterator hands over: each row's bytes in the one buffer, overwritten by the next row.
+    const buffer = new Uint8Array(dims * 4)
+    let read = 0
+    function* rows() {
+      for (const [i, vector] of vectors.entries()) {
+        buffer.set(new Uint8Array(vector.buffer))
+        read++
+        yield { id: i + 1, bytes: buffer }
+      }
+    }
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    // Counted short (rows written meanwhile): the matrix grows to take them all.
+    const matrix = cache.matrix(1, () => 3000, dims, rows)!
+    expect(read).toBe(vectors.length)
+    expect(matrix.rows).toBe(vectors.length)
+    const entries = matrixEntries(matrix)
+    expect(vectors.every((vector, i) => entries.get(i + 1)!.every((x, d) => x === vector[d]))).toBe(true)
+    const hits = scanNearest(matrix, vectors[1234]!, 3)
+    expect(hits[0]).toMatchObject({ chunkId: 1235 })
+    expect(hits[0]!.distance).toBeCloseTo(0, 5)
+  })
+
   test('the SIMD kernel computes every row\'s dot product', () => {
     const rows = 37
     const dims = 64
