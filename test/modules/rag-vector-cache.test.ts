@@ -5,7 +5,7 @@ import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
 import { createDotKernel, createInt8Kernel } from '../../src/modules/rag/vectors/simd-dot'
 import { SqliteRagStore as RagStore } from '../../src/modules/rag/store.sqlite'
-import { matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vectors/cache'
+import { freedAfterCopy, matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vectors/cache'
 import corpus from '../fixtures/rag-corpus.json'
 
 function service(minRows: number) {
@@ -266,6 +266,21 @@ describe('in-memory vector copy of large collections', () => {
     const hits = scanNearest(matrix, vectors[1234]!, 3)
     expect(hits[0]).toMatchObject({ chunkId: 1235 })
     expect(hits[0]!.distance).toBeCloseTo(0, 5)
+  })
+
+  test('rows read for a matrix have their bytes freed once copied (a buffer they share with others is left alone); the matrix holds them all', () => {
+    const dims = 16
+    const owned = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, bytes: new Uint8Array(Float32Array.from({ length: dims }, (_, d) => i + d / 10).buffer) }))
+    const pool = new Float32Array(dims * 2).fill(7)
+    const shared = { id: 101, bytes: new Uint8Array(pool.buffer, 0, dims * 4) }
+    const expected = [...owned, shared].map((row) => [...new Float32Array(row.bytes.slice().buffer)])
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    const matrix = cache.matrix(1, () => 101, dims, () => freedAfterCopy([...owned, shared]))!
+    const entries = matrixEntries(matrix)
+    expect(expected.every((vector, i) => entries.get(i + 1)!.every((x, d) => x === vector[d]))).toBe(true)
+    expect(owned.every((row) => row.bytes.byteLength === 0 && row.bytes.buffer.byteLength === 0)).toBe(true)
+    expect(pool.every((x) => x === 7)).toBe(true)
+    expect(shared.bytes.byteLength).toBe(dims * 4)
   })
 
   test('the SIMD kernel computes every row\'s dot product', () => {

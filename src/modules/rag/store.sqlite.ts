@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { WorkerCalls } from '../../core/worker-calls'
 import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
-import { cachedVector, distinctHits, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { cachedVector, distinctHits, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
 import { phraseFrequency } from './ranking/phrase'
@@ -511,7 +511,7 @@ export class SqliteRagStore implements RagStore {
       collection.id,
       () => (this.db.query('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collection.id) as { n: number }).n,
       collection.dimensions,
-      () => this.db.query<{ id: number; bytes: Uint8Array }, [number]>(`SELECT rowid AS id, embedding AS bytes FROM ${table} WHERE collection_id = ?`).iterate(collection.id),
+      () => freedAfterCopy(this.db.query<{ id: number; bytes: Uint8Array }, [number]>(`SELECT rowid AS id, embedding AS bytes FROM ${table} WHERE collection_id = ?`).iterate(collection.id)),
     )
     if (matrix) return scanNearest(matrix, vector, k, distinct)
     return this.db
