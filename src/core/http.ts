@@ -176,6 +176,17 @@ export function clientAddress(server: AddressSource | null, request: Request, pr
   return hops[0] ?? peer
 }
 
+const REQUEST_ID_OF = Symbol('requestId')
+
+/**
+ * The request's id, made on first use and kept on the request: a handler that records it (the
+ * audit log) and the response's X-Request-Id carry the same one.
+ */
+export function requestIdOf(request: Request): string {
+  const holder = request as Request & { [REQUEST_ID_OF]?: string }
+  return (holder[REQUEST_ID_OF] ??= crypto.randomUUID())
+}
+
 /**
  * Request ids, the body-size limit, the anonymous rate limit and the one error handler
  * that turns every failure into the contract's ErrorResponse.
@@ -260,11 +271,11 @@ export function httpCore(options: HttpOptions) {
       }
     })
     .onAfterHandle({ as: 'global' }, ({ set, request, path }) => {
-      set.headers[REQUEST_ID] = crypto.randomUUID()
+      set.headers[REQUEST_ID] = requestIdOf(request)
       decorate(set.headers, request, path)
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? crypto.randomUUID()
+      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? requestIdOf(request)
       const pathname = new URL(request.url).pathname
       set.headers[REQUEST_ID] = requestId
       set.headers['content-type'] = 'application/json'
@@ -320,6 +331,11 @@ export function httpCore(options: HttpOptions) {
         log(`[${requestId}] ${request.method} ${pathname}: storage full (${(error as Error)?.message ?? String(error)})`)
         status = 507
         body = errorBody('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE, requestId)
+      } else if ((error as Error)?.name === 'AbortError' && request.signal.aborted) {
+        // The client went away and its work was stopped (the work pool): no one reads this answer,
+        // and it is no server fault. 499 is nginx's "client closed request", as request records show it.
+        status = 499
+        body = errorBody('INTERNAL_ERROR', 'The client closed the request before its answer; its work was stopped', requestId)
       } else {
         status = 500
         log(`[${requestId}] ${request.method} ${pathname} failed: ${(error as Error)?.stack ?? String(error)}`)

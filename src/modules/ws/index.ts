@@ -15,6 +15,8 @@ interface SocketState {
   running: Set<AbortController>
   /** An `auth` still being checked (API keys in PostgreSQL): messages after it wait for it. */
   authenticating?: Promise<unknown>
+  /** Stops the events pushed to the socket since its `auth` (SocketHandlers.onAuthenticated). */
+  stopFeeds?: () => void
 }
 
 type Reply = Record<string, unknown> & { type: string }
@@ -96,6 +98,7 @@ export function wsModule(
     close(ws) {
       const state = sockets.get(ws.id)
       sockets.delete(ws.id)
+      state?.stopFeeds?.()
       for (const controller of state?.running ?? []) controller.abort()
     },
     async message(ws, raw) {
@@ -121,6 +124,8 @@ export function wsModule(
         else outcome.type = UNKNOWN_TYPE
 
         if (decoded.type === 'auth') {
+          state.stopFeeds?.()
+          state.stopFeeds = undefined
           if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
           try {
             const found = auth.authenticate(decoded.token)
@@ -147,7 +152,9 @@ export function wsModule(
             return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
           }
           outcome.userId = state.principal.user.id
-          return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+          send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+          state.stopFeeds = handlers.authenticated(state.principal, (message) => send(message as Reply))
+          return
         }
         if (state.authenticating) await state.authenticating
         if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
@@ -166,6 +173,8 @@ export function wsModule(
         }
         if (!live) {
           state.principal = null
+          state.stopFeeds?.()
+          state.stopFeeds = undefined
           return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
         }
         const controller = new AbortController()
