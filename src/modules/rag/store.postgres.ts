@@ -176,6 +176,7 @@ export class PostgresRagStore implements RagStore {
   /** Forgets what this replica knew of a collection after writing it. */
   private forget(collectionId: number): void {
     this.forgets++
+    this.pages.delete(collectionId)
     this.states.delete(collectionId)
     this.stateAt.delete(collectionId)
   }
@@ -886,10 +887,51 @@ export class PostgresRagStore implements RagStore {
     return documents.getDocument(this.sql, collection, docId)
   }
 
-  chunkPages(collection: CollectionRow, docIds: string[]) {
-    return documents.chunkPages(this.sql, collection, docIds)
+  /**
+   * Where each chunk of the documents came from (their pages), kept per collection version: a
+   * search asks for its results' documents every time, and they change only with a write, which
+   * bumps the version (the cache of a collection goes with forget()). The rows are read at the
+   * caller's version or later, so what is kept is never older than what a caller at that version
+   * would read.
+   */
+  async chunkPages(collection: CollectionRow, docIds: string[]): Promise<Map<string, string>> {
+    if (collection.version === undefined) return documents.chunkPages(this.sql, collection, docIds)
+    let cached = this.pages.get(collection.id)
+    if (!cached || cached.version !== collection.version) {
+      if (this.pages.size >= PAGES_CACHED_COLLECTIONS) this.pages.clear()
+      this.pages.set(collection.id, (cached = { version: collection.version, pages: new Map() }))
+    }
+    const known = cached
+    const missing = docIds.filter((docId) => !known.pages.has(docId))
+    if (missing.length) {
+      const forgets = this.forgets
+      const read = await documents.chunkPages(this.sql, collection, missing)
+      // Kept only if nothing was written meanwhile (and the entry is still this one).
+      if (forgets === this.forgets && this.pages.get(collection.id) === known && known.pages.size + missing.length <= PAGES_CACHED_DOCUMENTS) {
+        for (const docId of missing) known.pages.set(docId, read.get(docId) ?? null)
+      }
+      const found = new Map<string, string>()
+      for (const docId of docIds) {
+        const pages = read.get(docId) ?? known.pages.get(docId)
+        if (pages) found.set(docId, pages)
+      }
+      return found
+    }
+    const found = new Map<string, string>()
+    for (const docId of docIds) {
+      const pages = known.pages.get(docId)
+      if (pages) found.set(docId, pages)
+    }
+    return found
   }
+
+  /** The pages of documents by collection, for one version (null: a document without pages). */
+  private readonly pages = new Map<number, { version: number; pages: Map<string, string | null> }>()
 }
+
+/** Collections whose documents' pages are kept, and documents per collection. */
+const PAGES_CACHED_COLLECTIONS = 1000
+const PAGES_CACHED_DOCUMENTS = 20_000
 
 /** A lexeme as a tsvector's text shows it: always quoted, quotes and backslashes doubled. */
 const printedLexeme = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
