@@ -2,6 +2,7 @@ import { SQL } from 'bun'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { loadConfig, ConfigError, DEFAULT_DATABASE_POOL } from '../../src/config'
 import { countingQueries, measuredPostgres, PoolSlots, poolSize } from '../../src/db/postgres-pool'
+import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
 import { shutdown } from '../../src/shutdown'
 import { ADMIN, makeServer } from '../helpers'
 import { emptyPostgresDatabase, freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
@@ -97,6 +98,36 @@ if (!TEST_DATABASE_URL) {
       const failedInTransaction = await sql.begin(async (tx) => void (await tx`SELECT * FROM no_such_table`)).catch((caught: Error) => caught)
       expect(String(failedInTransaction)).toContain('no_such_table')
       expect((await sql`SELECT count(*)::int AS n FROM pool_probe`)[0].n).toBe(3)
+    })
+
+    test('RAG: lookups of one collection asked while one is under way share it; one asked after a delete or a create here reads again', async () => {
+      const raw = await freshPostgres()
+      pools.push(raw)
+      const sql = measuredPostgres(raw, new PoolSlots(poolSize(raw), { waited: () => {} }))
+      const store = new PostgresRagStore(sql)
+      const [user] = await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', ${new Date().toISOString()}) RETURNING id`
+      const made = await store.createCollection(user.id, 'docs', 'hash', 4)
+      const counter = { count: 0 }
+      const found = await countingQueries(counter, () => Promise.all(Array.from({ length: 5 }, () => store.findCollection('u1', 'docs'))))
+      expect(found.map((row) => row?.id)).toEqual(Array(5).fill(made.id))
+      expect(counter.count).toBe(1)
+      // Asked one after the other: a read each.
+      const sequential = { count: 0 }
+      await countingQueries(sequential, async () => {
+        await store.findCollection('u1', 'docs')
+        await store.findCollection('u1', 'docs')
+      })
+      expect(sequential.count).toBe(2)
+      // A lookup under way when the collection is deleted here is not shared with one asked after.
+      const before = store.findCollection('u1', 'docs')
+      await store.deleteCollection(made)
+      expect(await store.findCollection('u1', 'docs')).toBeNull()
+      await before
+      // Likewise a create: a lookup asked after it finds the new collection, whatever the one under way read.
+      const pending = store.findCollection('u1', 'docs')
+      const again = await store.createCollection('u1', 'docs', 'hash', 4)
+      expect((await store.findCollection('u1', 'docs'))?.id).toBe(again.id)
+      await pending
     })
 
     test('GET /metrics on a server on PostgreSQL shows each route\'s queries per request and the pool\'s waits', async () => {

@@ -215,19 +215,48 @@ export class PostgresRagStore implements RagStore {
    * search's state() for STATE_TTL_MS, one round trip fewer (a search looks its collection up first).
    */
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
-    const forgets = this.forgets
-    const [row] = await this.sql.unsafe(`SELECT ${COLLECTION_COLUMNS}, chunk_count, token_count FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
+    const { read, forgets } = this.lookUp(userId, name)
+    const row = await read
     if (!row) return null
     const collection = collectionRow(row)
     this.learnState(collection.id, row, forgets)
     return collection
   }
 
+  /**
+   * The row of a collection, read once for every caller that asks while the read is under way
+   * (the users of one account search its collections at the same moments, and each search looks
+   * its collection up more than once). Only while nothing was written through this replica since
+   * the read began (a lookup after a create or a delete here reads again); a write through
+   * another replica is seen as it is by a read begun at the same moment.
+   */
+  private lookUp(userId: string, name: string): { read: Promise<Record<string, unknown> | undefined>; forgets: number } {
+    const key = `${userId}\u0000${name}`
+    const running = this.lookups.get(key)
+    if (running && running.forgets === this.forgets) return running
+    const lookup = {
+      forgets: this.forgets,
+      read: this.sql
+        .unsafe(`SELECT ${COLLECTION_COLUMNS}, chunk_count, token_count FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
+        .then((rows: Record<string, unknown>[]) => rows[0]) as Promise<Record<string, unknown> | undefined>,
+    }
+    this.lookups.set(key, lookup)
+    const done = () => {
+      if (this.lookups.get(key) === lookup) this.lookups.delete(key)
+    }
+    lookup.read.then(done, done)
+    return lookup
+  }
+
+  private readonly lookups = new Map<string, { read: Promise<Record<string, unknown> | undefined>; forgets: number }>()
+
   async createCollection(userId: string, name: string, embedder: string, dimensions: number): Promise<CollectionRow> {
     const [row] = await this.sql.unsafe(
       `INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLLECTION_COLUMNS}`,
       [userId, name, embedder, dimensions, new Date().toISOString()],
     )
+    // A lookup under way may have begun before it existed: later ones read again.
+    this.forgets++
     return collectionRow(row)
   }
 
