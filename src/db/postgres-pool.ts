@@ -12,10 +12,12 @@ export interface RequestQueries {
   count: number
 }
 
-const requestQueries = new AsyncLocalStorage<RequestQueries>()
+/** Made by the first count: a server on SQLite never has one (no async context to carry). */
+let requestQueries: AsyncLocalStorage<RequestQueries> | null = null
 
 /** Runs `work` with a fresh query count, the queries it makes (and the promises it starts) count there. */
 export function countingQueries<T>(counter: RequestQueries, work: () => T): T {
+  requestQueries ??= new AsyncLocalStorage<RequestQueries>()
   return requestQueries.run(counter, work)
 }
 
@@ -79,7 +81,7 @@ type Query = { then: Function; catch: Function; finally: Function }
 const isTemplate = (value: unknown): value is TemplateStringsArray => Array.isArray(value) && 'raw' in value
 
 function count(): void {
-  const counter = requestQueries.getStore()
+  const counter = requestQueries?.getStore()
   if (counter) counter.count++
 }
 
