@@ -10,7 +10,7 @@
 // <= 400 ms, throughput >= 0.9x the SQLite server's.
 import { SQL } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BENCH_ADMIN, benchLogin, startServerProcess } from './server'
 
@@ -118,7 +118,8 @@ function printDatabase(metrics: string) {
   )
 }
 
-console.log(`\n== The team deployment under load: ${USERS} users on ${ACCOUNTS} accounts, ${SECONDS} s each, TTS ${TTS_EVERY ? `every ${TTS_EVERY} rounds` : 'left out'}, SQLite then PostgreSQL + Redis (issue 49)${ROOT ? `, server from ${ROOT}` : ''}`)
+const load = () => `machine load ${loadavg()[0]!.toFixed(1)}`
+console.log(`\n== The team deployment under load: ${USERS} users on ${ACCOUNTS} accounts, ${SECONDS} s each, TTS ${TTS_EVERY ? `every ${TTS_EVERY} rounds` : 'left out'}, SQLite then PostgreSQL + Redis (issue 49)${ROOT ? `, server from ${ROOT}` : ''}; ${load()}`)
 const sqlite = await run('SQLite', {})
 print('SQLite', sqlite, false)
 const missing = !ADMIN_URL ? 'UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL)' : !REDIS ? 'redis-server (apt-get install redis-server)' : null
@@ -150,7 +151,7 @@ try {
   const errors = Object.values(postgres.result.routes).reduce((sum, route) => sum + route.errors, 0)
   const slow = Object.entries(postgres.result.routes).filter(([route, figures]) => figures.p99 > goalOf(route))
   console.log(
-    `PostgreSQL + Redis / SQLite throughput ${ratio.toFixed(2)}x (goal >= 0.9x ${ratio >= 0.9 ? 'ok' : 'MISSED'}); errors ${errors}, lost writes ${postgres.result.lost} (goal 0); p99 goals ${slow.length ? `MISSED on ${slow.map(([route]) => route).join(', ')}` : 'ok'}`,
+    `${load()}; PostgreSQL + Redis / SQLite throughput ${ratio.toFixed(2)}x (goal >= 0.9x ${ratio >= 0.9 ? 'ok' : 'MISSED'}); errors ${errors}, lost writes ${postgres.result.lost} (goal 0); p99 goals ${slow.length ? `MISSED on ${slow.map(([route]) => route).join(', ')}` : 'ok'}`,
   )
 } finally {
   redis.kill('SIGKILL')
