@@ -22,14 +22,17 @@ export function countingQueries<T>(counter: RequestQueries, work: () => T): T {
 }
 
 /**
- * The pool's connections as slots: a query (or a whole transaction, or a reserved connection)
- * takes one for as long as it runs, and waits its turn in order when every slot is taken. With as
- * many slots as the pool has connections, Bun's pool never has to queue a query itself, so the
- * wait measured here is the wait for a connection.
+ * The pool's connections as slots, to measure how long queries wait for one. Bun's pool never
+ * makes a query wait for a free connection: once every connection is busy it sends the query on
+ * the least busy one, behind the queries already sent there, which PostgreSQL answers one after
+ * the other (a transaction waits for a connection of its own). The slots count that wait without
+ * adding any: a query (or a whole transaction) takes a slot when one is free, else it queues for
+ * one in order, and the slot it waited for is handed to it when a query ahead of it ends; it runs
+ * at once all the same. A query that ends before a slot came to it waited all its time.
  */
 export class PoolSlots {
   private busy = 0
-  private readonly waiting: (() => void)[] = []
+  private readonly waiting: Waiter[] = []
 
   constructor(
     readonly size: number,
@@ -41,25 +44,29 @@ export class PoolSlots {
     return this.busy
   }
 
-  /** Requests waiting for a slot now. */
+  /** Queries queued for a slot now. */
   get queued(): number {
     return this.waiting.length
   }
 
-  /** Takes a slot (at once when one is free: no promise); the function that gives it back. */
-  take(): (() => void) | Promise<() => void> {
+  /** Takes a slot, or a place in the queue for one; the function to call when the query ends. */
+  take(): () => void {
     if (this.busy < this.size) {
       this.busy++
       this.observer.waited(0)
       return this.giveBack()
     }
-    const asked = performance.now()
-    return new Promise((resolve) =>
-      this.waiting.push(() => {
-        this.observer.waited((performance.now() - asked) / 1000)
-        resolve(this.giveBack())
-      }),
-    )
+    const waiter: Waiter = { asked: performance.now(), granted: false }
+    this.waiting.push(waiter)
+    let ended = false
+    return () => {
+      if (ended) return
+      ended = true
+      if (waiter.granted) return this.release()
+      // Ended while still queued: all its time was waiting.
+      this.waiting.splice(this.waiting.indexOf(waiter), 1)
+      this.observer.waited((performance.now() - waiter.asked) / 1000)
+    }
   }
 
   private giveBack(): () => void {
@@ -67,12 +74,25 @@ export class PoolSlots {
     return () => {
       if (given) return
       given = true
-      const next = this.waiting.shift()
-      // The slot passes straight to the next in line (busy stays the same).
-      if (next) next()
-      else this.busy--
+      this.release()
     }
   }
+
+  /** A slot is free: to the first in the queue (busy stays the same), or free for the next query. */
+  private release(): void {
+    const next = this.waiting.shift()
+    if (!next) {
+      this.busy--
+      return
+    }
+    next.granted = true
+    this.observer.waited((performance.now() - next.asked) / 1000)
+  }
+}
+
+interface Waiter {
+  asked: number
+  granted: boolean
 }
 
 /** A Bun SQL query: a promise that runs its query the first time it is awaited. */
@@ -86,16 +106,16 @@ function count(): void {
 }
 
 /**
- * A query that, once awaited, counts for the request it runs for and takes a slot first (none
- * inside a transaction, whose connection is already held). Not awaited, it is a fragment of
- * another query (sql`ORDER BY id`) and neither counts nor waits.
+ * A query that, once awaited, counts for the request it runs for and takes a slot while it runs
+ * (none inside a transaction, whose connection is already held). Not awaited, it is a fragment of
+ * another query (sql`ORDER BY id`) and neither counts nor takes a slot.
  */
 function measured(query: Query, slots: PoolSlots | null): Query {
   const then = query.then
   let result: Promise<unknown> | null = null
   const run = async () => {
     count()
-    const release = slots ? await slots.take() : null
+    const release = slots?.take()
     try {
       return await new Promise((resolve, reject) => then.call(query, resolve, reject))
     } finally {
@@ -110,9 +130,9 @@ function measured(query: Query, slots: PoolSlots | null): Query {
 
 /**
  * The pool `sql` as the stores use it, measured: every query counts for the request it is made
- * for (countingQueries), and waits for one of the pool's connections in `slots` (a transaction
- * or a reserved connection holds one until it ends). Everything else (helpers such as sql(ids),
- * close(), options) is the pool's own.
+ * for (countingQueries), and how long it waited for one of the pool's connections is measured in
+ * `slots` (a transaction or a reserved connection holds one until it ends); nothing is delayed.
+ * Everything else (helpers such as sql(ids), close(), options) is the pool's own.
  */
 export function measuredPostgres(sql: Postgres, slots: PoolSlots): Postgres {
   if ((sql as unknown as Record<symbol, unknown>)[MEASURED]) return sql
@@ -129,7 +149,7 @@ export function poolSize(sql: Postgres): number {
 
 function wrap(sql: Postgres, slots: PoolSlots | null): Postgres {
   const held = async <T>(work: () => Promise<T>): Promise<T> => {
-    const release = slots ? await slots.take() : null
+    const release = slots?.take()
     try {
       return await work()
     } finally {
@@ -167,7 +187,7 @@ function wrap(sql: Postgres, slots: PoolSlots | null): Postgres {
           }
         case 'reserve':
           return async () => {
-            const release = slots ? await slots.take() : null
+            const release = slots?.take()
             try {
               const reserved = await value.apply(target)
               const giveBack = reserved.release.bind(reserved)

@@ -16,30 +16,40 @@ describe('UAGENT_DATABASE_POOL', () => {
 })
 
 describe('PoolSlots', () => {
-  test('a free slot is taken at once; the rest wait in order and are told how long they waited', async () => {
+  test('a free slot is taken with no wait; the others queue in order, each told how long it waited when a slot came to it, or when it ended first', async () => {
     const waits: number[] = []
     const slots = new PoolSlots(2, { waited: (seconds) => waits.push(seconds) })
     const first = slots.take()
     const second = slots.take()
-    expect(typeof first).toBe('function')
-    expect(typeof second).toBe('function')
-    const order: string[] = []
-    const third = (slots.take() as Promise<() => void>).then((release) => (order.push('third'), release))
-    const fourth = (slots.take() as Promise<() => void>).then((release) => (order.push('fourth'), release))
-    expect(slots.queued).toBe(2)
-    await Bun.sleep(20)
-    ;(first as () => void)()
-    ;(first as () => void)() // giving a slot back twice frees one slot, not two
-    const releaseThird = await third
-    expect(order).toEqual(['third'])
+    const third = slots.take()
+    const fourth = slots.take()
+    const fifth = slots.take()
+    expect(waits).toEqual([0, 0])
     expect(slots.inUse).toBe(2)
-    ;(second as () => void)()
-    ;(await fourth)()
-    releaseThird()
-    expect(slots.inUse).toBe(0)
-    expect(waits.slice(0, 2)).toEqual([0, 0])
+    expect(slots.queued).toBe(3)
+    await Bun.sleep(20)
+    first()
+    first() // ending twice frees one slot, not two
+    // The first in the queue got the slot, after about 20 ms.
+    expect(waits).toHaveLength(3)
     expect(waits[2]!).toBeGreaterThan(0.015)
-    expect(waits[3]!).toBeGreaterThan(0.015)
+    expect(slots.queued).toBe(2)
+    // The fifth ends before a slot came to it: all its time was waiting, and it frees nothing.
+    await Bun.sleep(20)
+    fifth()
+    expect(waits).toHaveLength(4)
+    expect(waits[3]!).toBeGreaterThan(0.035)
+    expect(slots.queued).toBe(1)
+    expect(slots.inUse).toBe(2)
+    second()
+    expect(waits).toHaveLength(5) // the fourth's turn
+    third()
+    fourth()
+    expect(slots.inUse).toBe(0)
+    expect(slots.queued).toBe(0)
+    // Free again: no wait.
+    slots.take()()
+    expect(waits.at(-1)).toBe(0)
   })
 })
 
@@ -52,12 +62,13 @@ if (!TEST_DATABASE_URL) {
       for (const pool of pools) await pool.close()
     })
 
-    test('never more queries at once than the pool has connections; each waits its turn, and counts for its request', async () => {
+    test('queries beyond the pool\'s connections are measured as waiting for one, and none is delayed by the measuring; each counts for its request', async () => {
       const database = await emptyPostgresDatabase()
       const raw = new SQL(database.url, { max: 2, idleTimeout: 2 })
       database.track(raw)
       pools.push(raw)
       expect(poolSize(raw)).toBe(2)
+      await Promise.all([raw`SELECT 1`, raw`SELECT 1`])
       const waits: number[] = []
       const sql = measuredPostgres(raw, new PoolSlots(poolSize(raw), { waited: (seconds) => waits.push(seconds) }))
       const counter = { count: 0 }
@@ -66,11 +77,17 @@ if (!TEST_DATABASE_URL) {
       const elapsed = performance.now() - started
       expect(rows.map(([row]) => row.i)).toEqual([0, 1, 2, 3, 4, 5])
       expect(counter.count).toBe(6)
-      // Two at a time: three rounds of 100 ms; four of the six waited for a connection.
+      // Two connections, each answering its queries one after the other: three rounds of 100 ms.
       expect(elapsed).toBeGreaterThan(290)
       expect(waits.length).toBe(6)
+      expect(waits.filter((seconds) => seconds === 0).length).toBe(2)
       expect(waits.filter((seconds) => seconds > 0.05).length).toBe(4)
       expect(Math.max(...waits)).toBeGreaterThan(0.15)
+      // Measuring delays nothing: with one slot counted, two queries still run at once on the two connections.
+      const oneSlot = measuredPostgres(raw, new PoolSlots(1, { waited: () => {} }))
+      const begun = performance.now()
+      await Promise.all([oneSlot`SELECT pg_sleep(0.2)`, oneSlot`SELECT pg_sleep(0.2)`])
+      expect(performance.now() - begun).toBeLessThan(390)
     })
 
     test('fragments, helpers, unsafe and transactions work as on the pool itself; only awaited queries count', async () => {
