@@ -194,7 +194,7 @@ export function createServices(options: AppOptions = {}): Services {
   if (config.databaseUrl && !postgresOption) {
     throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
   }
-  // Every query waits for one of the pool's connections in slots of our own, so the wait is measured (uagent_db_pool_wait_seconds).
+  // Every query counts for its request, and its wait for one of the pool's connections is measured (nothing is delayed).
   const poolWaits = { waited: (_seconds: number) => {} }
   const postgres = postgresOption ? measuredPostgres(postgresOption, new PoolSlots(poolSize(postgresOption), poolWaits)) : null
   const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null

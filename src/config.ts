@@ -84,7 +84,7 @@ export interface Config {
   speechModelDir: string
   /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
   databaseUrl?: string
-  /** Connections to PostgreSQL this server opens at most (UAGENT_DATABASE_POOL). @default 20 */
+  /** Connections to PostgreSQL (`UAGENT_DATABASE_URL`) this server opens at most. How long queries wait for one is `uagent_db_pool_wait_seconds` on `/metrics`; docs/postgresql.md, "Under load", says how the default was chosen. Each replica opens its own: keep replicas × pool under PostgreSQL's `max_connections` (100 by default). */
   databasePool: number
   /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
   redisUrl?: string
@@ -92,7 +92,7 @@ export interface Config {
   instanceId: string
 }
 
-/** Connections to PostgreSQL a server opens at most, unless UAGENT_DATABASE_POOL says otherwise (docs/postgresql.md: why). */
+/** Connections to PostgreSQL a server opens at most, unless UAGENT_DATABASE_POOL says otherwise (loadConfig's default: the same). */
 export const DEFAULT_DATABASE_POOL = 20
 
 export class ConfigError extends Error {
@@ -266,7 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
-    databasePool: integer(env, 'UAGENT_DATABASE_POOL', DEFAULT_DATABASE_POOL, 1, 1000),
+    databasePool: integer(env, 'UAGENT_DATABASE_POOL', 20, 1, 1000),
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
   }

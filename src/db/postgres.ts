@@ -40,8 +40,9 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Connects to PostgreSQL (a pool of up to `poolSize` connections, UAGENT_DATABASE_POOL) and applies every migration not yet applied. Unreachable (or refusing
- * the login): a StartupError of one line naming UAGENT_DATABASE_URL.
+ * Connects to PostgreSQL (a pool of up to `poolSize` connections, UAGENT_DATABASE_POOL) and
+ * applies every migration not yet applied. Unreachable (or refusing the login): a StartupError of
+ * one line naming UAGENT_DATABASE_URL.
  */
 export async function openPostgres(url: string, migrations: PostgresMigration[] = PG_MIGRATIONS, poolSize = DEFAULT_DATABASE_POOL): Promise<Postgres> {
   const sql = new SQL(url, { max: poolSize, connectionTimeout: 10, idleTimeout: 60 })
