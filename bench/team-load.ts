@@ -6,6 +6,10 @@
 // PostgreSQL server's /metrics says: queries per request by route and the pool's waits.
 // Needs UAGENT_DATABASE_URL (or UAGENT_TEST_DATABASE_URL, whose role may CREATE DATABASE) and
 // Debian's redis-server; the PostgreSQL half is skipped, saying so, without them.
+// BENCH_TEAM_TTS_EVERY=0 leaves speech out (it is synthesized on the request thread, and while it
+// runs every request waits, most of all those that wait on PostgreSQL several times);
+// BENCH_TEAM_POOL sets the PostgreSQL server's UAGENT_DATABASE_POOL; BENCH_SERVER_ROOT runs the
+// server of another checkout, for a before/after.
 // Goals: on PostgreSQL + Redis 0 errors, 0 lost writes, every route but TTS p99 <= 150 ms, TTS p99
 // <= 400 ms, throughput >= 0.9x the SQLite server's.
 import { SQL } from 'bun'
