@@ -20,13 +20,17 @@ export function trackProcess(child: { pid: number; exited: Promise<unknown> }, g
   })
 }
 
-/** Kills a process group started with Bun.spawn({ detached: true }) (its leader's pid). */
-export function killGroup(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+/**
+ * Kills a process group started with Bun.spawn({ detached: true }) (its leader's pid), and forgets
+ * it: its id may be given to another process group later.
+ */
+export function killGroup(pid: number): void {
   try {
-    process.kill(-pid, signal)
+    process.kill(-pid, 'SIGKILL')
   } catch {
     // Already gone.
   }
+  groups.delete(pid)
 }
 
 interface Running {
@@ -59,7 +63,7 @@ export function leftRunning(): Running[] {
 /** Kills what leftRunning() finds; what it killed. */
 export function killLeftovers(): Running[] {
   const left = leftRunning()
-  for (const group of groups) killGroup(group)
+  for (const group of [...groups]) killGroup(group)
   for (const { pid } of left) {
     try {
       process.kill(pid, 'SIGKILL')
@@ -72,7 +76,7 @@ export function killLeftovers(): Running[] {
 
 // A run that ends early (an uncaught error, Ctrl-C) kills them too: only the synchronous kill runs at exit.
 process.on('exit', () => {
-  for (const group of groups) killGroup(group)
+  for (const group of [...groups]) killGroup(group)
   for (const pid of children) {
     try {
       process.kill(pid, 'SIGKILL')
