@@ -1,6 +1,7 @@
 // A fuzz of every route in /openapi/json against `bun run start`'s server: for each operation,
 // requests built from its schemas (path, query and body), most of them bent out of shape (wrong
-// types, missing and extra fields, odd strings, non-JSON bodies), sent 8 at a time by an admin, a
+// types, missing and extra fields, odd strings, non-JSON bodies, arrays and objects nested up to
+// 100,000 levels deep), sent 8 at a time by an admin, a
 // plain user or nobody. Counts the answers with status >= 500 (goal: none), over BENCH_FUZZ_RUNS
 // runs (default 5), each on a new server with its own seed.
 import { startServerProcess } from './server'
@@ -115,6 +116,14 @@ export async function benchFuzz() {
                 } else if (shape < 0.12) {
                   headers['content-type'] = pick(['text/plain', 'application/x-www-form-urlencoded', 'application/xml'])
                   body = 'a=1&b=2'
+                } else if (shape < 0.18) {
+                  // Arrays or objects nested deep (a stack overflow once), as the whole body or in a field.
+                  headers['content-type'] = 'application/json'
+                  const depth = pick([101, 1000, 100_000])
+                  const deep = random() < 0.5 ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+                  const value = valueOf(operation.requestBody!.content!['application/json']!.schema)
+                  const fields = value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : []
+                  body = random() < 0.3 || !fields.length ? deep : JSON.stringify({ ...(value as object), [pick(fields)]: '__DEEP__' }).replace('"__DEEP__"', deep)
                 } else {
                   headers['content-type'] = 'application/json'
                   let value = valueOf(operation.requestBody!.content!['application/json']!.schema)

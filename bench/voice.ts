@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { intentClassifier, TRAINING_FILE } from '../src/ml/intent/classifier'
 import { buildCommandGrammar } from '../src/ml/speech/command-grammar'
 import { ESPEAK_RATE, espeak } from '../src/ml/speech/espeak'
+import { WorkPool } from '../src/core/work-pool'
 import { Recognizer, recognizerInstalled } from '../src/ml/speech/recognizer'
 import { resolveVoice, synthesizeToFile } from '../src/ml/speech/synthesizer'
 
@@ -64,7 +65,8 @@ try {
   if (!recognizerInstalled()) {
     console.log('speech recognition: skipped (apt-get install -y pocketsphinx pocketsphinx-en-us)')
   } else {
-    const recognizer = new Recognizer()
+    const pool = new WorkPool({ size: 1, queueLimit: 8 })
+    const recognizer = new Recognizer(pool)
     await recognizer.warm()
     const grammar = await buildCommandGrammar(TRAINING_FILE, { collections: ['docs', 'handbook'], plugins: ['calculator', 'datetime', 'text', 'knowledge'], agents: ['researcher', 'analyst', 'writer', 'critic', 'planner', 'summarizer'] })
     const clips = await Promise.all(
@@ -100,7 +102,7 @@ try {
       }
       console.log(`transcription ${mode.padEnd(9)}: ${audio.toFixed(1)} s of audio in ${compute.toFixed(2)} s (best of 2) → ${(audio / compute).toFixed(1)}x real time (goal 2x); WER ${((errors / words) * 100).toFixed(1)}% on ${clips.length} espeak commands`)
     }
-    recognizer.close()
+    pool.close()
   }
 } finally {
   rmSync(dir, { recursive: true, force: true })

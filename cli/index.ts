@@ -7,12 +7,14 @@ import { registerAdmin } from './commands/admin'
 import { registerAnalytics } from './commands/analytics'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
+import { registerGroups } from './commands/groups'
 import { registerKeys } from './commands/keys'
 import { registerMcp } from './commands/mcp'
 import { registerModels } from './commands/models'
 import { installVersionArgs, registerPlugins } from './commands/plugins'
 import { registerRag } from './commands/rag'
 import { registerServe } from './commands/serve'
+import { registerSso } from './commands/sso'
 import { registerSystem } from './commands/system'
 import { registerUsers } from './commands/users'
 import { humanMessage } from './messages'
@@ -31,7 +33,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerKeys, registerUsers, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice, registerMcp]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerSso, registerKeys, registerUsers, registerGroups, registerAdmin, registerChat, registerRag, registerAgents, registerModels, registerPlugins, registerAnalytics, registerVoice, registerMcp]) register(program)
   // The command being run, so that an API error can be told in its terms (its flags, not API fields).
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand

@@ -81,3 +81,42 @@ export function progressBar(total: number, label: string) {
 export function example(command: Command, ...lines: string[]): Command {
   return command.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`)
 }
+
+/** What a job's progress bar shows of it. */
+export interface JobState {
+  id: string
+  status: string
+  progress: number
+  files: { name: string; status: string; pages?: number; pagesDone?: number }[]
+}
+
+/**
+ * A progress bar for one ingestion job on stderr: redrawn in place on a terminal; elsewhere (a pipe,
+ * a log) one line per status change and per 10 % step.
+ */
+export function jobProgressBar(label: string) {
+  const live = process.stderr.isTTY === true
+  let said = ''
+  return {
+    update(job: JobState) {
+      const pages = job.files.reduce((sum, file) => sum + (file.pages ?? 0), 0)
+      const pagesDone = job.files.reduce((sum, file) => sum + (file.pagesDone ?? 0), 0)
+      const read = pages ? `, ${pagesDone}/${pages} pages` : ''
+      const filesDone = job.files.filter((file) => !['queued', 'running'].includes(file.status)).length
+      const detail = `${job.status} ${job.progress}% (${filesDone}/${job.files.length} files${read})`
+      if (live) {
+        const width = 30
+        const filled = Math.round((job.progress / 100) * width)
+        process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${detail}\x1b[K`)
+        return
+      }
+      const step = `${job.status} ${Math.floor(job.progress / 10)}`
+      if (step === said) return
+      said = step
+      process.stderr.write(`${label}: ${detail}\n`)
+    },
+    done() {
+      if (live) process.stderr.write('\n')
+    },
+  }
+}

@@ -109,6 +109,11 @@ export function cliReference(): string {
     '- **Files.** `rag ingest` sends plain-text files as JSON and uploads the others (PDF, Word, anything not',
     '  UTF-8 text) for the server to extract; `rag sync` uploads every new or changed file. Every failure is',
     '  printed with its reason and the command exits 1.',
+    '- **Ingestion jobs.** A file the server makes a job (it needs OCR, or is still being read after',
+    '  `UAGENT_INGEST_JOB_AFTER_MS`) is followed by `rag ingest` and `rag sync` with a progress bar per job',
+    '  (redrawn on a terminal; elsewhere one line on stderr per status and 10 % step) until it ends;',
+    '  `--no-wait` prints the job ids instead (in `--json`: `jobs: [{ id, jobId }]`). `rag jobs [--watch]`',
+    '  lists them, `rag jobs show <id> [--wait]` follows one, `rag jobs cancel <id>` stops one.',
     '',
     '## Global options',
     '',
@@ -148,7 +153,14 @@ function configFields(source: string): Map<string, Field> {
   return fields
 }
 
-const evaluate = (expression: string) => Number(new Function(`return (${expression})`)())
+/** The value of a literal expression; one naming code (a computed default) stays as written, for `@default` to explain. */
+const evaluate = (expression: string): number | string => {
+  try {
+    return Number(new Function(`return (${expression})`)())
+  } catch {
+    return expression.trim()
+  }
+}
 
 /** What the expression that reads a variable says of it: its default and accepted values. */
 function readCall(expression: string, variable: string): { default: string; accepts: string } {

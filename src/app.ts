@@ -5,8 +5,9 @@ import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { type Config, loadConfig } from './config'
-import { type AddressSource, httpCore } from './core/http'
+import { type AddressSource, clientAddress, httpCore, trustedProxies } from './core/http'
 import { RateLimiter } from './core/rate-limit'
+import { WorkPool } from './core/work-pool'
 import { jwtSecret, sharedJwtSecret as sharedJwtSecretOf } from './core/secrets'
 import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
@@ -29,7 +30,7 @@ import { PostgresApiKeyStore } from './modules/apikeys/store.postgres'
 import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
-import { openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { gatedPostgres, openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
 import { measuredPostgres, PoolSlots, poolSize } from './db/postgres-pool'
 import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
@@ -52,6 +53,11 @@ import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { UploadService } from './modules/rag/documents/uploads'
+import { ingestJobsModule } from './modules/rag/jobs'
+import { IngestJobService } from './modules/rag/jobs/service'
+import { registerIngestJobSocket } from './modules/rag/jobs/socket'
+import { SqliteIngestJobStore } from './modules/rag/jobs/store.sqlite'
+import { PostgresIngestJobStore } from './modules/rag/jobs/store.postgres'
 import { CollectionGrounding } from './modules/rag/answer/grounding'
 import { SocketHandlers } from './modules/ws/registry'
 import { agentsModule } from './modules/agents'
@@ -85,8 +91,21 @@ import { queryCounting } from './modules/analytics/query-counting'
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
+import { auditModule } from './modules/audit'
+import { type AddressOf, RequestAudit } from './modules/audit/context'
+import { AuditLog } from './modules/audit/service'
+import { SqliteAuditStore } from './modules/audit/store.sqlite'
+import { PostgresAuditStore } from './modules/audit/store.postgres'
+import { groupsModule } from './modules/groups'
+import { GroupService } from './modules/groups/service'
+import { SqliteGroupStore } from './modules/groups/store.sqlite'
+import { PostgresGroupStore } from './modules/groups/store.postgres'
 import { WebBundle } from './modules/web/bundle'
 import { webSessionModule } from './modules/web/session'
+import { ssoModule } from './modules/sso'
+import { SsoService } from './modules/sso/service'
+import { PostgresSsoStore } from './modules/sso/store.postgres'
+import { SqliteSsoStore } from './modules/sso/store.sqlite'
 
 export type { Config }
 
@@ -117,13 +136,17 @@ export interface AppOptions extends Partial<Config> {
 }
 
 /** The stores that live in PostgreSQL when UAGENT_DATABASE_URL is set; the others stay in SQLite for now. */
-export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const POSTGRES_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 /** Every store of the server, in the order they move to PostgreSQL. */
-export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics'] as const
+export const ALL_STORES = ['conversations', 'api keys', 'accounts and sessions', 'agent tasks', 'voice audio and autopilot', 'plugins', 'MCP servers', 'RAG', 'analytics', 'groups', 'audit log'] as const
 
-/** Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written (`{ collectionId }`). */
+/**
+ * Bus topics: a session or user changed (`{ userId?, sessionId? }`); a collection written
+ * (`{ collectionId }`); users' group memberships changed (`{ userIds }`).
+ */
 const ACCOUNTS_TOPIC = 'accounts'
 const COLLECTIONS_TOPIC = 'collections'
+const GROUPS_TOPIC = 'groups'
 
 /** Everything the modules are built from; exposed so tests and the entry point can reach it. */
 export interface Services {
@@ -140,6 +163,8 @@ export interface Services {
   /** The request records' own database (analytics.db beside uagent.db; unused when they go to PostgreSQL). */
   analyticsDb: Database
   auth: AuthService
+  /** Single sign-on: OpenID Connect, LDAP, the CLI's device codes. */
+  sso: SsoService
   apiKeys: ApiKeyService
   limiter: RateLimiter
   system: SystemService
@@ -149,6 +174,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
+  ingestJobs: IngestJobService
   speech: SpeechService
   voice: VoiceCommands
   /** Built-in and installed plugins: catalog, isolated execution, install. */
@@ -166,6 +193,12 @@ export interface Services {
   /** Dashboard, series and export: from analytics.db, or from PostgreSQL (every server's records) with UAGENT_DATABASE_URL. */
   analytics: Analytics
   prometheus: PrometheusMetrics
+  /** The worker threads of the CPU-heavy work (speech, text extraction, embedding): started as work comes. */
+  pool: WorkPool
+  /** Groups of users; groupIdsOf(user) answers every collection access check. */
+  groups: GroupService
+  /** The audit log: record() appends off the request path; close() writes what is pending (see shutdown). */
+  audit: AuditLog
   /** The browser app's bundle, built (or loaded from its cache) on first use. */
   web: WebBundle
   log: (line: string) => void
@@ -194,10 +227,13 @@ export function createServices(options: AppOptions = {}): Services {
   if (config.databaseUrl && !postgresOption) {
     throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
   }
-  // Every query counts for its request, and its wait for one of the pool's connections is measured (nothing is delayed).
+  // The stores get the pool behind the monitor's gate: once PostgreSQL is known to be lost, their
+  // statements fail at once (503) rather than each waiting for a connection. Every query counts for
+  // its request, and its wait for one of the pool's connections is measured (nothing is delayed).
+  const postgresMonitor = postgresOption ? new PostgresMonitor(postgresOption, log) : null
   const poolWaits = { waited: (_seconds: number) => {} }
-  const postgres = postgresOption ? measuredPostgres(postgresOption, new PoolSlots(poolSize(postgresOption), poolWaits)) : null
-  const postgresMonitor = postgres ? new PostgresMonitor(postgres, log) : null
+  const postgres =
+    postgresOption && postgresMonitor ? measuredPostgres(gatedPostgres(postgresOption, () => postgresMonitor.problem), new PoolSlots(poolSize(postgresOption), poolWaits)) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   // Names this server's own events on the bus (instance ids may repeat, e.g. two servers in one process).
@@ -220,16 +256,32 @@ export function createServices(options: AppOptions = {}): Services {
       auth.changedElsewhere({ userId: typeof event.userId === 'string' ? event.userId : undefined, sessionId: typeof event.sessionId === 'string' ? event.sessionId : undefined })
     })
   }
+  const audit = new AuditLog(postgres ? new PostgresAuditStore(postgres) : new SqliteAuditStore(db), { retentionDays: config.auditRetentionDays, log }).start()
+  // A user's groups are answered from memory while every change reaches this process: one server,
+  // or replicas whose bus runs through Redis. Replicas on PostgreSQL without Redis read them each time.
+  const groups = new GroupService({ store: postgres ? new PostgresGroupStore(postgres) : new SqliteGroupStore(db), users: auth, audit, cacheable: () => !postgres || bus.shared })
+  if (redis) {
+    groups.onChanged((change) => bus.publish(GROUPS_TOPIC, { userIds: change.userIds, from: origin }))
+    bus.subscribe(GROUPS_TOPIC, (event) => {
+      if (event.from === origin || !Array.isArray(event.userIds)) return
+      groups.changedElsewhere({ userIds: event.userIds.filter((id): id is string => typeof id === 'string') })
+    })
+  }
   const apiKeys = new ApiKeyService(postgres ? new PostgresApiKeyStore(postgres) : new SqliteApiKeyStore(db), auth)
   auth.acceptApiKeys(apiKeys)
+  const sso = new SsoService(postgres ? new PostgresSsoStore(postgres) : new SqliteSsoStore(db), auth, config)
+  sso.groups = groups
+  sso.audit = audit
   const limiter = new RateLimiter(config.rateLimitMax, config.rateLimitWindow, redis)
-  const models = createModels(config)
+  const pool = new WorkPool({ size: config.workers, queueLimit: config.workQueue, log })
+  const models = createModels(config, pool)
   const startedAt = Date.now()
   const system = new SystemService({
     db,
     ...(postgresMonitor ? { postgres: postgresMonitor } : {}),
     ...(redis ? { redis } : {}),
     engines: models,
+    pool,
     features: { rag: true, voice: true, plugins: true, multiAgent: true },
     maxRequestSize: config.maxRequestSize,
     rateLimit: { window: config.rateLimitWindow, max: config.rateLimitMax },
@@ -249,7 +301,7 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount)
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
   poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -258,7 +310,7 @@ export function createServices(options: AppOptions = {}): Services {
     log,
     onSums: (sums) => prometheus.add(sums),
     onDrop: (count) => prometheus.dropped(count),
-    ...(postgres ? { postgres } : {}),
+    ...(postgres ? { postgres, databaseDown: () => postgresMonitor?.problem != null } : {}),
   })
   if (config.analyticsEnabled) recorder.start()
   const analytics: Analytics = postgres
@@ -299,6 +351,18 @@ export function createServices(options: AppOptions = {}): Services {
     bus,
     instanceId: config.instanceId,
   })
+  const ingestJobs = new IngestJobService({
+    store: postgres ? new PostgresIngestJobStore(postgres) : new SqliteIngestJobStore(db),
+    bus,
+    // Read when a job runs, so that a RAG service swapped in (tests) is the one used.
+    library: () => new DocumentLibrary(services.rag),
+    instanceId: config.instanceId,
+    concurrency: config.ingestJobConcurrency,
+    jobAfterMs: config.ingestJobAfterMs,
+    extractTimeoutMs: config.extractTimeoutMs,
+    shared: postgres !== null,
+    log,
+  })
   // A deleted user's collections go through the RAG store (its keyword indexes and vector rows are
   // not reached by the database's cascade); conversations and sessions follow by cascade.
   auth.onUserDeleted((userId) => {
@@ -319,6 +383,7 @@ export function createServices(options: AppOptions = {}): Services {
     audioDir: config.audioDir,
     audioRetentionMs: config.audioRetentionMs,
     speechModelDir: config.speechModelDir,
+    pool,
     grammarNames: (userId) => andThen(collectionNames(userId), (collections) => ({ collections, plugins: voice.pluginNames(), agents: voice.agentNames() })),
   })
   const actions: VoiceActions = {
@@ -337,9 +402,18 @@ export function createServices(options: AppOptions = {}): Services {
   if (!postgres) ensureFirstAdmin(auth, config, log)
   const backups = inMemory || database instanceof Database
     ? null
-    : new BackupService({ dataDir: config.dataDir, dbPath, analyticsPath: analyticsDb.filename, intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep, log, postgres })
+    : new BackupService({
+        dataDir: config.dataDir,
+        dbPath,
+        analyticsPath: analyticsDb.filename,
+        intervalSeconds: config.backupIntervalSeconds,
+        keep: config.backupKeep,
+        log,
+        postgres,
+        onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
+      })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, speech, voice, storage, backups, recorder, analytics, prometheus, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
@@ -421,14 +495,19 @@ export function buildApp(services: Services) {
   const sockets = new SocketHandlers()
   // Built from the services as they are now (tests may have swapped the RAG service in).
   const library = new DocumentLibrary(rag)
-  const uploads = new UploadService(library, join(config.dataDir, 'tmp'), config.maxRequestBytes)
+  const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes)
   chat.grounding ??= new CollectionGrounding(rag, library)
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
   const routes = new RouteTable((): readonly { method: string; path: string }[] => app.routes)
+  // The client address audit events name, as the rate limits see it.
+  const proxies = trustedProxies(config.trustedProxies)
+  const addressOf: AddressOf = (request) => clientAddress(app.server, request, proxies)
+  const audit = new RequestAudit(services.audit, addressOf)
   registerVoiceSocket(sockets, voice)
   registerAgentSocket(sockets, agents)
+  registerIngestJobSocket(sockets, services.ingestJobs)
   // Elysia's default normalization ('exactMirror') reshapes a body before it is validated: a
   // string sent where an object is expected (RAG metadata, plugin parameters) became
   // {"0": "x"} and was stored. TypeBox's cleaning strips unknown fields after the check instead,
@@ -436,6 +515,10 @@ export function buildApp(services: Services) {
   const app = new Elysia({
     name: 'universal-agent',
     normalize: 'typebox',
+    // Elysia finds the path after the 11th character by default ("http://a.b/" is the shortest
+    // "standard" URL): an in-process request to http://x/health was routed as "th", a 405. From
+    // the 7th, every host works; the search starts 4 characters earlier, nothing more.
+    handler: { standardHostname: false },
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
@@ -459,13 +542,15 @@ export function buildApp(services: Services) {
     )
     .use(docsModule(sockets))
     .use(systemModule(system, auth, limiter))
-    .use(authModule(auth, limiter))
-    .use(webSessionModule(auth, limiter))
-    .use(apiKeysModule(services.apiKeys, auth, limiter))
+    .use(authModule(auth, limiter, audit))
+    .use(webSessionModule(auth, limiter, audit))
+    .use(ssoModule(services.sso, auth, limiter, audit, log))
+    .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
     .use(conversationsModule(conversations, auth, limiter))
     .use(ragModule(rag, auth, limiter, library))
     .use(documentsModule(rag, library, uploads, auth, limiter))
+    .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
     .use(
@@ -475,11 +560,14 @@ export function buildApp(services: Services) {
         services.mcp,
         auth,
         limiter,
+        audit,
       ),
     )
-    .use(pluginsModule(plugins, auth, limiter))
+    .use(pluginsModule(plugins, auth, limiter, audit))
     .use(voiceModule(speech, voice, auth, limiter))
-    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }))
+    .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
+    .use(groupsModule(services.groups, auth, limiter, addressOf))
+    .use(auditModule(services.audit, auth, limiter))
     .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
+import { DEFAULT_WORK_QUEUE, defaultWorkers } from './core/work-pool'
 
 /** Everything the server reads from its environment, checked once. */
 // The comments of these fields are the configuration reference: `bun scripts/gen-docs.ts` makes
@@ -40,12 +41,18 @@ export interface Config {
   maxRequestBytes: number
   /** Time limit of one plugin call, in milliseconds. */
   pluginTimeoutMs: number
+  /** Time allowed to read one uploaded file (text extraction and OCR), in milliseconds; past it the file fails as `too slow` (see docs/knowledge-base.md). */
+  extractTimeoutMs: number
   /** Agent tasks running at once; the rest wait as `queued`. */
   agentConcurrency: number
   /** Queued agent tasks beyond which a new one is 429 `QUEUE_FULL`. */
   agentQueueLimit: number
   /** Hours a finished agent task is kept. */
   agentRetentionHours: number
+  /** An upload whose files are still being read after this many milliseconds is answered 202 and goes on as an ingestion job; `0`: every upload is a job. */
+  ingestJobAfterMs: number
+  /** Queued ingestion jobs this server takes on at once; `0`: it takes none (another replica does; an upload still being read here when it becomes a job goes on here). */
+  ingestJobConcurrency: number
   /** Installed plugins, one folder each (`<pluginsDir>/<name>/`). @default `<data>/plugins` */
   pluginsDir?: string
   /** Node.js (>= 20) that runs installed plugins. @default `node` on `PATH` */
@@ -74,6 +81,8 @@ export interface Config {
   analyticsEnabled: boolean
   /** Days request records are kept. */
   analyticsRetentionDays: number
+  /** Days audit events are kept (`GET /admin/audit`); older ones are deleted in the background. */
+  auditRetentionDays: number
   /** Bearer token a Prometheus scraper may use on `GET /metrics` besides admins. */
   metricsToken?: string
   /** Where synthesized audio is kept. @default `<data>/audio` */
@@ -88,8 +97,42 @@ export interface Config {
   databasePool: number
   /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
   redisUrl?: string
+  /** Worker threads of the work pool (speech, text extraction, OCR, embedding of ingested chunks), started as work comes. @default one less than the cores, at least 1 */
+  workers: number
+  /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. At about 20 ms of speech synthesis a task, a full queue of 64 on one worker waits ~1.3 s. @default `64` */
+  workQueue: number
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
   instanceId: string
+  /** The server's URL as browsers reach it (`https://agent.example.com`): the OpenID Connect redirect URI is `<it>/auth/oidc/callback`, and `uagent login --web` sends people to `<it>/app/device`. @default the URL each request came to */
+  publicUrl?: string
+  /** An OpenID Connect provider's issuer (Keycloak, Authentik, Entra ID, Google, Dex…), found by discovery at `<it>/.well-known/openid-configuration`. See docs/single-sign-on.md. */
+  oidcIssuer?: string
+  /** This server's client id at the provider. */
+  oidcClientId?: string
+  /** This server's client secret at the provider (unset: a public client, PKCE only). */
+  oidcClientSecret?: string
+  /** The name of the provider on the sign-in page's button ("Sign in with <it>"). @default the issuer's host name */
+  oidcName?: string
+  /** The ID token (or userinfo) claim whose values are the user's groups. */
+  oidcGroupsClaim: string
+  /** Groups (comma-separated) of the groups claim whose members are admins. */
+  oidcAdminGroups: string[]
+  /** An LDAP directory (`ldap://host:389`, `ldaps://host:636`): OpenLDAP, Active Directory. See docs/single-sign-on.md. */
+  ldapUrl?: string
+  /** The service account that looks users up (`cn=uagent,ou=services,dc=example,dc=com`). */
+  ldapBindDn?: string
+  /** That service account's password. */
+  ldapBindPassword?: string
+  /** Where users are looked up (`ou=people,dc=example,dc=com`), the whole subtree. */
+  ldapUserBase?: string
+  /** The search filter of a user, `{email}` standing for the escaped email typed at sign-in (Active Directory: `(userPrincipalName={email})`). */
+  ldapUserFilter: string
+  /** Where groups are looked up (`ou=groups,dc=example,dc=com`): groups whose `member` or `uniqueMember` names the user, and those of the user's `memberOf`, become `ldap` groups here. Unset: no group sync. */
+  ldapGroupBase?: string
+  /** Directory groups (comma-separated `cn`s) whose members are admins. */
+  ldapAdminGroups: string[]
+  /** `off`: only single sign-on users (OpenID Connect, LDAP) sign in, except the admin named by `UAGENT_ADMIN_EMAIL` (a way back in). */
+  localLogin: boolean
 }
 
 /** Connections to PostgreSQL a server opens at most, unless UAGENT_DATABASE_POOL says otherwise (loadConfig's default: the same). */
@@ -206,6 +249,16 @@ function duration(env: Env, name: string): number {
   return seconds
 }
 
+/** An issuer URL kept exactly as given: issuers are compared character for character (Authentik's ends with a slash). */
+function issuer(env: Env, name: string): string | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  url(env, name)
+  return raw
+}
+
+const groupNames = (env: Env, name: string) => list(env, name, (item) => item)
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -226,6 +279,21 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('UAGENT_JWT_SECRET', 'must be at least 32 characters')
   }
   const port = integer(env, 'PORT', 3000, 0, 65535)
+  // Single sign-on (docs/single-sign-on.md): a provider is either complete or absent.
+  const oidcIssuer = issuer(env, 'UAGENT_OIDC_ISSUER')
+  const oidcClientId = text(env, 'UAGENT_OIDC_CLIENT_ID')
+  if (oidcIssuer && !oidcClientId) throw new ConfigError('UAGENT_OIDC_CLIENT_ID', 'must be set with UAGENT_OIDC_ISSUER')
+  if (!oidcIssuer && oidcClientId) throw new ConfigError('UAGENT_OIDC_ISSUER', 'must be set with UAGENT_OIDC_CLIENT_ID')
+  const ldapUrl = serviceUrl(env, 'UAGENT_LDAP_URL', ['ldap:', 'ldaps:'], 'an LDAP URL such as ldap://host:389 or ldaps://host:636')
+  const ldapUserBase = text(env, 'UAGENT_LDAP_USER_BASE')
+  if (ldapUrl && !ldapUserBase) throw new ConfigError('UAGENT_LDAP_USER_BASE', 'must be set with UAGENT_LDAP_URL (where users are looked up)')
+  const ldapBindDn = text(env, 'UAGENT_LDAP_BIND_DN')
+  const ldapBindPassword = env.UAGENT_LDAP_BIND_PASSWORD || undefined
+  if (ldapBindDn && ldapBindPassword === undefined) throw new ConfigError('UAGENT_LDAP_BIND_PASSWORD', 'must be set with UAGENT_LDAP_BIND_DN')
+  const ldapUserFilter = text(env, 'UAGENT_LDAP_USER_FILTER') ?? '(mail={email})'
+  if (!ldapUserFilter.includes('{email}')) throw new ConfigError('UAGENT_LDAP_USER_FILTER', 'must contain {email}, e.g. (mail={email})')
+  const localLogin = toggle(env, 'UAGENT_LOCAL_LOGIN', true)
+  if (!localLogin && !oidcIssuer && !ldapUrl) throw new ConfigError('UAGENT_LOCAL_LOGIN', 'off needs a single sign-on provider (UAGENT_OIDC_ISSUER or UAGENT_LDAP_URL)')
   return {
     port,
     host: text(env, 'HOST') ?? '127.0.0.1',
@@ -244,9 +312,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxRequestSize,
     maxRequestBytes,
     pluginTimeoutMs: integer(env, 'UAGENT_PLUGIN_TIMEOUT_MS', 10_000, 100, 600_000),
+    extractTimeoutMs: integer(env, 'UAGENT_EXTRACT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     agentConcurrency: integer(env, 'UAGENT_AGENT_CONCURRENCY', 2, 1, 64),
     agentQueueLimit: integer(env, 'UAGENT_AGENT_QUEUE_LIMIT', 100, 1, 100_000),
     agentRetentionHours: integer(env, 'UAGENT_AGENT_RETENTION_HOURS', 168, 1, 87_600),
+    ingestJobAfterMs: integer(env, 'UAGENT_INGEST_JOB_AFTER_MS', 2000, 0, 600_000),
+    ingestJobConcurrency: integer(env, 'UAGENT_INGEST_JOBS', 1, 0, 64),
     pluginsDir: text(env, 'UAGENT_PLUGINS_DIR') === undefined ? undefined : resolve(text(env, 'UAGENT_PLUGINS_DIR')!),
     nodePath: text(env, 'UAGENT_NODE_PATH'),
     pluginMemoryMb: integer(env, 'UAGENT_PLUGIN_MEMORY_MB', 128, 16, 16_384),
@@ -261,6 +332,7 @@ export function loadConfig(env: Env = process.env): Config {
     backupKeep: integer(env, 'UAGENT_BACKUP_KEEP', 7, 1, 1000),
     analyticsEnabled: toggle(env, 'UAGENT_ANALYTICS', true),
     analyticsRetentionDays: integer(env, 'UAGENT_ANALYTICS_RETENTION_DAYS', 30, 1, 3650),
+    auditRetentionDays: integer(env, 'UAGENT_AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     metricsToken: text(env, 'UAGENT_METRICS_TOKEN'),
     audioDir: resolve(text(env, 'UAGENT_AUDIO_DIR') ?? `${text(env, 'UAGENT_DATA_DIR') ?? './data'}/audio`),
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
@@ -268,6 +340,24 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
     databasePool: integer(env, 'UAGENT_DATABASE_POOL', 20, 1, 1000),
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
+    workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
+    workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
+    publicUrl: url(env, 'UAGENT_PUBLIC_URL'),
+    oidcIssuer,
+    oidcClientId,
+    oidcClientSecret: env.UAGENT_OIDC_CLIENT_SECRET || undefined,
+    oidcName: text(env, 'UAGENT_OIDC_NAME'),
+    oidcGroupsClaim: text(env, 'UAGENT_OIDC_GROUPS_CLAIM') ?? 'groups',
+    oidcAdminGroups: groupNames(env, 'UAGENT_OIDC_ADMIN_GROUPS'),
+    ldapUrl,
+    ldapBindDn,
+    ldapBindPassword,
+    ldapUserBase,
+    ldapUserFilter,
+    ldapGroupBase: text(env, 'UAGENT_LDAP_GROUP_BASE'),
+    ldapAdminGroups: groupNames(env, 'UAGENT_LDAP_ADMIN_GROUPS'),
+    localLogin,
   }
 }
+

@@ -16,7 +16,7 @@ interface Stoppable {
  * reports itself stopped (or that came through app.handle) are waited for too, within the same
  * `graceMs`, so that their records are written and the database is open while they run.
  */
-export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'bus'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   services.backups?.stop()
   const deadline = Date.now() + graceMs
   const server = app.server
@@ -44,11 +44,18 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
     await services.agents.handBack()
     services.agents.close()
   }
+  // Ingestion jobs running here go back to the queue: picked up after a restart, or by another replica.
+  if (services.ingestJobs) {
+    await services.ingestJobs.handBack()
+    services.ingestJobs.close()
+  }
   services.bus?.close()
   services.plugins?.close()
   await services.mcp?.close()
   services.speech?.close()
+  services.pool?.close()
   await services.recorder.close()
+  await services.audit?.close()
   services.analyticsDb?.close()
   services.db.close()
   services.postgresMonitor?.close()
@@ -57,7 +64,7 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
 }
 
 /** SIGINT and SIGTERM shut the server down (see shutdown) and end the process; a second signal ends it at once. */
-export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'bus'>>, exit: (code: number) => void = (code) => process.exit(code)) {
+export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit'>>, exit: (code: number) => void = (code) => process.exit(code)) {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {

@@ -130,14 +130,25 @@ export async function deleteTestUser(backend: TestBackend, id: string): Promise<
   if (backend.kind === 'postgres') await backend.sql`DELETE FROM users WHERE id = ${id}`
 }
 
-/** A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+/**
+ * A TCP relay in front of the test PostgreSQL that can be cut (every connection dropped, new ones
+ * refused), hung (every connection dropped, new ones accepted and never answered: a host gone
+ * silent, which clients see only at their connect timeout) and restored.
+ */
 export async function relay(target: URL) {
   const sockets = new Set<net.Socket>()
   let server: net.Server | null = null
   let port = 0
+  let hung = false
   const listen = () =>
     new Promise<void>((resolve) => {
       server = net.createServer((client) => {
+        if (hung) {
+          sockets.add(client)
+          client.on('error', () => {})
+          client.on('close', () => sockets.delete(client))
+          return
+        }
         const upstream = net.connect(Number(target.port || 5432), target.hostname)
         for (const socket of [client, upstream]) {
           sockets.add(socket)
@@ -167,7 +178,15 @@ export async function relay(target: URL) {
         for (const socket of sockets) socket.destroy()
       })
     },
-    restore: listen,
+    hang() {
+      hung = true
+      for (const socket of sockets) socket.destroy()
+    },
+    async restore() {
+      if (!hung) return listen()
+      hung = false
+      for (const socket of sockets) socket.destroy()
+    },
     close() {
       server?.close()
       for (const socket of sockets) socket.destroy()

@@ -14,7 +14,10 @@ const VoicePage = lazy(() => import('./pages/voice').then((m) => m.VoicePage))
 const PluginsPage = lazy(() => import('./pages/plugins').then((m) => m.PluginsPage))
 const AnalyticsPage = lazy(() => import('./pages/analytics').then((m) => m.AnalyticsPage))
 const AdminPage = lazy(() => import('./pages/admin').then((m) => m.AdminPage))
+const GroupsPage = lazy(() => import('./pages/groups').then((m) => m.GroupsPage))
+const AuditPage = lazy(() => import('./pages/audit').then((m) => m.AuditPage))
 const AccountPage = lazy(() => import('./pages/account').then((m) => m.AccountPage))
+const DevicePage = lazy(() => import('./pages/device').then((m) => m.DevicePage))
 
 const started = signal(false)
 
@@ -25,7 +28,9 @@ const PAGES = [
   { path: '/voice', label: 'Voice' },
   { path: '/plugins', label: 'Plugins' },
   { path: '/analytics', label: 'Analytics', admin: true },
+  { path: '/groups', label: 'Groups' },
   { path: '/admin', label: 'Administration' },
+  { path: '/audit', label: 'Audit log', admin: true },
   { path: '/account', label: 'Account' },
 ]
 
@@ -36,8 +41,11 @@ function Page({ path }: { path: string }) {
   if (path === '/voice') return <VoicePage />
   if (path === '/plugins') return <PluginsPage />
   if (path === '/analytics') return <AnalyticsPage />
+  if (path === '/groups') return <GroupsPage />
   if (path === '/admin') return <AdminPage />
+  if (path === '/audit') return <AuditPage />
   if (path === '/account') return <AccountPage />
+  if (path === '/device') return <DevicePage />
   return (
     <div class="card">
       <h1>Not found</h1>

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { openDatabase } from '../../src/db'
 import { TokenSigner } from '../../src/core/tokens'
 import { StartupError } from '../../src/core/startup'
@@ -14,9 +14,14 @@ import { PostgresAuthStore } from '../../src/modules/auth/store.postgres'
 import { SqliteAuthStore } from '../../src/modules/auth/store.sqlite'
 import { createWriteStream } from 'node:fs'
 import { restoreBackup, RestoreError } from '../../src/modules/admin/restore'
+import { type AuditEventInput, auditRow } from '../../src/modules/audit/service'
+import { SqliteAuditStore } from '../../src/modules/audit/store.sqlite'
+import { PostgresAuditStore } from '../../src/modules/audit/store.postgres'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, table } from '../output'
 import { ask } from '../prompt'
+import { integer } from '../parse'
+import { InvalidArgumentError } from 'commander'
 import { registerMigrateToPostgres } from './admin-postgres'
 
 /** The data dir a host operation works on: --data-dir, else UAGENT_DATA_DIR, else ./data (as the server). */
@@ -48,6 +53,43 @@ async function newPassword(given: string | undefined): Promise<{ password: strin
     return { password, generated: false }
   }
   return { password: randomBytes(12).toString('base64url'), generated: true }
+}
+
+const AGE_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+/** An audit time option: an age such as 24h becomes the ISO time that long ago; anything else goes to the server as it is. */
+function since(value: string): string {
+  const age = /^\s*(\d{1,6})\s*([mhdw])\s*$/i.exec(value)
+  if (age) return new Date(Date.now() - Number(age[1]) * AGE_UNITS[age[2]!.toLowerCase()]!).toISOString()
+  if (!value.trim()) throw new InvalidArgumentError('expected a time or an age such as 24h')
+  return value.trim()
+}
+
+/**
+ * Writes an audit event for an operation done on the host (no actor: whoever has the host). A
+ * failure is said on stderr and does not undo the operation.
+ */
+async function recordHostEvent(target: { dataDir: string; databaseUrl?: string }, event: AuditEventInput): Promise<void> {
+  try {
+    if (target.databaseUrl) {
+      const postgres = await openPostgres(target.databaseUrl)
+      try {
+        await new PostgresAuditStore(postgres).insertMany([auditRow(event)])
+      } finally {
+        await postgres.close()
+      }
+      return
+    }
+    // Opened as the server opens it (migrated), so the event lands whatever the data's schema version was.
+    const db = openDatabase(join(target.dataDir, 'uagent.db'))
+    try {
+      new SqliteAuditStore(db).insertMany([auditRow(event)])
+    } finally {
+      db.close()
+    }
+  } catch (error) {
+    process.stderr.write(`warning: the audit event ${event.action} could not be written: ${(error as Error).message}\n`)
+  }
 }
 
 /** Host operations: they work on the data dir itself, without a running server (host access is the trust). */
@@ -89,6 +131,43 @@ export function registerAdmin(program: Command): void {
   )
   example(
     admin
+      .command('audit')
+      .description('The audit log, newest first (admin): sign-ins, accounts, keys, groups, shares, plugins, MCP servers, backups')
+      .option('--action <action>', 'one action (group.created) or a family (group.*)')
+      .option('--since <time>', 'from this time: ISO 8601 (2026-01-31, 2026-01-31T12:00Z) or an age (30m, 24h, 7d)', since)
+      .option('--until <time>', 'up to this time (same forms)', since)
+      .option('--actor <user>', "the actor's email or user id")
+      .option('--target <target>', 'what the action was done to (a user id, group id, plugin name…)')
+      .option('--limit <n>', 'events per page (1-500, default 50)', integer)
+      .option('--cursor <cursor>', 'the next page: nextCursor of the previous one')
+      .action(async (options: { action?: string; since?: string; until?: string; actor?: string; target?: string; limit?: number; cursor?: string }, command: Command) => {
+        const query = new URLSearchParams()
+        for (const name of ['action', 'since', 'until', 'actor', 'target', 'limit', 'cursor'] as const) if (options[name] !== undefined) query.set(name, String(options[name]))
+        const body = await new ApiClient(globals(command)).json('GET', query.size ? `/admin/audit?${query}` : '/admin/audit')
+        emit(command, body, () => {
+          if (!body.events.length) return console.log(dim('No events.'))
+          console.log(
+            table(
+              ['AT', 'ACTION', 'ACTOR', 'TARGET', 'IP', 'DETAILS'],
+              body.events.map((e: { at: string; action: string; actor: { email: string } | null; target: string | null; ip: string | null; details: Record<string, unknown> }) => [
+                e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+                e.action,
+                e.actor?.email ?? '-',
+                e.target ?? '',
+                e.ip ?? '',
+                Object.keys(e.details).length ? JSON.stringify(e.details) : '',
+              ]),
+              80,
+            ),
+          )
+          if (body.nextCursor) console.log(dim(`More: uagent admin audit --cursor ${body.nextCursor}${query.size ? ' (with the same filters)' : ''}`))
+        })
+      }),
+    'uagent admin audit --action "group.*" --since 7d',
+    'uagent admin audit --actor ann@example.com --limit 100',
+  )
+  example(
+    admin
       .command('restore <file>')
       .description(
         'Restore a backup into the data dir of a stopped server: checks the checksums, the database (integrity_check) and its schema version, restores its PostgreSQL dump if it has one (pg_restore), keeps the current data dir aside (renamed), then swaps the restored one in',
@@ -106,6 +185,10 @@ export function registerAdmin(program: Command): void {
           throw error
         }
         const body = { success: true, dataDir: result.dataDir, previous: result.previous, createdAt: result.manifest.createdAt, serverVersion: result.manifest.serverVersion, schemaVersion: result.manifest.schemaVersion, files: result.manifest.files.length, postgres: result.postgres }
+        await recordHostEvent(
+          { dataDir: result.dataDir, ...(databaseUrl ? { databaseUrl } : {}) },
+          { action: 'backup.restored', target: basename(file), details: { via: 'uagent admin restore', createdAt: body.createdAt, serverVersion: body.serverVersion, files: body.files, postgres: body.postgres } },
+        )
         emit(command, body, () => {
           console.log(`Restored the backup of ${result.manifest.createdAt} (server ${result.manifest.serverVersion}, ${result.manifest.files.length} files, checksums and integrity_check passed) into ${result.dataDir}.`)
           if (result.postgres) console.log('Its PostgreSQL dump was restored into the database with pg_restore --clean --if-exists, in one transaction.')
@@ -151,6 +234,10 @@ export function registerAdmin(program: Command): void {
           if (wasDisabled) await auth.enable(user.id)
           if (options.disableMfa) await auth.resetMfa(user.id)
           const body = { success: true, email: user.email, sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true, ...(generated ? { password } : {}) }
+          await recordHostEvent(
+            { dataDir, ...(databaseUrl ? { databaseUrl } : {}) },
+            { action: 'user.password_reset', target: user.id, details: { email: user.email, via: 'uagent admin reset-password', sessionsRevoked, enabled: wasDisabled, mfaDisabled: options.disableMfa === true } },
+          )
           emit(command, body, () => {
             console.log(`Password of ${user.email} reset; ${sessionsRevoked} session${sessionsRevoked === 1 ? '' : 's'} signed out; login throttling cleared.`)
             if (wasDisabled) console.log('The account was disabled and is enabled again.')

@@ -3,10 +3,14 @@ import { basename, extname, join, relative } from 'node:path'
 import { htmlToStructuredText } from '../../src/modules/rag/extract/html'
 import type { ApiClient } from '../client'
 import { CliError, EXIT } from '../client'
+import { jobOutcome, waitForJob } from './rag-jobs'
 
-export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.csv', '.html', '.htm'])
-/** Files whose text the server extracts (sent through the upload route). */
-export const EXTRACTED_EXTENSIONS = new Set(['.pdf', '.docx'])
+export const TEXT_EXTENSIONS = new Set(['.txt', '.md', '.markdown', '.json', '.html', '.htm'])
+/**
+ * Files whose text the server extracts (sent through the upload route). Images are read by OCR
+ * when named directly; a folder's pictures are left out, as they are mostly not documents.
+ */
+export const EXTRACTED_EXTENSIONS = new Set(['.pdf', '.docx', '.odt', '.rtf', '.epub', '.pptx', '.odp', '.xlsx', '.ods', '.csv', '.tsv', '.eml', '.mbox'])
 
 export interface FileDocument {
   id: string
@@ -40,8 +44,8 @@ function readDocument(path: string, id: string): FileDocument | null {
 }
 
 /**
- * Documents from files and folders. Folders are walked recursively for .txt .md .json .csv .html
- * (read here, sent as JSON) and .pdf .docx (uploaded for the server to extract); a file named
+ * Documents from files and folders. Folders are walked recursively for .txt .md .json .html
+ * (read here, sent as JSON) and the EXTRACTED_EXTENSIONS (uploaded for the server to extract); a file named
  * directly may be anything: plain text is read here, the rest is uploaded. A file's id is its path
  * relative to the folder it was found in, or its name when given directly.
  */
@@ -81,24 +85,33 @@ export function collectDocuments(inputs: string[]): { documents: FileDocument[];
 
 export interface UploadOutcome {
   id: string
-  status: 'ingested' | 'unchanged' | 'failed'
+  /** `queued`: the server made it a job, not waited for (`jobId`). */
+  status: 'ingested' | 'unchanged' | 'failed' | 'queued'
   chunks?: number
   contentHash?: string
   reason?: string
+  jobId?: string
 }
 
 /**
  * Uploads one file through POST /rag/collections/{name}/files (the server extracts its text),
  * with its id and source path. A file over the server's request size limit is a failure of that
- * file, not of the run.
+ * file, not of the run. A file the server makes a job (202: OCR, a long read) is followed with a
+ * progress bar until the job ends, unless `wait` is false (then its outcome is `queued` with the job id).
  */
-export async function uploadFile(client: ApiClient, collection: string, file: UploadFile, source?: string): Promise<UploadOutcome> {
+export async function uploadFile(client: ApiClient, collection: string, file: UploadFile, source?: string, wait = true): Promise<UploadOutcome> {
   const form = new FormData()
   form.append('id', file.id)
   if (source !== undefined) form.append('source', source)
   form.append('files', Bun.file(file.path), basename(file.path))
   try {
     const response = await client.fetch(`/rag/collections/${encodeURIComponent(collection)}/files`, { method: 'POST', body: form })
+    if (response.status === 202) {
+      const { jobId } = (await response.json()) as { jobId: string }
+      if (!wait) return { id: file.id, status: 'queued', jobId }
+      const job = await waitForJob(client, jobId, `${file.id} (job ${jobId.slice(0, 8)})`)
+      return { id: file.id, jobId, ...jobOutcome(job) }
+    }
     const body = (await response.json()) as { files: { status: UploadOutcome['status']; chunks?: number; contentHash: string; reason?: string }[] }
     const outcome = body.files[0]!
     return { id: file.id, status: outcome.status, chunks: outcome.chunks, contentHash: outcome.contentHash, ...(outcome.reason ? { reason: outcome.reason } : {}) }

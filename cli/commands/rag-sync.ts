@@ -15,6 +15,8 @@ interface SyncOptions {
   dryRun?: boolean
   concurrency: number
   watch?: boolean
+  /** false (--no-wait): files the server makes jobs are not waited for. */
+  wait: boolean
 }
 
 /** The summary `--json` prints, exactly. */
@@ -24,6 +26,8 @@ export interface SyncSummary {
   unchanged: number
   removed: string[]
   failed: { id: string; reason: string }[]
+  /** With --no-wait: files left to ingestion jobs (OCR, long reads), not waited for. */
+  jobs?: { id: string; jobId: string }[]
 }
 
 const collect = (value: string, list: string[]) => [...list, value]
@@ -42,8 +46,12 @@ async function patiently<T>(request: () => Promise<T>): Promise<T> {
 }
 
 /** Sends one file; where it lands in the summary. */
-async function send(client: ApiClient, collection: string, file: LocalFile, isNew: boolean, summary: SyncSummary): Promise<'added' | 'changed' | 'unchanged' | 'failed'> {
-  const outcome = await patiently(() => uploadFile(client, collection, { id: file.id, path: file.path }, file.path))
+async function send(client: ApiClient, collection: string, file: LocalFile, isNew: boolean, summary: SyncSummary, wait = true): Promise<'added' | 'changed' | 'unchanged' | 'failed' | 'queued'> {
+  const outcome = await patiently(() => uploadFile(client, collection, { id: file.id, path: file.path }, file.path, wait))
+  if (outcome.status === 'queued') {
+    ;(summary.jobs ??= []).push({ id: file.id, jobId: outcome.jobId! })
+    return 'queued'
+  }
   if (outcome.status === 'failed') {
     summary.failed.push({ id: file.id, reason: outcome.reason ?? 'failed' })
     return 'failed'
@@ -78,7 +86,7 @@ async function syncOnce(client: ApiClient, collection: string, dir: string, scan
   const bar = progressBar(work.length + plan.remove.length, `Syncing ${dir} into ${collection}`)
   let done = 0
   await inPool(work, options.concurrency, async ({ file, isNew }) => {
-    await send(client, collection, file, isNew, summary)
+    await send(client, collection, file, isNew, summary, options.wait)
     bar.update(++done)
   })
   await inPool(plan.remove, options.concurrency, async (id) => {
@@ -91,6 +99,7 @@ async function syncOnce(client: ApiClient, collection: string, dir: string, scan
   summary.changed.sort()
   summary.removed.sort()
   summary.failed.sort((a, b) => (a.id < b.id ? -1 : 1))
+  summary.jobs?.sort((a, b) => (a.id < b.id ? -1 : 1))
   return { local, plan, summary }
 }
 
@@ -171,6 +180,7 @@ export function registerRagSync(rag: Command): void {
       .option('--dry-run', 'print the plan and change nothing')
       .option('-j, --concurrency <n>', 'files sent at a time (1-32)', integer, 4)
       .option('--watch', 'after the first pass, keep watching the folder and apply each change')
+      .option('--no-wait', "don't wait for files the server makes ingestion jobs (OCR, long reads): print their job ids")
       .action(async (collection: string, dirArgument: string, options: SyncOptions, command: Command) => {
         const dir = resolve(dirArgument)
         try {
@@ -192,6 +202,10 @@ export function registerRagSync(rag: Command): void {
           const counts = `${summary.added.length} added, ${summary.changed.length} changed, ${summary.unchanged} unchanged, ${summary.removed.length} removed, ${summary.failed.length} failed`
           console.log(`${options.dryRun ? 'Dry run (nothing changed): ' : ''}${counts} — ${dir} → ${collection}${scan.prefix ? ` (prefix ${scan.prefix})` : ''}`)
           for (const failure of summary.failed) console.log(`  ${dim('failed')} ${failure.id}: ${failure.reason}`)
+          if (summary.jobs?.length) {
+            console.log(`${summary.jobs.length} left to ingestion jobs (follow them with \`uagent rag jobs --watch\`):`)
+            for (const job of summary.jobs) console.log(`  ${job.jobId}  ${job.id}`)
+          }
         })
         if (options.watch && !options.dryRun) {
           const synced = new Map([...local.values()].filter((file) => !summary.failed.some((f) => f.id === file.id)).map((file) => [file.id, file.hash]))

@@ -4,6 +4,7 @@ import { bold, dim, emit, example, globals, progressBar, table } from '../output
 import { decimal, integer } from '../parse'
 import { batches, collectDocuments, uploadFile } from './rag-files'
 import { registerRagDocuments } from './rag-docs'
+import { registerRagJobs } from './rag-jobs'
 import { registerRagSync } from './rag-sync'
 
 /** The server's limit per document (larger ones are counted in failed). */
@@ -14,13 +15,25 @@ export function registerRag(program: Command): void {
   example(
     rag
       .command('ingest <collection> <paths...>')
-      .description('Ingest files and folders (.txt .md .json .csv .html, and .pdf .docx extracted by the server) into a collection; exits 1 when any file failed')
-      .action(async (collection: string, paths: string[], _options, command: Command) => {
+      .description(
+        'Ingest files and folders (.txt .md .json .html; .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox extracted by the server; images named directly, by OCR) into a collection; files the server makes a job (OCR, long reads) are followed with a progress bar; exits 1 when any file failed',
+      )
+      .option('--no-wait', "don't wait for ingestion jobs: print their ids (follow them with `uagent rag jobs`)")
+      .action(async (collection: string, paths: string[], options: { wait: boolean }, command: Command) => {
         const { documents, uploads } = collectDocuments(paths)
         const files = documents.length + uploads.length
-        if (!files) throw new CliError('USAGE', 'no .txt, .md, .json, .csv, .html, .pdf or .docx files found', EXIT.usage)
+        if (!files) throw new CliError('USAGE', 'no documents found (.txt .md .json .html .pdf .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox)', EXIT.usage)
         const client = new ApiClient(globals(command))
-        const total = { success: true, ingested: 0, unchanged: 0, failed: 0, collection, processingTime: 0, errors: [] as { id: string; message: string }[] }
+        const total = {
+          success: true,
+          ingested: 0,
+          unchanged: 0,
+          failed: 0,
+          collection,
+          processingTime: 0,
+          errors: [] as { id: string; message: string }[],
+          ...(options.wait ? {} : { jobs: [] as { id: string; jobId: string }[] }),
+        }
         const bar = progressBar(files, `Ingesting into ${collection}`)
         let done = 0
         const fail = (id: string, message: string) => {
@@ -58,10 +71,13 @@ export function registerRag(program: Command): void {
         // Files that are not plain text (PDF, Word…) go one by one through the upload route, where the server extracts them.
         for (const file of uploads) {
           const started = performance.now()
-          const outcome = await uploadFile(client, collection, file)
+          const outcome = await uploadFile(client, collection, file, undefined, options.wait)
           total.processingTime += Math.round(performance.now() - started)
           if (outcome.status === 'failed') fail(file.id, outcome.reason ?? 'failed')
-          else {
+          else if (outcome.status === 'queued') {
+            total.jobs?.push({ id: file.id, jobId: outcome.jobId! })
+            bar.update(++done)
+          } else {
             if (outcome.status === 'ingested') total.ingested++
             else total.unchanged++
             bar.update(++done)
@@ -72,6 +88,10 @@ export function registerRag(program: Command): void {
         emit(command, total, () => {
           const unchanged = total.unchanged ? ` (${total.unchanged} unchanged)` : ''
           console.log(`${total.ingested + total.unchanged} of ${files} documents ingested into ${collection}${unchanged} in ${total.processingTime} ms.`)
+          if (total.jobs?.length) {
+            console.log(`${total.jobs.length} left to ingestion jobs (follow them with \`uagent rag jobs --watch\`):`)
+            for (const job of total.jobs) console.log(`  ${job.jobId}  ${job.id}`)
+          }
           for (const error of total.errors) console.log(`  ${dim('failed')} ${error.id}: ${error.message}`)
         })
         if (total.failed) {
@@ -80,6 +100,7 @@ export function registerRag(program: Command): void {
       }),
     'uagent rag ingest docs ./handbook',
     'uagent rag ingest manuals ./pdfs',
+    'uagent rag ingest scans ./scanned --no-wait',
   )
   example(
     rag
@@ -159,4 +180,5 @@ export function registerRag(program: Command): void {
   )
   registerRagDocuments(rag)
   registerRagSync(rag)
+  registerRagJobs(rag)
 }

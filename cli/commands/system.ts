@@ -18,6 +18,9 @@ export function registerSystem(program: Command): void {
               ['memory', body.memory],
               ['connections', Object.entries(body.connections).map(([k, v]) => `${k} ${v}`).join(', ')],
               ['features', Object.entries(body.features).filter(([, on]) => on).map(([k]) => k).join(', ') || 'none'],
+              ...(body.workers
+                ? [['workers', `${body.workers.busy} busy of ${body.workers.started} started (at most ${body.workers.size}), ${body.workers.queued} queued of ${body.workers.queueLimit}`] as [string, string]]
+                : []),
             ]),
           )
         })

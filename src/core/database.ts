@@ -3,7 +3,11 @@
  * timed out, shutting down), as opposed to a bad statement: the request gets 503
  * DATABASE_UNAVAILABLE and /health turns degraded until PostgreSQL answers again.
  */
+/** The code of the error a query gets at once while PostgreSQL is known to be unreachable (db/postgres.ts gatedPostgres). */
+export const DATABASE_KNOWN_DOWN = 'UAGENT_DATABASE_KNOWN_DOWN'
+
 const CLIENT_CODES = new Set([
+  DATABASE_KNOWN_DOWN,
   'ERR_POSTGRES_CONNECTION_CLOSED',
   'ERR_POSTGRES_CONNECTION_REFUSED',
   'ERR_POSTGRES_CONNECTION_TIMEOUT',

@@ -8,6 +8,7 @@ import { type RouteInfo, RouteTable } from './routes'
 import { storageFull, STORAGE_FULL_MESSAGE } from './storage'
 import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from './database'
 import { NOT_BLANK } from './schema'
+import { findTooDeep, tooDeepMessage } from './json-depth'
 import type { RateDecision, RateLimiter } from './rate-limit'
 import { rateLimitHeaders } from './rate-limit'
 
@@ -39,6 +40,8 @@ export type AddressSource = { requestIP?(req: Request): { address: string } | nu
 
 /** The context's parsed query string, named without a literal Elysia would see (see onBeforeHandle). */
 const PARSED_QUERY = 'query'
+/** The context's parsed body, named the same way: read by the transform hook of routes that parse one anyway. */
+const PARSED_BODY = 'body'
 
 const isJson = (contentType: string | null) => contentType !== null && /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -173,6 +176,17 @@ export function clientAddress(server: AddressSource | null, request: Request, pr
   return hops[0] ?? peer
 }
 
+const REQUEST_ID_OF = Symbol('requestId')
+
+/**
+ * The request's id, made on first use and kept on the request: a handler that records it (the
+ * audit log) and the response's X-Request-Id carry the same one.
+ */
+export function requestIdOf(request: Request): string {
+  const holder = request as Request & { [REQUEST_ID_OF]?: string }
+  return (holder[REQUEST_ID_OF] ??= crypto.randomUUID())
+}
+
 /**
  * Request ids, the body-size limit, the anonymous rate limit and the one error handler
  * that turns every failure into the contract's ErrorResponse.
@@ -189,7 +203,7 @@ export function httpCore(options: HttpOptions) {
     Object.assign(headers, securityHeaders(pathname))
     if (cors.enabled) Object.assign(headers, cors.headersFor(request.headers.get('origin')))
   }
-  type TransformContext = { request: Request; path: string; route: string; set: { headers: Record<string, unknown> } }
+  type TransformContext = { request: Request; path: string; route: string; set: { headers: Record<string, unknown> }; [PARSED_BODY]?: unknown }
   // Anonymous callers are limited per IP before validation, so malformed bodies count too.
   // Authenticated callers are limited per user once their token is verified (auth macro).
   // Health probes are exempt: monitors poll them, and they cost next to nothing.
@@ -202,14 +216,26 @@ export function httpCore(options: HttpOptions) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `A JSON body is expected: send it with Content-Type: application/json (got ${request.headers.get('content-type') ?? 'no Content-Type'})`)
     }
   }
-  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it.
-  const transform = ({ request, path, route, set }: TransformContext) => {
+  // Runs after the body is parsed and before it is validated: a value nested deeper than the
+  // validator (and what describes its errors) can walk is refused here, for every route at once.
+  const refuseTooDeep = (body: unknown) => {
+    const field = findTooDeep(body)
+    if (field !== null) throw new AppError('VALIDATION_ERROR', tooDeepMessage(field ? `body.${field}` : 'body'))
+  }
+  // A block, not an async arrow: Elysia reads a hook's source to decide whether to await it. The
+  // context is never passed whole to a function: Elysia would take it as used whole, and build
+  // everything (query, cookies, server) for every route.
+  const transform = (context: TransformContext) => {
+    const { request, path, route, set } = context
     refuseForm(request, route)
+    refuseTooDeep(context[PARSED_BODY])
     if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(options.limiter.hit(ipKey(request)) as RateDecision))
   }
   // With a rate limit shared by replicas (Redis) the count answers later: an awaited hook.
-  const sharedTransform = async ({ request, path, route, set }: TransformContext) => {
+  const sharedTransform = async (context: TransformContext) => {
+    const { request, path, route, set } = context
     refuseForm(request, route)
+    refuseTooDeep(context[PARSED_BODY])
     if (anonymous(request, path)) Object.assign(set.headers, rateLimitHeaders(await options.limiter.hit(ipKey(request))))
   }
   // No onRequest hook: one makes Elysia read `request.url` and build a full context on every
@@ -245,11 +271,11 @@ export function httpCore(options: HttpOptions) {
       }
     })
     .onAfterHandle({ as: 'global' }, ({ set, request, path }) => {
-      set.headers[REQUEST_ID] = crypto.randomUUID()
+      set.headers[REQUEST_ID] = requestIdOf(request)
       decorate(set.headers, request, path)
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? crypto.randomUUID()
+      const requestId = (set.headers[REQUEST_ID] as string | undefined) ?? requestIdOf(request)
       const pathname = new URL(request.url).pathname
       set.headers[REQUEST_ID] = requestId
       set.headers['content-type'] = 'application/json'
@@ -305,6 +331,11 @@ export function httpCore(options: HttpOptions) {
         log(`[${requestId}] ${request.method} ${pathname}: storage full (${(error as Error)?.message ?? String(error)})`)
         status = 507
         body = errorBody('INSUFFICIENT_STORAGE', STORAGE_FULL_MESSAGE, requestId)
+      } else if ((error as Error)?.name === 'AbortError' && request.signal.aborted) {
+        // The client went away and its work was stopped (the work pool): no one reads this answer,
+        // and it is no server fault. 499 is nginx's "client closed request", as request records show it.
+        status = 499
+        body = errorBody('INTERNAL_ERROR', 'The client closed the request before its answer; its work was stopped', requestId)
       } else {
         status = 500
         log(`[${requestId}] ${request.method} ${pathname} failed: ${(error as Error)?.stack ?? String(error)}`)

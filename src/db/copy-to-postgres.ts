@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { Postgres } from './postgres'
+import { ENCODED_TEXT_COLUMNS, toPgText } from './pg-text'
 
 /** Why a copy was refused or undone (nothing was changed in PostgreSQL). */
 export class CopyError extends Error {
@@ -73,6 +74,7 @@ export function foreignKeyOrder(tables: string[], references: { child: string; p
 /** A SQLite value as PostgreSQL's column type takes it in a JSON document (json_populate_recordset). */
 function convert(value: unknown, column: PgColumn, table: string): unknown {
   if (value === null || value === undefined) return null
+  if (typeof value === 'string' && ENCODED_TEXT_COLUMNS[table]?.includes(column.name)) return toPgText(value)
   switch (column.type) {
     case 'boolean':
       // SQLite keeps booleans as 0/1.

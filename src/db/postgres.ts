@@ -1,5 +1,6 @@
 import { SQL } from 'bun'
 import { DEFAULT_DATABASE_POOL } from '../config'
+import { DATABASE_KNOWN_DOWN } from '../core/database'
 import { StartupError } from '../core/startup'
 import { PG_MIGRATIONS, type PostgresMigration } from './migrations/pg'
 
@@ -119,11 +120,16 @@ export class PostgresMonitor {
     return this.lost
   }
 
-  /** A request failed for want of PostgreSQL. */
+  /**
+   * A request failed for want of PostgreSQL. From now on queries through the gated pool fail at
+   * once (see gatedPostgres) until a ping answers: one is sent now, so that a connection that
+   * merely dropped (PostgreSQL restarted) closes the gate within a round trip.
+   */
   lostWith(error: unknown): void {
     if (this.lost !== null) return
     this.lost = (error as Error)?.message?.replace(/\s+/g, ' ').trim() || String(error)
     this.log(`PostgreSQL (UAGENT_DATABASE_URL) cannot be reached: ${this.lost}; requests that need it get 503 DATABASE_UNAVAILABLE until it answers again`)
+    void this.check()
   }
 
   /** Pings PostgreSQL once (a ping already under way counts). */
@@ -145,4 +151,48 @@ export class PostgresMonitor {
   close(): void {
     clearInterval(this.timer)
   }
+}
+
+/** What a query through a gated pool fails with while PostgreSQL is known to be unreachable. */
+export class DatabaseKnownDown extends Error {
+  readonly code = DATABASE_KNOWN_DOWN
+
+  constructor(problem: string) {
+    super(`PostgreSQL is unreachable (${problem})`)
+  }
+}
+
+/** The pool's methods that run statements (the others build fragments or read settings). */
+const RUNS_STATEMENTS = new Set<PropertyKey>(['unsafe', 'begin', 'transaction', 'reserve', 'file'])
+
+const isTemplate = (value: unknown) => Array.isArray(value) && 'raw' in value
+
+/**
+ * The pool every store uses: while `problem()` says PostgreSQL is unreachable (the monitor saw a
+ * request or a ping fail), a statement fails at once with DatabaseKnownDown (503
+ * DATABASE_UNAVAILABLE), instead of each waiting for a connection that cannot come (up to the
+ * 10 s connect timeout when the host does not answer at all). The monitor pings with the pool
+ * itself, ungated, and opens the gate again as soon as PostgreSQL answers.
+ */
+export function gatedPostgres(sql: Postgres, problem: () => string | null): Postgres {
+  const refused = () => {
+    const why = problem()
+    return why === null ? null : Promise.reject(new DatabaseKnownDown(why))
+  }
+  return new Proxy(sql, {
+    apply(target, thisArg, args: unknown[]) {
+      // sql`…` runs a statement; sql(values) builds a fragment for one.
+      if (isTemplate(args[0])) {
+        const refusal = refused()
+        if (refusal) return refusal
+      }
+      return Reflect.apply(target as unknown as (...parts: unknown[]) => unknown, thisArg, args)
+    },
+    get(target, property) {
+      const value = Reflect.get(target, property, target)
+      if (typeof value !== 'function') return value
+      if (!RUNS_STATEMENTS.has(property)) return value.bind(target)
+      return (...args: unknown[]) => refused() ?? value.apply(target, args)
+    },
+  })
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config'
+import { sharedWorkPool, type WorkPool } from '../core/work-pool'
 import { ExtractiveGenerator } from './builtin/extractive-generator'
 import { ThreadedHashEmbedder } from './builtin/threaded-hash-embedder'
 import { TransformersEmbedder } from './transformers/embedder'
@@ -39,14 +40,14 @@ export type ModelsConfig = Pick<Config, 'modelsDir' | 'embedModel' | 'chatModel'
 
 type Engine<T> = { id: string; kind: 'builtin' | 'local' | 'upstream'; load: () => Promise<T> }
 
-function chooseEmbedder(config: ModelsConfig, upstream: UpstreamClient | null): Engine<Embedder> {
+function chooseEmbedder(config: ModelsConfig, upstream: UpstreamClient | null, pool: WorkPool): Engine<Embedder> {
   const configured = config.embedModel
   if (configured?.startsWith('upstream:') && upstream) {
     return { id: configured, kind: 'upstream', load: () => UpstreamEmbedder.load(upstream, configured.slice('upstream:'.length)) }
   }
   const id = configured ?? (existsSync(join(config.modelsDir, DEFAULT_EMBED_MODEL)) ? DEFAULT_EMBED_MODEL : null)
   if (id) return { id, kind: 'local', load: () => TransformersEmbedder.load(config.modelsDir, id) }
-  const builtin = new ThreadedHashEmbedder()
+  const builtin = new ThreadedHashEmbedder(pool)
   return { id: builtin.id, kind: 'builtin', load: async () => builtin }
 }
 
@@ -83,11 +84,12 @@ function once<T>(engine: Engine<T>, onState: (ok: boolean) => void): () => Promi
 /**
  * The one entry to models: callers ask for "an embedder" or "a generator" and never learn which
  * engine answers — a transformers.js model from the models directory, an OpenAI-compatible
- * upstream, or the built-in engines when no weights are installed.
+ * upstream, or the built-in engines when no weights are installed. The built-in embedder embeds
+ * large batches on `pool` (the server's work pool).
  */
-export function createModels(config: ModelsConfig): Models {
+export function createModels(config: ModelsConfig, pool: WorkPool = sharedWorkPool()): Models {
   const upstream = config.llmUrl ? new UpstreamClient({ url: config.llmUrl, model: config.llmModel, apiKey: config.llmApiKey }) : null
-  const embedEngine = chooseEmbedder(config, upstream)
+  const embedEngine = chooseEmbedder(config, upstream, pool)
   const chatEngine = chooseGenerator(config, upstream)
   // A configured local model whose folder is missing shows as failed before anyone asks for it.
   const missing = (engine: Engine<unknown>) => engine.kind === 'local' && !existsSync(join(config.modelsDir, engine.id))

@@ -83,6 +83,14 @@ describe('account administration from the CLI', () => {
     expect(old.status).toBe(401)
     const login = await run(['login', '--email', ADMIN.email, '--password', newPassword])
     expect(login.code).toBe(0)
+    // Both host resets are in the audit log (no actor: whoever has the host), without the password.
+    const audit = await run(['--json', 'admin', 'audit', '--action', 'user.password_reset'])
+    // (The admin's reset through the API in the test above has an actor.)
+    const resets = JSON.parse(audit.stdout).events.filter((e: { actor: unknown }) => e.actor === null)
+    expect(resets).toHaveLength(2)
+    expect(resets[0]).toMatchObject({ actor: null, details: { email: ADMIN.email, via: 'uagent admin reset-password' } })
+    expect(audit.stdout).not.toContain(newPassword)
+    expect(audit.stdout).not.toContain('recovered-password-1')
     // A reset while the server runs works too: logins take the new password at once.
     expect((await run(['admin', 'reset-password', ADMIN.email, '--data-dir', dataDir, '--password', ADMIN.password], {}, { url: null })).code).toBe(0)
     expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
@@ -131,6 +139,9 @@ describe('backups from the CLI', () => {
     expect((await run(['login', '--email', ADMIN.email, '--password', ADMIN.password])).code).toBe(0)
     const conversations = JSON.parse((await run(['--json', 'conversations', 'list'])).stdout)
     expect(conversations.conversations.some((c: any) => c.messages[0]?.content === 'remember the backup')).toBe(true)
+    const restoredEvents = JSON.parse((await run(['--json', 'admin', 'audit', '--action', 'backup.restored'])).stdout).events
+    expect(restoredEvents).toHaveLength(1)
+    expect(restoredEvents[0]).toMatchObject({ actor: null, target: 'nightly.tar.gz', details: { via: 'uagent admin restore', postgres: false } })
     // The folder kept aside goes with the test's temp folders.
     rmSync(aside, { recursive: true, force: true })
   }, 90_000)

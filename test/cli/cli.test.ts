@@ -36,6 +36,7 @@ describe('uagent CLI', () => {
     const health = JSON.parse((await run(['--json', 'health'])).stdout)
     const fromApi = await api('GET', '/health')
     expect({ ...health, uptime: 0, memory: '' }).toEqual({ ...fromApi, uptime: 0, memory: '' })
+    expect((await run(['health'])).stdout).toMatch(/workers\s+\d+ busy of \d+ started \(at most [1-9]\d*\), \d+ queued of \d+/)
 
     const chat = JSON.parse((await run(['--json', 'chat', 'Hello', 'from', 'the', 'CLI'])).stdout)
     expect(chat.response).toBeString()

@@ -20,6 +20,7 @@ function serverOn(dataDir: string, options: Parameters<typeof makeServerWith>[1]
 
 async function close(server: ReturnType<typeof serverOn>) {
   await server.services.recorder.close()
+  await server.services.audit.close()
   server.services.analyticsDb.close()
   server.services.db.close()
   await server.services.postgres?.close({ timeout: 1 })
@@ -38,7 +39,7 @@ async function pgCount(url: string, table: string): Promise<number> {
 suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
   const dataDir = tempDir('migrate-data')
   let target = ''
-  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0 }
+  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0, groupId: '' }
 
   test('a populated SQLite server is copied into an empty PostgreSQL database, counts checked, and a server on it serves the same data', async () => {
     // The SQLite server, used through its API: a user, conversations, an API key, an agent task, analytics.
@@ -70,6 +71,9 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     })
     expect(ingested.status).toBe(200)
     made.chunks = (await before.call('GET', '/rag/collections', { token: bob.accessToken })).json.collections[0].chunks
+    // A group with bob in it (and the audit events that made it).
+    made.groupId = (await before.call('POST', '/groups', { token: admin.accessToken, body: { name: 'Keepers' } })).json.id
+    expect((await before.call('POST', `/groups/${made.groupId}/members`, { token: admin.accessToken, body: { email: 'bob@example.com' } })).status).toBe(200)
     await before.services.recorder.settle()
     made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
     await close(before)
@@ -84,6 +88,9 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     expect(migrated.stdout).toMatch(/conversations\s+uagent\.db\s+(\d+)\s+\1\n/)
     expect(migrated.stdout).toMatch(/messages\s+uagent\.db\s+4\s+4/)
     expect(migrated.stdout).toMatch(/api_keys\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/groups\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/group_members\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/audit_events\s+uagent\.db\s+(\d+)\s+\1\n/)
     expect(migrated.stdout).toMatch(/analytics_records\s+analytics\.db\s+\d+\s+\d+/)
     expect(migrated.stdout).toContain("every table's row count matches")
 
@@ -132,6 +139,12 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       // The SQLite server's requests (its dashboard call included), and the 11 made here so far.
       expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 11)
       expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
+      // Groups, their members and the audit log came along.
+      expect((await after.call('GET', '/groups', { token: again.accessToken })).json.groups.map((g: any) => [g.id, g.name])).toEqual([[made.groupId, 'Keepers']])
+      expect(await after.services.groups.groupIdsOf(made.bobId)).toEqual([made.groupId])
+      const audit = (await after.call('GET', '/admin/audit?action=group.*', { token: admin2.accessToken })).json.events
+      expect(audit.map((e: any) => e.action)).toEqual(['group.member_added', 'group.created'])
+      expect(audit[1]).toMatchObject({ target: made.groupId, actor: { email: 'admin@example.com' }, details: { name: 'Keepers' } })
     } finally {
       await close(after)
     }

@@ -73,9 +73,14 @@ describe('/openapi/json', () => {
         if (!content.length || content.some(([, media]) => !media.schema || !Object.keys(media.schema).length)) problems.push(`${name}: request body without a schema`)
       }
       const responses = Object.entries<any>(op.responses ?? {})
-      if (!responses.some(([status]) => /^(2\d\d|101)$/.test(status))) problems.push(`${name}: no success response`)
+      // A browser sign-in step (OpenID Connect) succeeds with a redirect: no body, a Location header.
+      if (!responses.some(([status]) => /^(2\d\d|101|302)$/.test(status))) problems.push(`${name}: no success response`)
       for (const [status, response] of responses) {
         if (status === '101' || status === '204') continue
+        if (status === '302') {
+          if (!response.headers?.Location?.schema) problems.push(`${name}: redirect without a documented Location header`)
+          continue
+        }
         const media = Object.values<any>(response.content ?? {})
         if (!media.length || !media[0].schema) problems.push(`${name}: response ${status} has no schema`)
         else if (/^[45]/.test(status) && !(path.startsWith('/v1/') ? isOpenAiError(media[0].schema) : isErrorResponse(media[0].schema))) {
@@ -191,6 +196,72 @@ describe('every numeric field of every route', () => {
     expect(problems).toEqual([])
     // The base routes alone have numeric fields in queries and bodies; a walk that found none is broken.
     expect(probes).toBeGreaterThanOrEqual(4 * 4)
+  })
+})
+
+describe('every JSON route', () => {
+  // JSON.parse takes any depth; what runs after it (validation, the error that describes it) once
+  // overflowed the stack on such bodies: a 500.
+  const DEPTH = 100_000
+  const deepArray = () => `${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`
+  const deepObject = () => `${'{"a":'.repeat(DEPTH)}1${'}'.repeat(DEPTH)}`
+
+  test('a body nested 100,000 levels deep (arrays or objects, whole or in a field) is a 400 VALIDATION_ERROR naming the field', async () => {
+    const { accessToken: token } = await server.login()
+    const problems: string[] = []
+    let routes = 0
+    for (const { method, path, op } of operations(await document())) {
+      const bodySchema = op.requestBody?.content?.['application/json']?.schema
+      if (!bodySchema) continue
+      routes++
+      const concrete = path.replace(/\{(\w+)\}/g, 'probe')
+      const query = new URLSearchParams()
+      for (const p of op.parameters ?? []) if (p.in === 'query' && p.required) query.set(p.name, String(sample(p.schema)))
+      const url = `${concrete}${query.size ? `?${query}` : ''}`
+      // The field: the first required one, else any property the body has.
+      const field = bodySchema.required?.[0] ?? Object.keys(bodySchema.properties ?? {})[0] ?? 'x'
+      const base = JSON.stringify({ ...((sample(bodySchema) ?? {}) as object), [field]: '__DEEP__' })
+      const bodies: [string, string, string][] = [
+        ['whole array', deepArray(), 'body.0'],
+        ['whole object', deepObject(), 'body.a'],
+        [`array in ${field}`, base.replace('"__DEEP__"', deepArray()), `body.${field}`],
+        [`object in ${field}`, base.replace('"__DEEP__"', deepObject()), `body.${field}`],
+      ]
+      for (const [what, body, named] of bodies) {
+        const res = await server.call(method.toUpperCase(), url, { token, body })
+        const message = path.startsWith('/v1/') ? res.json?.error?.message : res.json?.message
+        const code = path.startsWith('/v1/') ? 'VALIDATION_ERROR' : res.json?.code
+        if (res.status !== 400 || code !== 'VALIDATION_ERROR' || !String(message).startsWith(`${named}:`)) {
+          problems.push(`${method.toUpperCase()} ${path} (${what}): ${res.status} ${message}`)
+        }
+      }
+    }
+    expect(problems).toEqual([])
+    expect(routes).toBeGreaterThan(20)
+  }, 120_000)
+
+  test('free-form values (document metadata) keep up to 100 levels; one more is refused and nothing is stored', async () => {
+    const { accessToken: token } = await server.login()
+    // body (1) > documents (2) > a document (3) > metadata (4) > 96 objects under tree = 100 levels.
+    const nested = (levels: number): unknown => (levels === 0 ? 'bottom' : { deeper: nested(levels - 1) })
+    const ingest = (levels: number, id: string) =>
+      server.call('POST', '/rag/ingest', { token, body: { collection: 'depth', documents: [{ id, content: 'The harbour office opens at six.', metadata: { title: 'Harbour', tree: nested(levels) } }] } })
+    const kept = await ingest(96, 'kept')
+    expect(kept.status).toBe(200)
+    expect(kept.json.ingested).toBe(1)
+    const refused = await ingest(97, 'refused')
+    expect(refused.status).toBe(400)
+    expect(refused.json.message).toBe('body.documents: arrays and objects nest more than 100 levels deep')
+    const found = await server.call('POST', '/rag/search', { token, body: { collection: 'depth', query: 'harbour office', limit: 10 } })
+    expect(found.status).toBe(200)
+    expect(found.json.results.map((r: { id: string }) => r.id)).toEqual(['kept'])
+    let tree = found.json.results[0].metadata.tree
+    let levels = 0
+    while (tree && typeof tree === 'object') {
+      tree = tree.deeper
+      levels++
+    }
+    expect(levels).toBe(96)
   })
 })
 

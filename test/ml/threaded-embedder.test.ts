@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { WorkPool } from '../../src/core/work-pool'
 import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
@@ -23,36 +24,37 @@ const SAMPLES = [
 const texts = Array.from({ length: THREAD_MIN_TEXTS * 3 + 5 }, (_, i) => `${SAMPLES[i % SAMPLES.length]} ${i % 7 ? `note ${i}` : ''}`.trim())
 const bytes = (vectors: Float32Array[]) => vectors.map((v) => [...new Uint8Array(v.buffer, v.byteOffset, v.byteLength)])
 
-describe('built-in embedder on a worker thread', () => {
-  test('a large batch is embedded on the thread, bit for bit as the built-in embedder embeds it', async () => {
-    const threaded = new ThreadedHashEmbedder()
+describe('built-in embedder on the work pool', () => {
+  test('a large batch is embedded on a worker, bit for bit as the built-in embedder embeds it; a small one here', async () => {
+    const pool = new WorkPool({ size: 1, queueLimit: 4 })
+    const threaded = new ThreadedHashEmbedder(pool)
     const local = new HashEmbedder()
     expect(threaded.id).toBe(local.id)
     expect(threaded.dimensions).toBe(local.dimensions)
     try {
+      // A small call (a search query) stays on this thread, with the same vectors, and starts no worker.
+      expect(bytes(await threaded.embed(texts.slice(0, 3)))).toEqual(bytes(await local.embed(texts.slice(0, 3))))
+      expect(pool.state()).toMatchObject({ started: 0, completed: 0 })
       const vectors = await threaded.embed(texts)
-      expect(threaded.threaded).toBe(true)
+      expect(pool.state()).toMatchObject({ started: 1, completed: 1 })
       expect(vectors).toHaveLength(texts.length)
       expect(bytes(vectors)).toEqual(bytes(await local.embed(texts)))
-      // A small call (a search query) stays on this thread, with the same vectors.
-      expect(bytes(await threaded.embed(texts.slice(0, 3)))).toEqual(bytes(await local.embed(texts.slice(0, 3))))
     } finally {
-      threaded.close()
+      pool.close()
     }
   })
 
-  test('calls in flight when the thread stops are embedded here, and the next large call starts a new thread', async () => {
-    const threaded = new ThreadedHashEmbedder()
+  test('calls beyond the queue are refused with 503 BUSY, the others are embedded', async () => {
+    const pool = new WorkPool({ size: 1, queueLimit: 1 })
+    const threaded = new ThreadedHashEmbedder(pool)
     const expected = bytes(await new HashEmbedder().embed(texts))
     try {
-      const pending = [threaded.embed(texts), threaded.embed(texts)]
-      threaded.close()
-      expect(threaded.threaded).toBe(false)
-      for (const vectors of await Promise.all(pending)) expect(bytes(vectors)).toEqual(expected)
-      expect(bytes(await threaded.embed(texts))).toEqual(expected)
-      expect(threaded.threaded).toBe(true)
+      const outcomes = await Promise.allSettled([threaded.embed(texts), threaded.embed(texts), threaded.embed(texts)])
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected'])
+      expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'BUSY', status: 503 })
+      for (const outcome of outcomes.slice(0, 2)) expect(bytes((outcome as PromiseFulfilledResult<Float32Array[]>).value)).toEqual(expected)
     } finally {
-      threaded.close()
+      pool.close()
     }
   })
 })
@@ -60,7 +62,8 @@ describe('built-in embedder on a worker thread', () => {
 test('an ingest pipelined through the thread stores every chunk with its own vector, and the in-memory copy equals a rebuild', async () => {
   const db = openDatabase(':memory:')
   db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'u@example.com', 'x', '[\"user\"]', '')")
-  const threaded = new ThreadedHashEmbedder()
+  const pool = new WorkPool({ size: 1, queueLimit: 16 })
+  const threaded = new ThreadedHashEmbedder(pool)
   const cacheOptions = { minRows: 1, budgetBytes: 64 * 1024 * 1024 }
   const rag = new RagService({ db, embedder: async () => threaded, generator: async () => new ExtractiveGenerator(), vectorCache: cacheOptions })
   try {
@@ -82,9 +85,9 @@ test('an ingest pipelined through the thread stores every chunk with its own vec
     fresh.nearest(collection, new Float32Array(collection.dimensions).fill(1), 1)
     const entries = (m: Map<number, Float32Array>) => new Map([...m].map(([id, v]) => [id, [...v]]))
     expect(entries(matrixEntries(rag.store.cache.peek(collection.id)!))).toEqual(entries(matrixEntries(fresh.cache.peek(collection.id)!)))
-    expect(threaded.threaded).toBe(true)
+    expect(pool.state().completed).toBeGreaterThan(1)
   } finally {
-    threaded.close()
+    pool.close()
     db.close()
   }
 })

@@ -177,6 +177,30 @@ describe('online backup and verified restore', () => {
     services.db.close()
   })
 
+  test('a downloaded backup and a scheduled one are in the audit log (backup.created)', async () => {
+    const dataDir = tempDir('backup-audit')
+    const { app, login, services } = makeServer({ database: join(dataDir, 'uagent.db'), dataDir, backupIntervalSeconds: 1 })
+    const { accessToken: token } = await login()
+    expect((await download(app, token)).status).toBe(200)
+    services.backups!.start()
+    try {
+      let events: { actor: unknown; target: string | null; details: Record<string, unknown> }[] = []
+      for (let i = 0; i < 300 && events.length < 2; i++) {
+        events = (await services.audit.list({ action: 'backup.created' })).events
+        await Bun.sleep(50)
+      }
+      const [scheduled, downloaded] = events.slice(-2)
+      expect(downloaded).toMatchObject({ actor: { email: 'admin@example.com' }, details: { via: 'download' } })
+      expect(downloaded!.target).toMatch(/^uagent-backup-.*\.tar\.gz$/)
+      expect(scheduled).toMatchObject({ actor: null, details: { via: 'schedule' } })
+      expect(scheduled!.details.size).toBeGreaterThan(0)
+    } finally {
+      services.backups!.stop()
+      await services.audit.close()
+      services.db.close()
+    }
+  })
+
   test('an in-memory server has nothing to back up: 409, never a 500', async () => {
     const { call, login } = makeServer()
     const { accessToken: token } = await login()

@@ -73,6 +73,21 @@ describe('WebSocket /ws', () => {
     client.socket.close()
   })
 
+  test('a message nesting arrays or objects 100,000 levels deep is a VALIDATION_ERROR; the socket stays open', async () => {
+    const server = makeServer()
+    const client = await connect(listen(server))
+    client.send({ type: 'auth', token: (await server.login()).accessToken })
+    expect(await client.next()).toMatchObject({ type: 'auth_success' })
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
+    client.send(`{"type":"stream_chat","message":${deep}}`)
+    expect(await client.next()).toEqual({ type: 'error', code: 'VALIDATION_ERROR', message: 'message: arrays and objects nest more than 100 levels deep' })
+    client.send(`{"type":"plugin_execute","plugin":"calculator","action":"evaluate","parameters":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`)
+    expect(await client.next()).toEqual({ type: 'error', code: 'VALIDATION_ERROR', message: 'parameters: arrays and objects nest more than 100 levels deep' })
+    client.send({ type: 'plugin_execute', plugin: 'calculator', action: 'evaluate', parameters: { expression: '6*7' }, id: 2 })
+    expect(await client.next()).toMatchObject({ type: 'chat_response', id: 2, data: { result: { value: 42 } } })
+    client.socket.close()
+  })
+
   test('any id is echoed, on shape errors too; a JSON string wrapping an object is not a message', async () => {
     const server = makeServer()
     const client = await connect(listen(server))

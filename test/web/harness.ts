@@ -17,8 +17,9 @@ export interface WebServer {
 }
 
 /** The whole server on port 0 with a temporary data dir; chat (and optionally agents) answer with the given generator. */
-export async function startServer(options: { chat?: Generator; agents?: Generator } = {}): Promise<WebServer> {
-  const services = createServices({ dataDir: tempDir('web'), adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: {}, log: () => {} })
+export async function startServer(options: { chat?: Generator; agents?: Generator; env?: Record<string, string>; customize?: (services: Services) => void } = {}): Promise<WebServer> {
+  const services = createServices({ dataDir: tempDir('web'), adminEmail: ADMIN.email, adminPassword: ADMIN.password, env: options.env ?? {}, log: () => {} })
+  options.customize?.(services)
   if (options.chat) {
     const generator = options.chat
     services.chat = new ChatService({ conversations: services.conversations, generator: async () => generator, userExists: (id) => services.auth.getUser(id) !== null })
@@ -34,10 +35,12 @@ export async function startServer(options: { chat?: Generator; agents?: Generato
     services,
     async stop() {
       await app.stop(true)
+      services.ingestJobs.close()
       services.plugins.close()
       await services.mcp.close()
       services.speech.close()
       await services.recorder.close()
+      await services.audit.close()
       services.analyticsDb?.close()
       services.db.close()
     },

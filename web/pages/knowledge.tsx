@@ -24,16 +24,39 @@ interface FileReport {
   reason?: string
   type?: string
 }
+interface JobFile {
+  name: string
+  status: string
+  pages?: number
+  pagesDone?: number
+  chunks?: number
+  reason?: string
+  type?: string
+}
+/** An ingestion job (GET /rag/jobs/{id}): an upload the server goes on with after answering (OCR, long reads). */
+interface Job {
+  id: string
+  collection: string
+  status: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
+  progress: number
+  files: JobFile[]
+  error?: string
+}
 interface Upload {
   name: string
   loaded: number
   total: number
   report?: FileReport
   error?: string
+  /** Set when the server made the upload a job: followed until it ends. */
+  job?: Job
 }
 
-/** One file, one request: XHR reports upload progress (fetch cannot). */
-function uploadFile(collection: string, file: File, onProgress: (loaded: number, total: number) => void): Promise<FileReport> {
+const JOB_ENDED = ['completed', 'failed', 'cancelled']
+const JOB_POLL_MS = 500
+
+/** One file, one request: XHR reports upload progress (fetch cannot). A file the server makes a job (202) comes back as that job. */
+function uploadFile(collection: string, file: File, onProgress: (loaded: number, total: number) => void): Promise<{ report: FileReport } | { jobId: string }> {
   const send = (): Promise<{ status: number; body: any }> =>
     new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest()
@@ -50,8 +73,9 @@ function uploadFile(collection: string, file: File, onProgress: (loaded: number,
     })
   return send().then(async (result) => {
     if (result.status === 401 && ['TOKEN_EXPIRED', 'UNAUTHORIZED'].includes(result.body?.code) && (await refresh())) result = await send()
+    if (result.status === 202) return { jobId: result.body.jobId as string }
     if (result.status !== 200) throw new Error(result.body?.message ?? `Upload failed (${result.status})`)
-    return result.body.files[0] as FileReport
+    return { report: result.body.files[0] as FileReport }
   })
 }
 
@@ -132,6 +156,7 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
   const [uploads, setUploads] = useState<Upload[]>([])
   const [over, setOver] = useState(false)
   const inputId = useId('files')
+  const [jobError, setJobError] = useState<string | null>(null)
   const start = async (files: File[]) => {
     const base = uploads.length
     setUploads((list) => [...list, ...files.map((f) => ({ name: f.name, loaded: 0, total: f.size }))])
@@ -139,13 +164,51 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
     await Promise.all(
       files.map((file, index) =>
         uploadFile(collection, file, (loaded, total) => patch(index, { loaded, total })).then(
-          (report) => setUploads((list) => list.map((u, i) => (i === base + index ? { ...u, report, loaded: u.total } : u))),
+          (result) =>
+            setUploads((list) =>
+              list.map((u, i) =>
+                i !== base + index
+                  ? u
+                  : 'report' in result
+                    ? { ...u, report: result.report, loaded: u.total }
+                    : { ...u, loaded: u.total, job: { id: result.jobId, collection, status: 'queued', progress: 0, files: [{ name: file.name, status: 'queued' }] } },
+              ),
+            ),
           (error: Error) => patch(index, { error: error.message }),
         ),
       ),
     )
     onDone()
   }
+  // Jobs still going (this page's uploads, and the collection's from before a reload) are polled until they end.
+  useEffect(() => {
+    void api<{ jobs: Job[] }>('GET', '/rag/jobs?limit=50').then(
+      ({ jobs }) => {
+        const going = jobs.filter((job) => job.collection === collection && !JOB_ENDED.includes(job.status)).reverse()
+        if (going.length) setUploads((list) => [...going.map((job) => ({ name: job.files.map((f) => f.name).join(', '), loaded: 1, total: 1, job })), ...list])
+      },
+      (error: Error) => setJobError(error.message),
+    )
+  }, [collection])
+  const following = uploads.filter((u) => u.job && !JOB_ENDED.includes(u.job.status)).map((u) => u.job!.id)
+  useEffect(() => {
+    if (!following.length) return
+    const timer = setTimeout(async () => {
+      try {
+        const jobs = await Promise.all(following.map((id) => api<Job>('GET', `/rag/jobs/${encodeURIComponent(id)}`)))
+        const byId = new Map(jobs.map((job) => [job.id, job]))
+        setUploads((list) => list.map((u) => (u.job && byId.has(u.job.id) ? { ...u, job: byId.get(u.job.id)! } : u)))
+        if (jobs.some((job) => JOB_ENDED.includes(job.status))) onDone()
+      } catch (error) {
+        setJobError((error as Error).message)
+      }
+    }, JOB_POLL_MS)
+    return () => clearTimeout(timer)
+  }, [uploads])
+  const cancel = useAction(async (id: string) => {
+    const job = await api<Job>('DELETE', `/rag/jobs/${encodeURIComponent(id)}`)
+    setUploads((list) => list.map((u) => (u.job?.id === id ? { ...u, job } : u)))
+  })
   return (
     <Card title={`Upload to ${collection}`}>
       <div
@@ -158,26 +221,68 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
           void start([...(e.dataTransfer?.files ?? [])])
         }}
       >
-        <p>Drop PDF, Word, HTML, Markdown or text files here, or</p>
+        <p>Drop PDF, Word, HTML, Markdown, text files or images here, or</p>
         <button type="button" onClick={() => (document.getElementById(inputId) as HTMLInputElement).click()}>
           Choose files
         </button>
-        <input id={inputId} type="file" multiple hidden aria-label="Files to upload" accept=".pdf,.docx,.html,.htm,.md,.markdown,.txt,text/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
+        <input id={inputId} type="file" multiple hidden aria-label="Files to upload" accept=".pdf,.docx,.html,.htm,.md,.markdown,.txt,text/*,image/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
       </div>
+      <ErrorText error={jobError ?? cancel.error} />
       <ul class="files" aria-label="Uploads">
-        {uploads.map((u) => (
-          <li>
-            <div class="row">
-              <span class="grow">{u.name}</span>
-              <span class="small">
-                {u.error ? <span class="error">{u.error}</span> : u.report ? <Report report={u.report} /> : `${bytes(u.loaded)} / ${bytes(u.total)}`}
-              </span>
-            </div>
-            <progress aria-label={`Upload of ${u.name}`} max={u.total || 1} value={u.loaded} />
-          </li>
-        ))}
+        {uploads.map((u) =>
+          u.job ? (
+            <JobItem key={u.job.id} job={u.job} onCancel={() => void cancel.run(u.job!.id)} />
+          ) : (
+            <li>
+              <div class="row">
+                <span class="grow">{u.name}</span>
+                <span class="small">
+                  {u.error ? <span class="error">{u.error}</span> : u.report ? <Report report={u.report} /> : `${bytes(u.loaded)} / ${bytes(u.total)}`}
+                </span>
+              </div>
+              <progress aria-label={`Upload of ${u.name}`} max={u.total || 1} value={u.loaded} />
+            </li>
+          ),
+        )}
       </ul>
     </Card>
+  )
+}
+
+/** An upload the server goes on with: each file's pages read, the job's progress, and Cancel while it runs. */
+function JobItem({ job, onCancel }: { job: Job; onCancel: () => void }) {
+  const ended = JOB_ENDED.includes(job.status)
+  const label = job.files.map((f) => f.name).join(', ')
+  return (
+    <li aria-label={`Ingestion of ${label}`}>
+      {job.files.map((file) => (
+        <div class="row">
+          <span class="grow">{file.name}</span>
+          <span class="small">
+            {['queued', 'running'].includes(file.status) ? (
+              <span class="job-file">
+                {file.status === 'queued' ? 'waiting' : 'reading'}
+                {file.pages ? ` · ${file.pagesDone ?? 0} of ${file.pages} pages read` : ''}
+              </span>
+            ) : file.status === 'cancelled' ? (
+              <span class="muted">cancelled</span>
+            ) : (
+              <Report report={file} />
+            )}
+          </span>
+        </div>
+      ))}
+      <div class="row">
+        <progress class="grow" aria-label={`Progress of ${label}`} max={100} value={job.progress} />
+        <span class="small badge">{job.status}</span>
+        {!ended && (
+          <button type="button" class="danger" aria-label={`Cancel ingestion of ${label}`} onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {job.error && <div class="error small">{job.error}</div>}
+    </li>
   )
 }
 

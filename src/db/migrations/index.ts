@@ -13,6 +13,11 @@ import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
 import { analyticsMovedOut } from './014_analytics_moved_out'
 import { mcpServers } from './015_mcp_servers'
+import { agentTaskRoles } from './045_agent_task_roles'
+import { groups } from './040_groups'
+import { auditEvents } from './041_audit_events'
+import { singleSignOn } from './044_single_sign_on'
+import { ingestJobs } from './043_ingest_jobs'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -37,6 +42,11 @@ export const MIGRATIONS: Migration[] = [
   accounts, conversations, rag, ragFtsPerCollection, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings,
   analyticsMovedOut,
   mcpServers,
+  groups,
+  auditEvents,
+  ingestJobs,
+  singleSignOn,
+  agentTaskRoles,
 ]
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { readLabelled } from '../intent/classifier'
-import type { CommandGrammar } from './recognizer-worker'
+import type { CommandGrammar } from './pocketsphinx'
 
 const SMALL = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen']
 const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety']

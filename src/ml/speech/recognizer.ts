@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs'
 import { AppError } from '../../core/errors'
-import { WorkerCalls } from '../../core/worker-calls'
-import { type Pcm, floatToInt16, resample } from './pcm'
-import type { CommandGrammar } from './recognizer-worker'
+import { type RunOptions, type WorkPool, workKind } from '../../core/work-pool'
+import type { Pcm } from './pcm'
+import type { CommandGrammar } from './pocketsphinx'
 
 export type { CommandGrammar }
 export type TranscribeMode = 'commands' | 'dictation'
 
 export const INSTALL_LINE = 'apt-get install -y pocketsphinx pocketsphinx-en-us'
-const RATE = 16000
 const LIBRARY_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib', '/usr/local/lib']
 
 export interface Transcript {
@@ -19,14 +18,6 @@ export interface Transcript {
   words: { word: string; start: number; end: number }[]
 }
 
-interface WorkerResult {
-  text: string
-  words: { word: string; start: number; end: number; probability: number }[]
-  score: number
-  speechFrames: number
-  posterior: number
-}
-
 /** Whether libpocketsphinx and its English model are installed. */
 export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
 
@@ -34,63 +25,56 @@ export function recognizerInstalled(modelDir = process.env.UAGENT_SPEECH_MODEL_D
   return LIBRARY_DIRS.some((dir) => existsSync(`${dir}/libpocketsphinx.so.3`)) && existsSync(`${modelDir}/en-us/mdef`)
 }
 
+/** What a transcription task gets: encoded audio (decoded in the worker) or samples, and the decoder to use. */
+export interface TranscribeTask {
+  /** WAV, MP3 or Ogg bytes, decoded and checked in the worker (400 VALIDATION_ERROR when unreadable). */
+  audio?: Uint8Array
+  pcm?: Pcm
+  /** Longer audio is refused (400) before it is decoded further. */
+  maxSeconds?: number
+  mode: TranscribeMode
+  modelDir: string
+  grammar?: CommandGrammar
+  /** Only loads the command decoder. */
+  probe?: boolean
+}
+
+export const TRANSCRIBE = workKind<TranscribeTask, Transcript | null>('transcribe', new URL('./transcribe.work.ts', import.meta.url).href)
+
 /**
- * Speech recognition with pocketsphinx in a worker thread: the worker loads the models once and
- * decodes one utterance at a time, off the server's event loop.
+ * Speech recognition with pocketsphinx, on the work pool: each worker loads the models once, and
+ * decoding the audio, resampling and recognizing all run there, off the server's event loop.
  */
 export class Recognizer {
-  constructor(readonly modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || DEFAULT_MODEL_DIR) {}
+  constructor(
+    private readonly pool: WorkPool,
+    readonly modelDir = process.env.UAGENT_SPEECH_MODEL_DIR || DEFAULT_MODEL_DIR,
+  ) {}
 
-  private readonly calls = new WorkerCalls(new URL('./recognizer-worker.ts', import.meta.url).href)
-
-  private async send<T>(message: Record<string, unknown>, transfer: Transferable[] = []): Promise<T> {
-    let reply: { ok: boolean; result?: unknown; error?: string }
-    try {
-      reply = await this.calls.call(message, transfer)
-    } catch (error) {
-      throw new AppError('MODEL_UNAVAILABLE', `Speech recognition stopped: ${(error as Error).message}`)
-    }
-    if (!reply.ok) throw new AppError('MODEL_UNAVAILABLE', `Speech recognition failed: ${reply.error}`)
-    return reply.result as T
-  }
-
-  /** Loads the command decoder now (start-up), so the first request does not wait for it. */
+  /** Loads the command decoder in a worker now, so the first request does not wait for it. */
   async warm(): Promise<void> {
     if (!recognizerInstalled(this.modelDir)) return
-    await this.send({ type: 'probe', modelDir: this.modelDir })
+    await this.pool.run(TRANSCRIBE, { mode: 'commands', modelDir: this.modelDir, probe: true })
   }
 
-  async transcribe(pcm: Pcm, mode: TranscribeMode, grammar?: CommandGrammar): Promise<Transcript> {
+  /** Samples → text. */
+  async transcribe(pcm: Pcm, mode: TranscribeMode, grammar?: CommandGrammar, options: RunOptions = {}): Promise<Transcript> {
+    this.assertInstalled()
+    return (await this.pool.run(TRANSCRIBE, { pcm, mode, modelDir: this.modelDir, grammar: mode === 'commands' ? grammar : undefined }, options))!
+  }
+
+  /** Audio bytes (WAV, MP3, Ogg Vorbis) → text; unreadable audio is 400 VALIDATION_ERROR. */
+  async transcribeAudio(audio: Uint8Array, mode: TranscribeMode, grammar: CommandGrammar | undefined, maxSeconds: number, options: RunOptions = {}): Promise<Transcript> {
+    const task: TranscribeTask = { audio, maxSeconds, mode, modelDir: this.modelDir, grammar: mode === 'commands' ? grammar : undefined }
+    return (await this.pool.run(TRANSCRIBE, task, options))!
+  }
+
+  private assertInstalled(): void {
     if (!recognizerInstalled(this.modelDir)) {
       throw new AppError('MODEL_UNAVAILABLE', `Speech recognition is not installed on the server: ${INSTALL_LINE}`)
     }
-    const duration = pcm.samples.length / pcm.sampleRate
-    // A quarter second of silence on each side: the decoder needs some before and after speech.
-    const speech = resample(pcm.samples, pcm.sampleRate, RATE)
-    const padded = new Float32Array(speech.length + RATE / 2)
-    padded.set(speech, RATE / 4)
-    const samples = floatToInt16(padded)
-    const result = await this.send<WorkerResult>({ samples, mode, modelDir: this.modelDir, grammar: mode === 'commands' ? grammar : undefined }, [samples.buffer])
-    const shift = 0.25
-    const words = result.words.map((w) => ({ word: w.word, start: round(Math.max(0, w.start - shift)), end: round(Math.max(0, w.end - shift)) }))
-    return { text: result.text, confidence: round(confidenceOf(result, mode)), duration: round(duration), mode, words }
   }
 
-  close(): void {
-    this.calls.close('the recognizer was closed')
-  }
-}
-
-const round = (value: number) => Math.round(value * 1000) / 1000
-
-/**
- * Dictation: the decoder's posterior probability of the whole hypothesis. Commands (a grammar has
- * no posterior): the mean per-frame acoustic score of the recognized words, mapped onto 0..1, where
- * about -100 log units per frame (clean speech) gives ~0.9 and noise forced onto the grammar falls away.
- */
-function confidenceOf(result: WorkerResult, mode: TranscribeMode): number {
-  if (!result.text) return 0
-  if (mode === 'dictation') return Number.isFinite(result.posterior) ? Math.max(0, Math.min(1, result.posterior)) : 0
-  const perFrame = result.score / Math.max(1, result.speechFrames)
-  return Math.max(0, Math.min(1, 1 / (1 + Math.exp((-perFrame - 300) / 90))))
+  /** The pool's workers are the server's; nothing of the recognizer's own to stop. */
+  close(): void {}
 }

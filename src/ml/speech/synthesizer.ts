@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { AppError } from '../../core/errors'
+import { workKind } from '../../core/work-pool'
 import { type AudioFormat, createStreamEncoder } from './encoders'
 import { DEFAULT_WPM, ESPEAK_RATE, espeak, listVariants, listVoices, MAX_WPM, MIN_WPM, type Voice } from './espeak'
 import { timeStretch } from './stretch'
@@ -61,11 +62,22 @@ export interface SynthesisResult {
   bytes: number
 }
 
+export interface SynthesisRequest {
+  text: string
+  /** An espeak voice, as resolveVoice gives it. */
+  voice: string
+  speed: number
+  format: AudioFormat
+}
+
+/** synthesizeToFile on the work pool: the worker writes the file at `path`. */
+export const SYNTHESIZE = workKind<SynthesisRequest & { path: string }, SynthesisResult>('tts', new URL('./synthesize.work.ts', import.meta.url).href)
+
 /**
  * Speaks `text` into the file at `path` in `format`, piece by piece: each piece is synthesized,
  * stretched when `speed` is beyond espeak's own range, encoded and written before the next starts.
  */
-export async function synthesizeToFile(path: string, request: { text: string; voice: string; speed: number; format: AudioFormat }): Promise<SynthesisResult> {
+export async function synthesizeToFile(path: string, request: SynthesisRequest): Promise<SynthesisResult> {
   const wpm = DEFAULT_WPM * request.speed
   const engineWpm = Math.min(MAX_WPM, Math.max(MIN_WPM, wpm))
   const stretch = wpm / engineWpm

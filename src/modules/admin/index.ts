@@ -3,6 +3,7 @@ import { createReadStream, rmSync } from 'node:fs'
 import { authPlugin } from '../../core/auth'
 import { AppError } from '../../core/errors'
 import type { RateLimiter } from '../../core/rate-limit'
+import type { RequestAudit } from '../audit/context'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { BackupsResponse } from './model'
@@ -39,7 +40,7 @@ function streamOnce(path: string): ReadableStream<Uint8Array> {
   })
 }
 
-export function adminModule(backups: BackupService | null, auth: AuthService, limiter: RateLimiter, schedule: { intervalSeconds: number; keep: number }) {
+export function adminModule(backups: BackupService | null, auth: AuthService, limiter: RateLimiter, schedule: { intervalSeconds: number; keep: number }, audit: RequestAudit) {
   const need = () => {
     if (!backups) throw new AppError('CONFLICT', 'This server keeps its data in memory: there is nothing on disk to back up')
     return backups
@@ -48,10 +49,11 @@ export function adminModule(backups: BackupService | null, auth: AuthService, li
     .use(authPlugin(auth, limiter))
     .post(
       '/backup',
-      async ({ set }) => {
+      async ({ set, principal, request }) => {
         const service = need()
         const backup = await service.create(`.download-${Date.now()}-${crypto.randomUUID().slice(0, 8)}.tar.gz`)
         const filename = `uagent-backup-${backup.manifest.createdAt.replace(/[:.]/g, '-')}.tar.gz`
+        audit.record(request, principal, { action: 'backup.created', target: filename, details: { size: backup.size, files: backup.manifest.files.length, via: 'download' } })
         return new Response(streamOnce(backup.path), {
           headers: {
             ...(set.headers as Record<string, string>),

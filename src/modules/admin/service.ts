@@ -29,6 +29,8 @@ export interface BackupOptions {
   postgres?: Postgres | null
   /** The pg_dump program (default: pg_dump on PATH). */
   pgDump?: string
+  /** Told of each scheduled backup written (the audit log records it). */
+  onScheduled?: (backup: { name: string; size: number; files: number }) => void
 }
 
 const NAME = /^uagent-backup-[0-9TZ-]+\.tar\.gz$/
@@ -134,6 +136,7 @@ export class BackupService {
         .then((backup) => {
           this.prune()
           this.options.log(`Scheduled backup written: ${backup.path} (${backup.size} bytes)`)
+          this.options.onScheduled?.({ name: backup.name, size: backup.size, files: backup.manifest.files.length })
         })
         .catch((error) => this.options.log(`Scheduled backup failed: ${(error as Error)?.message ?? String(error)}`))
     }, this.options.intervalSeconds * 1000)

@@ -149,17 +149,27 @@ export class AgentService {
     this.pollMs = deps.pollMs ?? POLL_MS
     this.stopListening = this.bus.subscribe(AGENTS_TOPIC, (event) => this.onEvent(event))
     if (this.shared) this.startSharedQueue(this.shared)
-    else {
-      whenDone(
-        andThen(this.store.failOrphans(), (orphans) => {
-          if (orphans) this.log(`agents: ${orphans} task(s) left queued or running by the previous run marked failed`)
-        }),
-        logFailure,
-      )
-    }
+    else whenDone(this.resume(), logFailure)
     whenDone(this.prune(), logFailure)
     this.timer = setInterval(() => whenDone(this.prune(), logFailure), 3600_000)
     ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  /**
+   * After a restart (this process's queue): the tasks the previous run left running are failed
+   * with the reason; those it left queued go back in the queue, in their order, and run.
+   */
+  private resume(): MaybePromise<void> {
+    return andThen(this.store.failOrphans(), (orphans) => {
+      if (orphans) this.log(`agents: ${orphans} task(s) left running by the previous run marked failed`)
+      return andThen(this.store.waiting(), (rows) => {
+        if (this.closed || !rows.length) return
+        const known = new Set(this.queue.map((entry) => entry.id))
+        for (const row of rows) if (!known.has(row.id)) this.queue.push(queuedOf(row))
+        this.log(`agents: ${rows.length} task(s) left queued by the previous run queued again`)
+        this.pump()
+      })
+    })
   }
 
   list() {
@@ -200,7 +210,7 @@ export class AgentService {
     }
     if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) whenDone(this.prune(), (error) => this.log(`agents: pruning failed: ${(error as Error)?.message}`))
     const id = crypto.randomUUID()
-    return andThen(this.store.create(id, caller.userId, spec), () => {
+    return andThen(this.store.create(id, caller.userId, spec, caller.roles), () => {
       this.queue.push({ id, caller, spec })
       this.pump()
       return { taskId: id, status: 'queued' as const }
@@ -365,12 +375,7 @@ export class AgentService {
   }
 
   private runClaimed(row: ClaimedTask): void {
-    const request = JSON.parse(row.request) as { agents: string[]; parallel: boolean; maxIterations: number; collections: string[] | null }
-    let roles: string[] = []
-    try {
-      roles = JSON.parse(row.caller_roles)
-    } catch {}
-    const entry: Queued = { id: row.id, caller: { userId: row.user_id, roles }, spec: { task: row.task, ...request } }
+    const entry = queuedOf(row)
     const controller = new AbortController()
     this.running.set(row.id, controller)
     this.announce(row.id, row.user_id, { status: 'running', progress: row.progress, currentAgent: null, results: [] })
@@ -678,6 +683,16 @@ export class AgentService {
     for (const entry of [...this.queue]) whenDone(this.cancelTask(entry.id), lost)
     for (const id of [...this.running.keys()]) whenDone(this.cancelTask(id), lost)
   }
+}
+
+/** A stored task as the queue runs it: its spec and its caller (the roles kept when it was queued). */
+function queuedOf(row: ClaimedTask): Queued {
+  const request = JSON.parse(row.request) as { agents: string[]; parallel: boolean; maxIterations: number; collections: string[] | null }
+  let roles: string[] = []
+  try {
+    roles = JSON.parse(row.caller_roles)
+  } catch {}
+  return { id: row.id, caller: { userId: row.user_id, roles }, spec: { task: row.task, ...request } }
 }
 
 /** A stored task in the shape of AgentTaskStatusResponse (plus its extensions). */

@@ -105,8 +105,13 @@ export class PostgresTaskStore implements TaskStore, SharedTaskQueue {
 
   async failOrphans(): Promise<number> {
     const result = await this.sql`
-      UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ${now()}, error = ${ORPHANED} WHERE status IN ('queued', 'running')`
+      UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ${now()}, error = ${ORPHANED} WHERE status = 'running'`
     return result.count
+  }
+
+  async waiting(): Promise<ClaimedTask[]> {
+    const rows: ClaimedTask[] = await this.sql.unsafe(`SELECT ${COLUMNS}, caller_roles FROM agent_tasks WHERE status = 'queued' ORDER BY seq`)
+    return [...rows]
   }
 
   async prune(before: string): Promise<number> {

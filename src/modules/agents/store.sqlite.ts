@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { TaskSpec } from './orchestrate'
-import { now, ORPHANED, requestOf, type TaskOutcome, type TaskRow, type TaskStatus, type TaskStore } from './store'
+import { type ClaimedTask, now, ORPHANED, requestOf, type TaskOutcome, type TaskRow, type TaskStatus, type TaskStore } from './store'
 import type { AgentResult } from './types'
 
 /** The agent_tasks table in the server's SQLite database: every call answers at once. */
@@ -9,8 +9,16 @@ export class SqliteTaskStore implements TaskStore {
 
   constructor(private readonly db: Database) {}
 
-  create(id: string, userId: string, spec: TaskSpec): void {
-    this.db.run('INSERT INTO agent_tasks (id, user_id, status, task, request, created_at) VALUES (?, ?, ?, ?, ?, ?)', [id, userId, 'queued', spec.task, requestOf(spec), now()])
+  create(id: string, userId: string, spec: TaskSpec, roles: string[] = []): void {
+    this.db.run('INSERT INTO agent_tasks (id, user_id, status, task, request, created_at, caller_roles) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      userId,
+      'queued',
+      spec.task,
+      requestOf(spec),
+      now(),
+      JSON.stringify(roles),
+    ])
   }
 
   get(id: string): TaskRow | null {
@@ -65,10 +73,11 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   failOrphans(): number {
-    return this.db.run(
-      "UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ?, error = ? WHERE status IN ('queued', 'running')",
-      [now(), ORPHANED],
-    ).changes
+    return this.db.run("UPDATE agent_tasks SET status = 'failed', current_agent = NULL, ended_at = ?, error = ? WHERE status = 'running'", [now(), ORPHANED]).changes
+  }
+
+  waiting(): ClaimedTask[] {
+    return this.db.query<ClaimedTask, []>("SELECT * FROM agent_tasks WHERE status = 'queued' ORDER BY created_at, rowid").all()
   }
 
   prune(before: string): number {

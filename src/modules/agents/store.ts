@@ -53,15 +53,20 @@ export interface TaskStore {
   complete(id: string, outcome: TaskOutcome): MaybePromise<boolean>
   /** Ends a queued or running task as failed or cancelled; false when it had already ended. */
   end(id: string, status: 'failed' | 'cancelled', error: string | null): MaybePromise<boolean>
-  /** Tasks a previous process left queued or running can never finish: they are failed. */
+  /**
+   * Tasks a previous process left running can never finish: they are failed (ORPHANED). Queued
+   * ones stay queued, to run after the restart.
+   */
   failOrphans(): MaybePromise<number>
+  /** The queued tasks, oldest first, with their callers' roles (what a restarted server runs). */
+  waiting(): MaybePromise<ClaimedTask[]>
   /** Deletes finished tasks that ended before `before`. */
   prune(before: string): MaybePromise<number>
   /** Tasks by status. */
   counts(): MaybePromise<Record<TaskStatus, number>>
 }
 
-/** A claimed task, with what a replica needs to run it. */
+/** A queued or claimed task, with what a server needs to run it. */
 export interface ClaimedTask extends TaskRow {
   /** The caller's roles, JSON. */
   caller_roles: string

@@ -12,6 +12,23 @@ export function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
+/**
+ * The rows with the first one already read: a database that cannot answer (PostgreSQL lost) fails
+ * the request with its status (503), instead of a 200 whose body breaks off.
+ */
+export async function firstRead<T>(rows: Iterator<T> | AsyncIterator<T>): Promise<Iterator<T> | AsyncIterator<T>> {
+  const first = await rows.next()
+  let taken = false
+  return {
+    next: () => {
+      if (taken) return rows.next()
+      taken = true
+      return first
+    },
+    return: (value?: unknown) => (rows.return ? rows.return(value) : { done: true as const, value: value as T }),
+  } as Iterator<T> | AsyncIterator<T>
+}
+
 const csvLine = (values: (string | number | null)[]) => `${values.map(csvField).join(',')}\r\n`
 
 /**

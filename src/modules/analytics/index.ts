@@ -4,7 +4,7 @@ import { authenticateRequest, authPlugin, bearerToken } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
-import { exportStream } from './export'
+import { exportStream, firstRead } from './export'
 import { DashboardResponse, ExportQuery, MetricsQuery, MetricsResponse } from './model'
 import type { PrometheusMetrics } from './prometheus'
 import type { RequestRecorder } from './recorder'
@@ -72,7 +72,8 @@ export function analyticsModule({ analytics, recorder, prometheus, auth, limiter
         await recorder.settle()
         const range = query.timeRange ?? '24h'
         const format = query.format ?? 'json'
-        return new Response(exportStream(analytics.exportRows(range), format), {
+        const rows = await firstRead(analytics.exportRows(range))
+        return new Response(exportStream(rows, format), {
           headers: {
             ...(set.headers as Record<string, string>),
             'content-type': 'application/octet-stream',

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client'
+import type { WorkPool } from '../../core/work-pool'
 import { type BatchSums, DURATION_BOUNDS } from './batch-sums'
 
 /**
@@ -110,6 +111,8 @@ export class PrometheusMetrics {
   constructor(
     db: Database,
     pending: () => number,
+    /** The server's work pool: its queue depth and the time of its tasks by kind. */
+    pool?: WorkPool,
   ) {
     processMetrics()
     const registers = [this.registry]
@@ -200,6 +203,35 @@ export class PrometheusMetrics {
         this.set({ type: 'external' }, memory.external)
       },
     })
+    if (pool) {
+      new Gauge({
+        name: 'uagent_work_queue_depth',
+        help: 'Tasks of the work pool waiting for a worker (beyond UAGENT_WORK_QUEUE: 503 BUSY)',
+        registers,
+        collect() {
+          this.set(pool.queueDepth)
+        },
+      })
+      new Gauge({
+        name: 'uagent_work_workers',
+        help: 'Worker threads of the work pool, by state (busy, idle; started lazily up to UAGENT_WORKERS)',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const state = pool.state()
+          this.set({ state: 'busy' }, state.busy)
+          this.set({ state: 'idle' }, state.started - state.busy)
+        },
+      })
+      const seconds = new Histogram({
+        name: 'uagent_work_seconds',
+        help: 'Time of work pool tasks on their worker, by kind (tts, transcribe, extract, embed) and outcome (ok, failed, crashed, cancelled)',
+        labelNames: ['kind', 'outcome'] as const,
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers,
+      })
+      pool.onDone((done) => seconds.observe({ kind: done.kind, outcome: done.outcome }, done.seconds))
+    }
   }
 
   /**

@@ -36,6 +36,11 @@ export interface RecorderOptions {
    * there and written before the next one, or at the next flush (up to maxPending records).
    */
   postgres?: Postgres
+  /**
+   * Whether PostgreSQL is known to be unreachable: settle() then waits for no write (the readers'
+   * queries fail at once with 503, rather than after the writer's connect timeout).
+   */
+  databaseDown?: () => boolean
 }
 
 /** The route of a request that matched no route: a fixed label, never the path itself. */
@@ -72,7 +77,8 @@ export class RequestRecorder {
   epoch = Date.now() - performance.now()
   private readonly store: RecordStore
   private readonly writer: WriterThread | null = null
-  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  private readonly options: Required<Omit<RecorderOptions, 'log' | 'onSums' | 'onDrop' | 'postgres' | 'databaseDown'>> & Pick<RecorderOptions, 'log' | 'onSums' | 'onDrop'>
+  private readonly databaseDown: (() => boolean) | undefined
   /** PostgreSQL's records, for write() and prune() (batches go through the writer thread). */
   private readonly postgres: PostgresRecordStore | null = null
 
@@ -80,7 +86,8 @@ export class RequestRecorder {
     private readonly db: Database,
     options: RecorderOptions,
   ) {
-    const { postgres, ...rest } = options
+    const { postgres, databaseDown, ...rest } = options
+    this.databaseDown = databaseDown
     this.options = { flushIntervalMs: 1000, maxBatch: 10_000, maxPending: 100_000, pruneIntervalMs: 10 * MINUTE, writer: 'thread', ...rest }
     this.store = new RecordStore(db)
     const file = db.filename
@@ -279,6 +286,7 @@ export class RequestRecorder {
   async settle(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve))
     this.flush()
+    if (this.databaseDown?.()) return
     await this.writer?.drained()
     // (PostgreSQL's thread: what it kept, once more.)
     if (this.writer?.kept) {

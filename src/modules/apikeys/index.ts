@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
+import type { RequestAudit } from '../audit/context'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { ApiKeyParams, ApiKeysResponse, CreateApiKeyRequest, CreatedApiKey, RevokedApiKey } from './model'
@@ -9,15 +10,23 @@ import type { ApiKeyService } from './service'
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse }
 
 /** Personal API keys of the caller. Everyone sees and manages their own keys only, admins included. */
-export function apiKeysModule(keys: ApiKeyService, auth: AuthService, limiter: RateLimiter) {
+export function apiKeysModule(keys: ApiKeyService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:apikeys', prefix: '/auth/api-keys', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
-    .post('', ({ body, principal }) => keys.create(principal.user.id, body.name, body.expiresIn), {
+    .post(
+      '',
+      async ({ body, principal, request }) => {
+        const created = await keys.create(principal.user.id, body.name, body.expiresIn)
+        audit.record(request, principal, { action: 'apikey.created', target: created.id, details: { name: created.name, expiresAt: created.expiresAt } })
+        return created
+      },
+      {
       auth: true,
       body: CreateApiKeyRequest,
       response: { 200: CreatedApiKey, ...errors },
       detail: { summary: 'Create a personal API key (uak_…): a Bearer credential for tools; the key is shown once' },
-    })
+      },
+    )
     .get(
       '',
       async ({ principal }) => {
@@ -32,8 +41,9 @@ export function apiKeysModule(keys: ApiKeyService, auth: AuthService, limiter: R
     )
     .delete(
       '/:id',
-      async ({ params, principal }) => {
-        await keys.revoke(principal.user.id, params.id)
+      async ({ params, principal, request }) => {
+        const revoked = await keys.revoke(principal.user.id, params.id)
+        audit.record(request, principal, { action: 'apikey.revoked', target: revoked.id, details: { name: revoked.name } })
         return { success: true, id: params.id }
       },
       {

@@ -24,12 +24,13 @@ import {
   UsersQuery,
   UsersResponse,
 } from './model'
+import type { RequestAudit } from '../audit/context'
 import type { AuthService } from './service'
 
-export function authModule(auth: AuthService, limiter: RateLimiter) {
+export function authModule(auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:auth', prefix: '/auth', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
-    .post('/login', ({ body, headers }) => auth.login(body.email, body.password, body.mfaCode, headers['user-agent']), {
+    .post('/login', ({ body, headers, request }) => audit.login(request, body.email, 'password', () => auth.login(body.email, body.password, body.mfaCode, headers['user-agent'])), {
       body: LoginRequest,
       response: { 200: LoginResponse, ...errors },
       detail: { summary: 'Log in with email, password and (when enabled) an MFA code', security: [] },
@@ -41,19 +42,21 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .post(
       '/logout',
-      async ({ principal }) => {
+      async ({ principal, request }) => {
         if (principal.apiKeyId) {
           throw new AppError('VALIDATION_ERROR', 'An API key has no session to log out of: revoke the key with DELETE /auth/api-keys/{id}')
         }
         await auth.revokeSession(principal.sessionId)
+        audit.record(request, principal, { action: 'auth.logout', target: principal.user.id, details: { sessionId: principal.sessionId } })
         return { success: true, message: 'Session revoked' }
       },
       { auth: true, response: { 200: SuccessResponse, ...errors }, detail: { summary: 'Revoke the current session' } },
     )
     .post(
       '/password',
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         const sessionsRevoked = await auth.changePassword(principal.user.id, principal.sessionId, body.currentPassword, body.newPassword)
+        audit.record(request, principal, { action: 'auth.password_changed', target: principal.user.id, details: { sessionsRevoked } })
         return { success: true, message: 'Password changed; other sessions were signed out and API keys deleted', sessionsRevoked }
       },
       {
@@ -85,9 +88,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/password',
-      async ({ params, body }) => {
+      async ({ params, body, principal, request }) => {
         const sessionsRevoked = await auth.setPassword(params.id, body.newPassword)
-        return { success: true, message: 'Password set; every session of the user was signed out', user: (await auth.getUser(params.id))!, sessionsRevoked }
+        const user = (await auth.getUser(params.id))!
+        audit.record(request, principal, { action: 'user.password_reset', target: params.id, details: { email: user.email, sessionsRevoked } })
+        return { success: true, message: 'Password set; every session of the user was signed out', user, sessionsRevoked }
       },
       {
         admin: true,
@@ -99,9 +104,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/unlock',
-      async ({ params }) => {
+      async ({ params, principal, request }) => {
         const cleared = await auth.unlock(params.id)
-        return { success: true, message: `Login throttling cleared (${cleared} recorded failure${cleared === 1 ? '' : 's'})`, user: (await auth.getUser(params.id))! }
+        const user = (await auth.getUser(params.id))!
+        audit.record(request, principal, { action: 'user.unlocked', target: params.id, details: { email: user.email, failuresCleared: cleared } })
+        return { success: true, message: `Login throttling cleared (${cleared} recorded failure${cleared === 1 ? '' : 's'})`, user }
       },
       {
         admin: true,
@@ -112,8 +119,9 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/disable',
-      async ({ params }) => {
+      async ({ params, principal, request }) => {
         const { user, sessionsRevoked } = await auth.disable(params.id)
+        audit.record(request, principal, { action: 'user.disabled', target: params.id, details: { email: user.email, sessionsRevoked } })
         return { success: true, message: 'User disabled; their tokens no longer work', user, sessionsRevoked }
       },
       {
@@ -125,7 +133,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users/:id/enable',
-      async ({ params }) => ({ success: true, message: 'User enabled; they can log in again', user: await auth.enable(params.id) }),
+      async ({ params, principal, request }) => {
+        const user = await auth.enable(params.id)
+        audit.record(request, principal, { action: 'user.enabled', target: params.id, details: { email: user.email } })
+        return { success: true, message: 'User enabled; they can log in again', user }
+      },
       {
         admin: true,
         params: UserParams,
@@ -135,7 +147,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .delete(
       '/users/:id',
-      async ({ params }) => ({ success: true, message: 'User deleted with everything they owned', user: await auth.deleteUser(params.id) }),
+      async ({ params, principal, request }) => {
+        const user = await auth.deleteUser(params.id)
+        audit.record(request, principal, { action: 'user.deleted', target: params.id, details: { email: user.email } })
+        return { success: true, message: 'User deleted with everything they owned', user }
+      },
       {
         admin: true,
         params: UserParams,
@@ -145,7 +161,11 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/users',
-      async ({ body }) => ({ success: true, user: await auth.createUser(body.email, body.password, body.roles ?? ['user']) }),
+      async ({ body, principal, request }) => {
+        const user = await auth.createUser(body.email, body.password, body.roles ?? ['user'])
+        audit.record(request, principal, { action: 'user.created', target: user.id, details: { email: user.email, roles: user.roles } })
+        return { success: true, user }
+      },
       {
         admin: true,
         body: CreateUserRequest,
@@ -160,8 +180,9 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     })
     .post(
       '/mfa/enable',
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         await auth.enableMfa(principal.user.id, body.code)
+        audit.record(request, principal, { action: 'auth.mfa_enabled', target: principal.user.id })
         return { success: true, mfaEnabled: true }
       },
       {
@@ -173,8 +194,9 @@ export function authModule(auth: AuthService, limiter: RateLimiter) {
     )
     .post(
       '/mfa/disable',
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         await auth.disableMfa(principal.user.id, body.code)
+        audit.record(request, principal, { action: 'auth.mfa_disabled', target: principal.user.id })
         return { success: true, mfaEnabled: false }
       },
       {

@@ -54,6 +54,32 @@ export interface ApiKeyResolver {
   revokeAllForUser(userId: string): number | Promise<number>
 }
 
+/**
+ * A directory that checks passwords (LDAP), plugged in by single sign-on (src/modules/sso) so that
+ * POST /auth/login and the web sign-in work for its users.
+ */
+export interface PasswordDirectory {
+  /**
+   * Checks `password` for `email` in the directory: null when the directory does not know the
+   * email; the (created or updated) local user's id when the password is right. Throws
+   * INVALID_CREDENTIALS for a wrong password and DIRECTORY_UNAVAILABLE when it cannot be reached.
+   */
+  authenticate(email: string, password: string): Promise<string | null>
+}
+
+/** Who may sign in with a password kept here (UAGENT_LOCAL_LOGIN, UAGENT_ADMIN_EMAIL). */
+export interface LocalLoginPolicy {
+  enabled: boolean
+  /** The admin who may always sign in with a local password (a way back in when SSO is broken). */
+  adminEmail?: string
+}
+
+/**
+ * The password hash of accounts made by single sign-on: not an argon2 hash, so no password ever
+ * matches it (they sign in through their provider, or `uagent login --web`).
+ */
+export const EXTERNAL_ACCOUNT = '!external'
+
 const THROTTLE_WINDOW_MS = 15 * 60 * 1000
 const THROTTLE_FAILURES = 5
 
@@ -82,6 +108,8 @@ export class AuthService {
   /** Session reads under way on PostgreSQL: concurrent requests of one session share one. */
   private readonly pending = new Map<string, Promise<UserRow | null>>()
   private apiKeys: ApiKeyResolver | null = null
+  private directory: PasswordDirectory | null = null
+  private localLogin: LocalLoginPolicy = { enabled: true }
 
   constructor(
     private readonly store: AuthStore,
@@ -93,6 +121,16 @@ export class AuthService {
   /** Lets bearer tokens that start with `uak_` authenticate as personal API keys. */
   acceptApiKeys(resolver: ApiKeyResolver): void {
     this.apiKeys = resolver
+  }
+
+  /** Lets an LDAP directory check the passwords of the emails it knows (see login). */
+  useDirectory(directory: PasswordDirectory | null): void {
+    this.directory = directory
+  }
+
+  /** UAGENT_LOCAL_LOGIN=off: passwords kept here work for the admin of UAGENT_ADMIN_EMAIL only. */
+  setLocalLogin(policy: LocalLoginPolicy): void {
+    this.localLogin = { enabled: policy.enabled, adminEmail: policy.adminEmail ? normalizeEmail(policy.adminEmail) : undefined }
   }
 
   /**
@@ -269,6 +307,30 @@ export class AuthService {
     return this.insertUser(email, Bun.password.hashSync(password, PASSWORD_HASHING), roles) as User
   }
 
+  /** An account made by single sign-on: it has no password here. CONFLICT when the email is taken. */
+  createExternalUser(email: string, roles: Role[]): MaybePromise<User> {
+    return this.insertUser(email, EXTERNAL_ACCOUNT, roles)
+  }
+
+  /** Tells this process (and, through onChanged, the replicas) that a user's row changed outside this service (roles set by SSO). */
+  userChanged(userId: string): void {
+    this.changing({ userId }, () => undefined)
+  }
+
+  /**
+   * Signs a user in who proved who they are elsewhere (an SSO provider, an approved device
+   * code): a new session and its tokens, as after a password login. FORBIDDEN when disabled here,
+   * whatever the provider says.
+   */
+  async signInAs(userId: string, userAgent?: string): Promise<LoginResult> {
+    const row = await this.store.userById(userId)
+    if (!row) throw new AppError('UNAUTHORIZED', 'This account no longer exists')
+    if (row.disabled_at !== null) throw new AppError('FORBIDDEN', 'This account has been disabled by an administrator')
+    const sessionId = randomUUID()
+    await this.store.insertSession({ id: sessionId, userId: row.id, at: new Date().toISOString(), userAgent: userAgent ?? null })
+    return this.issueTokens(toUser(row), sessionId)
+  }
+
   /** Inserts an account; CONFLICT when the email is taken (checked by the insert itself, so two at once make one). */
   private insertUser(email: string, hash: string, roles: Role[]): MaybePromise<User> {
     const normalized = normalizeEmail(email)
@@ -282,15 +344,7 @@ export class AuthService {
   async login(email: string, password: string, mfaCode: string | null | undefined, userAgent?: string): Promise<LoginResult> {
     const normalized = normalizeEmail(email)
     await this.assertNotThrottled(normalized)
-    const row = await this.store.userByEmail(normalized)
-    // Hash anyway when the user is unknown, so timing does not reveal which emails exist.
-    const passwordOk = row
-      ? await Bun.password.verify(password, row.password_hash)
-      : (await Bun.password.verify(password, DUMMY_HASH), false)
-    if (!row || !passwordOk) {
-      await this.recordFailure(normalized)
-      throw new AppError('INVALID_CREDENTIALS', 'Invalid email or password')
-    }
+    const row = (await this.directoryLogin(normalized, password)) ?? (await this.localPasswordLogin(normalized, password))
     if (row.disabled_at !== null) throw new AppError('FORBIDDEN', 'This account has been disabled by an administrator')
     if (row.mfa_enabled === 1) {
       if (mfaCode === undefined || mfaCode === null || mfaCode === '') {
@@ -305,6 +359,42 @@ export class AuthService {
     const sessionId = randomUUID()
     await this.store.insertSession({ id: sessionId, userId: row.id, at: new Date().toISOString(), userAgent: userAgent ?? null })
     return this.issueTokens(toUser(row), sessionId)
+  }
+
+  /**
+   * The directory's answer for an email it knows (its user's row), null when it does not know
+   * the email. A directory that cannot be reached refuses its own users with 503 but lets a
+   * local account (one with a password here) through to the local check.
+   */
+  private async directoryLogin(email: string, password: string): Promise<UserRow | null> {
+    if (!this.directory) return null
+    let userId: string | null
+    try {
+      userId = await this.directory.authenticate(email, password)
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') await this.recordFailure(email)
+      if (error instanceof AppError && error.code === 'DIRECTORY_UNAVAILABLE') {
+        const local = await this.store.userByEmail(email)
+        if (local && local.password_hash !== EXTERNAL_ACCOUNT) return null
+      }
+      throw error
+    }
+    return userId === null ? null : this.requireUser(userId)
+  }
+
+  private async localPasswordLogin(email: string, password: string): Promise<UserRow> {
+    const row = await this.store.userByEmail(email)
+    const usable = row !== null && row.password_hash !== EXTERNAL_ACCOUNT
+    // Hash anyway when the user is unknown, so timing does not reveal which emails exist.
+    const passwordOk = usable ? await Bun.password.verify(password, row.password_hash) : (await Bun.password.verify(password, DUMMY_HASH), false)
+    if (!row || !passwordOk) {
+      await this.recordFailure(email)
+      throw new AppError('INVALID_CREDENTIALS', 'Invalid email or password')
+    }
+    if (!this.localLogin.enabled && email !== this.localLogin.adminEmail) {
+      throw new AppError('FORBIDDEN', 'Password sign-in is off on this server: sign in with single sign-on')
+    }
+    return row
   }
 
   /** Rotates a refresh token. Presenting one that was already rotated revokes its session. */
@@ -334,6 +424,7 @@ export class AuthService {
   async changePassword(userId: string, keepSessionId: string, currentPassword: string, newPassword: string): Promise<number> {
     const row = (await this.store.userById(userId))!
     await this.assertNotThrottled(row.email)
+    if (row.password_hash === EXTERNAL_ACCOUNT) throw new AppError('VALIDATION_ERROR', 'This account signs in through single sign-on and has no password here to change')
     if (!(await Bun.password.verify(currentPassword, row.password_hash))) {
       await this.recordFailure(row.email)
       throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong')

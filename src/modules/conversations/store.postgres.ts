@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
-import { type Conversation, type ConversationRow, type ConversationStore, deletedMeanwhile, type Message, toConversation, toMessage } from './store'
+import { fromPgText, toPgText } from '../../db/pg-text'
+import { type Conversation, type ConversationRow, type ConversationStore, deletedMeanwhile, type Message, type MessageRow, toConversation, toMessage } from './store'
+
+// Titles and message contents go through toPgText / fromPgText: a message holding U+0000 is kept
+// as sent, as SQLite keeps it (PostgreSQL's text refuses that character as it is).
+const readConversation = (row: ConversationRow, messages: Message[]) => toConversation({ ...row, title: fromPgText(row.title) }, messages)
+const readMessage = (row: MessageRow) => toMessage({ ...row, content: fromPgText(row.content) })
 
 /** Conversations in PostgreSQL (UAGENT_DATABASE_URL). */
 export class PostgresConversationStore implements ConversationStore {
@@ -13,7 +19,7 @@ export class PostgresConversationStore implements ConversationStore {
 
   private async insert(sql: Postgres, userId: string, title: string, id: string): Promise<Conversation> {
     const now = new Date().toISOString()
-    await sql`INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${id}, ${userId}, ${title}, ${now}, ${now})`
+    await sql`INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${id}, ${userId}, ${toPgText(title)}, ${now}, ${now})`
     return { id, userId, title, messages: [], createdAt: now, updatedAt: now }
   }
 
@@ -43,7 +49,7 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async rename(id: string, userId: string, title: string): Promise<Conversation> {
-    const result = await this.sql`UPDATE conversations SET title = ${title}, updated_at = ${new Date().toISOString()} WHERE id = ${id} AND user_id = ${userId}`
+    const result = await this.sql`UPDATE conversations SET title = ${toPgText(title)}, updated_at = ${new Date().toISOString()} WHERE id = ${id} AND user_id = ${userId}`
     if (result.count === 0) throw notFound(`Conversation ${id}`)
     return this.get(id, userId)
   }
@@ -61,12 +67,12 @@ export class PostgresConversationStore implements ConversationStore {
   async append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void> {
     const now = new Date().toISOString()
     const roles = messages.map((message) => message.role)
-    const contents = messages.map((message) => message.content)
+    const contents = messages.map((message) => toPgText(message.content))
     const tokens = messages.map((message) => message.tokens ?? 0)
     const metadata = messages.map((message) => (message.metadata ? JSON.stringify(message.metadata) : null))
     if (create) {
       await this.sql`WITH made AS (
-          INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${conversationId}, ${create.userId}, ${create.title}, ${now}, ${now}) RETURNING id
+          INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${conversationId}, ${create.userId}, ${toPgText(create.title)}, ${now}, ${now}) RETURNING id
         )
         INSERT INTO messages (conversation_id, role, content, tokens, metadata, created_at)
         SELECT made.id, m.role, m.content, m.tokens, m.metadata, ${now}
@@ -105,10 +111,10 @@ function conversationsOf(rows: JoinedRow[]): Conversation[] {
   for (const row of rows) {
     if (row.id === null) continue
     let conversation = byId.get(row.id)
-    if (!conversation) byId.set(row.id, (conversation = toConversation(row, [])))
+    if (!conversation) byId.set(row.id, (conversation = readConversation(row, [])))
     if (row.m_role !== null) {
       conversation.messages.push(
-        toMessage({ conversation_id: row.id, role: row.m_role, content: row.m_content!, tokens: row.m_tokens ?? 0, metadata: row.m_metadata, created_at: row.m_created_at! }),
+        readMessage({ conversation_id: row.id, role: row.m_role, content: row.m_content!, tokens: row.m_tokens ?? 0, metadata: row.m_metadata, created_at: row.m_created_at! }),
       )
     }
   }

@@ -46,6 +46,9 @@ function cleanOperation(operation: Node, hooks: RouteInfo['hooks'] | undefined):
     // A JSON route answers 415 to anything but JSON; a file upload is multipart.
     if (schema) body.content = { [takesFiles(schema) ? 'multipart/form-data' : 'application/json']: { schema: cleanSchema(schema) } }
   }
+  // Responses with no body (a redirect's Location) are declared in `detail.responses`, which the generator drops.
+  const declared = ((hooks as { detail?: { responses?: Node } } | undefined)?.detail)?.responses
+  if (declared) operation.responses = { ...declared, ...((operation.responses as Node | undefined) ?? {}) }
   for (const response of Object.values((operation.responses as Record<string, Node> | undefined) ?? {})) {
     const content = response.content as Record<string, { schema?: unknown }> | undefined
     if (content) for (const media of Object.values(content)) if (media.schema) media.schema = cleanSchema(media.schema)

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
+import type { RequestAudit } from '../audit/context'
 import { andThen } from '../../db/maybe-promise'
 import { ErrorResponse } from '../system/model'
 import { JsonRpcBody, McpServersResponse, McpServerView, RegisterServerRequest, RemovedServer, ServerParams } from './model'
@@ -25,7 +26,7 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404
  * The Model Context Protocol both ways: `/mcp` serves the caller's knowledge base, the plugins and
  * the agents to MCP clients; `/mcp/servers` (admin) registers MCP servers whose tools the agents use.
  */
-export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth: AuthService, limiter: RateLimiter) {
+export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:mcp', prefix: '/mcp', tags: ['MCP'] })
     .use(authPlugin(auth, limiter))
     .post('', ({ request, body, principal }) => endpoint.handle(request, body, { userId: principal.user.id, roles: principal.user.roles }, principal.sessionId), {
@@ -38,7 +39,12 @@ export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth
           'Send JSON-RPC messages with Accept: application/json, text/event-stream. The answer is JSON, or an event stream for a tool call that asked for progress; a notification is answered 202 with no body. Authenticated like the API (access token or API key). GET (a standing event stream) is 405: the server is stateless.',
       },
     })
-    .post('/servers', ({ body }) => servers.register(body), {
+    .post('/servers', async ({ body, principal, request }) => {
+      const server = await servers.register(body)
+      // Never its headers, environment or arguments: they carry the server's credentials.
+      audit.record(request, principal, { action: 'mcp_server.added', target: server.name, details: { transport: server.transport, ...(server.url ? { url: server.url } : {}), ...(server.command ? { command: server.command } : {}) } })
+      return server
+    }, {
       admin: true,
       body: RegisterServerRequest,
       response: { 200: McpServerView, ...errors },
@@ -73,7 +79,11 @@ export function mcpModule(endpoint: McpEndpoint, servers: McpClientService, auth
       response: { 200: McpServerView, ...errors },
       detail: { summary: 'Disable an MCP server: its tools are no longer offered, its process is stopped (admin)' },
     })
-    .delete('/servers/:name', ({ params }) => servers.remove(params.name), {
+    .delete('/servers/:name', async ({ params, principal, request }) => {
+      const removed = await servers.remove(params.name)
+      audit.record(request, principal, { action: 'mcp_server.removed', target: removed.name })
+      return removed
+    }, {
       admin: true,
       params: ServerParams,
       response: { 200: RemovedServer, ...errors },

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin } from '../../core/auth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
+import type { RequestAudit } from '../audit/context'
 import { andThen } from '../../db/maybe-promise'
 import { ErrorResponse } from '../system/model'
 import {
@@ -26,7 +27,7 @@ export async function executePlugin(plugins: PluginService, name: string, action
   return { success: true, plugin: name, action, result, executionTime: Math.round(performance.now() - started) }
 }
 
-export function pluginsModule(plugins: PluginService, auth: AuthService, limiter: RateLimiter) {
+export function pluginsModule(plugins: PluginService, auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:plugins', prefix: '/plugins', tags: ['Plugins'] })
     .use(authPlugin(auth, limiter))
     .get('', () => andThen(plugins.current(), () => plugins.list()), {
@@ -34,7 +35,11 @@ export function pluginsModule(plugins: PluginService, auth: AuthService, limiter
       response: { 200: PluginsListResponse, ...errors },
       detail: { summary: 'Built-in and installed plugins with their status' },
     })
-    .post('/install', ({ body }) => plugins.install(body), {
+    .post('/install', async ({ body, principal, request }) => {
+      const installed = await plugins.install(body)
+      audit.record(request, principal, { action: 'plugin.installed', target: installed.plugin, details: { source: body.source, package: body.package, version: installed.version } })
+      return installed
+    }, {
       admin: true,
       body: PluginInstallRequest,
       response: { 200: PluginInstallResponse, ...errors },
@@ -58,19 +63,31 @@ export function pluginsModule(plugins: PluginService, auth: AuthService, limiter
         detail: { summary: 'Run one action of a plugin (installed plugins run isolated, with a time limit)' },
       },
     )
-    .post('/:name/enable', ({ params }) => plugins.setEnabled(params.name, true), {
+    .post('/:name/enable', async ({ params, principal, request }) => {
+      const state = await plugins.setEnabled(params.name, true)
+      audit.record(request, principal, { action: 'plugin.enabled', target: state.plugin })
+      return state
+    }, {
       admin: true,
       params: PluginParams,
       response: { 200: PluginStateResponse, ...errors },
       detail: { summary: 'Enable a plugin (admin)' },
     })
-    .post('/:name/disable', ({ params }) => plugins.setEnabled(params.name, false), {
+    .post('/:name/disable', async ({ params, principal, request }) => {
+      const state = await plugins.setEnabled(params.name, false)
+      audit.record(request, principal, { action: 'plugin.disabled', target: state.plugin })
+      return state
+    }, {
       admin: true,
       params: PluginParams,
       response: { 200: PluginStateResponse, ...errors },
       detail: { summary: 'Disable a plugin: executing it answers 409 PLUGIN_DISABLED (admin)' },
     })
-    .delete('/:name', ({ params }) => plugins.remove(params.name), {
+    .delete('/:name', async ({ params, principal, request }) => {
+      const removed = await plugins.remove(params.name)
+      audit.record(request, principal, { action: 'plugin.removed', target: removed.plugin })
+      return removed
+    }, {
       admin: true,
       params: PluginParams,
       response: { 200: PluginRemovedResponse, ...errors },

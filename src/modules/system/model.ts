@@ -26,6 +26,23 @@ export const HealthResponse = t.Object({
     status: t.String({ description: '"ok", "low" (below UAGENT_MIN_FREE_MB) or "full" (writes fail)' }),
     freeBytes: t.Nullable(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Free bytes of the data dir; null for an in-memory server' })),
   }),
+  workers: t.Optional(
+    t.Object(
+      {
+        size: t.Integer({ description: 'Workers at most (UAGENT_WORKERS)' }),
+        started: t.Integer({ description: 'Workers running now (they start as work comes)' }),
+        busy: t.Integer({ description: 'Workers running a task' }),
+        queued: t.Integer({ description: 'Tasks waiting for a worker' }),
+        queueLimit: t.Integer({ description: 'Waiting tasks beyond which work is refused with 503 BUSY (UAGENT_WORK_QUEUE)' }),
+        completed: t.Integer({ description: 'Tasks finished since start' }),
+        failed: t.Integer({ description: 'Tasks that ended with an error of their own (unreadable input…)' }),
+        crashed: t.Integer({ description: 'Tasks whose worker died (each a 500; the worker was replaced)' }),
+        cancelled: t.Integer({ description: 'Tasks stopped because their request went away' }),
+        heapBytes: t.Integer({ description: 'JavaScript heap of the started workers together (their WebAssembly and native model memory is in the process RSS, `memory`)' }),
+      },
+      { description: 'The worker pool of speech, text extraction and embedding' },
+    ),
+  ),
 })
 
 export const SystemInfoResponse = t.Object({

@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import pkg from '../../../package.json'
 import { formatBytes, freeBytes } from '../../core/storage'
+import type { WorkPoolState } from '../../core/work-pool'
 
 export interface Features {
   rag: boolean
@@ -23,6 +24,8 @@ export interface SystemDeps {
   /** Redis (UAGENT_REDIS_URL), when replicas share it. */
   redis?: { readonly problem: string | null }
   engines?: EngineStatusSource
+  /** The work pool, whose state /health shows. */
+  pool?: { state(): WorkPoolState }
   features: Features
   maxRequestSize: string
   rateLimit: { window: number; max: number }
@@ -159,6 +162,7 @@ export class SystemService {
       features: { ...this.deps.features },
       models: { embedder: engines.embedderId, generator: engines.generatorId },
       storage: { status: storage.reason === null ? 'ok' : this.fullSince !== null ? 'full' : 'low', freeBytes: storage.freeBytes },
+      ...(this.deps.pool ? { workers: this.deps.pool.state() } : {}),
     }
   }
 

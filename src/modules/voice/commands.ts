@@ -42,6 +42,8 @@ export interface CommandInput {
   audio?: Uint8Array
   mode?: TranscribeMode
   context?: string | null
+  /** The request's signal: transcription and the spoken reply stop when it aborts. */
+  signal?: AbortSignal
 }
 
 export interface VoiceCommandResult {
@@ -108,7 +110,7 @@ export class VoiceCommands {
     let command = input.command ?? ''
     let transcript: VoiceCommandResult['transcript']
     if (input.audio) {
-      const heard = await this.speech.transcribe(caller.userId, input.audio, input.mode ?? 'commands')
+      const heard = await this.speech.transcribe(caller.userId, input.audio, input.mode ?? 'commands', input.signal)
       transcript = { text: heard.text, confidence: heard.confidence, duration: heard.duration, mode: heard.mode }
       command = heard.text
     }
@@ -136,7 +138,7 @@ export class VoiceCommands {
     } else outcome = { response: this.propose(plan) }
     // The spoken reply stops after MAX_SPOKEN characters (a long answer is still in `response`).
     const spoken = outcome.response.length > MAX_SPOKEN ? `${outcome.response.slice(0, MAX_SPOKEN).replace(/\s+\S*$/, '')}…` : outcome.response
-    const audio = await this.speech.tts(caller.userId, { text: spoken, voice: prefs.voice, language: 'en-US', speed: prefs.speed, format: 'mp3' })
+    const audio = await this.speech.tts(caller.userId, { text: spoken, voice: prefs.voice, language: 'en-US', speed: prefs.speed, format: 'mp3' }, input.signal)
     return {
       success: outcome.success ?? true,
       command,

@@ -63,7 +63,7 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
       response: { 200: VoicesResponse, ...errors },
       detail: { summary: 'The voices and languages of the speech engine (espeak-ng)' },
     })
-    .post('/tts', ({ body, principal }) => speech.tts(principal.user.id, body), {
+    .post('/tts', ({ body, principal, request }) => speech.tts(principal.user.id, body, request.signal), {
       auth: true,
       body: TtsRequest,
       response: { 200: TtsResponse, ...errors },
@@ -107,9 +107,9 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
     )
     .post(
       '/transcribe',
-      async ({ body, principal }) => {
+      async ({ body, principal, request }) => {
         const bytes = typeof body.audio === 'string' ? base64Audio(body.audio) : new Uint8Array(await body.audio.arrayBuffer())
-        return speech.transcribe(principal.user.id, bytes, body.mode ?? 'commands')
+        return speech.transcribe(principal.user.id, bytes, body.mode ?? 'commands', request.signal)
       },
       {
         auth: true,
@@ -120,7 +120,7 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
     )
     .post(
       '/command',
-      async ({ body, principal }) => {
+      async ({ body, principal, request }) => {
         if (body.command === undefined && body.audio === undefined) throw new AppError('VALIDATION_ERROR', 'command: required (or audio, base64)')
         const userId = actingUserId(principal, body.userId)
         const target = userId === principal.user.id ? principal.user : await auth.getUser(userId)
@@ -131,6 +131,7 @@ export function voiceModule(speech: SpeechService, commands: VoiceCommands, auth
           audio: body.audio === undefined ? undefined : base64Audio(body.audio),
           mode: body.mode,
           context: body.context,
+          signal: request.signal,
         })
       },
       {

@@ -1,12 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { AppError } from '../../core/errors'
 import { buildCommandGrammar } from '../../ml/speech/command-grammar'
-import { decodeAudio } from '../../ml/speech/decode-audio'
 import type { AudioFormat } from '../../ml/speech/encoders'
 import { listVoices } from '../../ml/speech/espeak'
-import { AudioFormatError } from '../../ml/speech/pcm'
 import { Recognizer, type Transcript, type TranscribeMode } from '../../ml/speech/recognizer'
-import { resolveVoice, synthesizeToFile } from '../../ml/speech/synthesizer'
+import { resolveVoice, SYNTHESIZE } from '../../ml/speech/synthesizer'
+import type { WorkPool } from '../../core/work-pool'
 import { ensureIntentModel, TRAINING_FILE } from '../../ml/intent/classifier'
 import { AudioStore } from './audio-store'
 import type { VoiceStore } from './store'
@@ -40,6 +39,8 @@ export interface SpeechDeps {
   speechModelDir: string
   /** The names `commands` mode adds to its grammar for this user. */
   grammarNames: (userId: string) => { collections: string[]; plugins: string[]; agents: string[] } | Promise<{ collections: string[]; plugins: string[]; agents: string[] }>
+  /** The server's worker pool: synthesis and recognition run there. */
+  pool: WorkPool
   recognizer?: Recognizer
 }
 
@@ -52,7 +53,7 @@ export class SpeechService {
   constructor(private readonly deps: SpeechDeps) {
     this.store = deps.store ?? new SqliteVoiceStore(deps.db)
     this.audio = new AudioStore(this.store, deps.audioDir, deps.audioRetentionMs)
-    this.recognizer = deps.recognizer ?? new Recognizer(deps.speechModelDir)
+    this.recognizer = deps.recognizer ?? new Recognizer(deps.pool, deps.speechModelDir)
   }
 
   /**
@@ -68,12 +69,13 @@ export class SpeechService {
     return { voices: listVoices() }
   }
 
-  async tts(userId: string, request: TtsRequest): Promise<TtsResult> {
+  /** Speaks `request.text` on the work pool into a stored file; `signal` (the request's) stops it. */
+  async tts(userId: string, request: TtsRequest, signal?: AbortSignal): Promise<TtsResult> {
     if (!/\S/.test(request.text)) throw new AppError('VALIDATION_ERROR', 'text: must not be blank')
     const voice = resolveVoice(request.voice, request.language)
     const { id, path } = this.audio.reserve(request.format)
     try {
-      const result = await synthesizeToFile(path, { text: request.text, voice, speed: request.speed, format: request.format })
+      const result = await this.deps.pool.run(SYNTHESIZE, { path, text: request.text, voice, speed: request.speed, format: request.format }, { signal })
       const duration = Math.round((result.samples / result.sampleRate) * 1000) / 1000
       const recorded = this.audio.record({ id, user_id: userId, format: request.format, size: result.bytes, duration })
       if (recorded instanceof Promise) await recorded
@@ -84,20 +86,13 @@ export class SpeechService {
     }
   }
 
-  /** Audio bytes (WAV, MP3, Ogg Vorbis) → text. `commands` decodes against this user's command grammar. */
-  async transcribe(userId: string, bytes: Uint8Array, mode: TranscribeMode): Promise<Transcript> {
-    let pcm
-    try {
-      pcm = await decodeAudio(bytes)
-    } catch (error) {
-      if (error instanceof AudioFormatError) throw new AppError('VALIDATION_ERROR', `audio: cannot read it (${error.message})`)
-      throw new AppError('VALIDATION_ERROR', 'audio: cannot read it (corrupt or unsupported data)')
-    }
-    if (!pcm.sampleRate || pcm.sampleRate < 4000 || pcm.sampleRate > 192_000) throw new AppError('VALIDATION_ERROR', `audio: unsupported sample rate ${pcm.sampleRate} Hz`)
-    if (pcm.samples.length === 0) throw new AppError('VALIDATION_ERROR', 'audio: holds no samples')
-    if (pcm.samples.length / pcm.sampleRate > MAX_AUDIO_SECONDS) throw new AppError('VALIDATION_ERROR', `audio: longer than ${MAX_AUDIO_SECONDS} seconds`)
+  /**
+   * Audio bytes (WAV, MP3, Ogg Vorbis) → text, decoded and recognized on the work pool (unreadable
+   * audio is 400). `commands` decodes against this user's command grammar.
+   */
+  async transcribe(userId: string, bytes: Uint8Array, mode: TranscribeMode, signal?: AbortSignal): Promise<Transcript> {
     const grammar = mode === 'commands' ? await buildCommandGrammar(TRAINING_FILE, await this.deps.grammarNames(userId)) : undefined
-    return this.recognizer.transcribe(pcm, mode, grammar)
+    return this.recognizer.transcribeAudio(bytes, mode, grammar, MAX_AUDIO_SECONDS, { signal })
   }
 
   close(): void {

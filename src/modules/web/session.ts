@@ -3,6 +3,7 @@ import { authPlugin } from '../../core/auth'
 import { AppError } from '../../core/errors'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
+import type { RequestAudit } from '../audit/context'
 import { CsrfHeaders, errors, WebLoginRequest, WebLogoutResponse, WebSessionResponse } from './model'
 
 export const SESSION_COOKIE = 'uagent_refresh'
@@ -10,7 +11,7 @@ export const CSRF_HEADER_VALUE = 'uagent-web'
 const COOKIE_PATH = '/auth/web'
 const COOKIE_MAX_AGE = 30 * 24 * 3600
 
-function secure(request: Request): boolean {
+export function secure(request: Request): boolean {
   return request.url.startsWith('https:') || request.headers.get('x-forwarded-proto') === 'https'
 }
 
@@ -27,7 +28,12 @@ function hintCookie(request: Request, maxAge: number): string {
   return `${HINT_COOKIE}=${maxAge ? '1' : ''}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secure(request) ? '; Secure' : ''}`
 }
 
-function cookieValue(request: Request, name: string): string | null {
+/** The cookies of a signed-in browser (POST /auth/web/login sets them; so does the OpenID Connect callback). */
+export function signedInCookies(request: Request, refreshToken: string): string[] {
+  return [sessionCookie(request, refreshToken, COOKIE_MAX_AGE), hintCookie(request, COOKIE_MAX_AGE)]
+}
+
+export function cookieValue(request: Request, name: string): string | null {
   for (const part of (request.headers.get('cookie') ?? '').split(';')) {
     const [key, ...rest] = part.trim().split('=')
     if (key === name) return rest.join('=') || null
@@ -62,15 +68,15 @@ export function assertSameOrigin(request: Request): void {
  * scoped to /auth/web, the access token is returned to the page (kept in memory). The bearer
  * routes of /auth are untouched.
  */
-export function webSessionModule(auth: AuthService, limiter: RateLimiter) {
+export function webSessionModule(auth: AuthService, limiter: RateLimiter, audit: RequestAudit) {
   return new Elysia({ name: 'module:web-session', prefix: '/auth/web', tags: ['Authentication'] })
     .use(authPlugin(auth, limiter))
     .post(
       '/login',
       async ({ body, request, set }) => {
         assertSameOrigin(request)
-        const { refreshToken, ...session } = await auth.login(body.email, body.password, body.mfaCode, request.headers.get('user-agent') ?? undefined)
-        set.headers['set-cookie'] = [sessionCookie(request, refreshToken, COOKIE_MAX_AGE), hintCookie(request, COOKIE_MAX_AGE)] as unknown as string
+        const { refreshToken, ...session } = await audit.login(request, body.email, 'web', () => auth.login(body.email, body.password, body.mfaCode, request.headers.get('user-agent') ?? undefined))
+        set.headers['set-cookie'] = signedInCookies(request, refreshToken) as unknown as string
         set.headers['cache-control'] = 'no-store'
         return session
       },
@@ -109,6 +115,7 @@ export function webSessionModule(auth: AuthService, limiter: RateLimiter) {
       async ({ principal, request, set }) => {
         if (principal.apiKeyId) throw new AppError('VALIDATION_ERROR', 'An API key has no web session to sign out of')
         await auth.revokeSession(principal.sessionId)
+        audit.record(request, principal, { action: 'auth.logout', target: principal.user.id, details: { via: 'web', sessionId: principal.sessionId } })
         set.headers['set-cookie'] = [sessionCookie(request, '', 0), hintCookie(request, 0)] as unknown as string
         return { success: true, message: 'Signed out: the session is revoked and its cookie cleared' }
       },

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { AppError, type ErrorCode, ERROR_STATUS } from '../../core/errors'
 import { storageFull, STORAGE_FULL_MESSAGE } from '../../core/storage'
 import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailable, UNSTORABLE_TEXT_MESSAGE, unstorableText } from '../../core/database'
+import { findTooDeep, tooDeepMessage } from '../../core/json-depth'
 import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService, Principal } from '../auth/service'
 import type { SocketHandlers } from './registry'
@@ -14,6 +15,8 @@ interface SocketState {
   running: Set<AbortController>
   /** An `auth` still being checked (API keys in PostgreSQL): messages after it wait for it. */
   authenticating?: Promise<unknown>
+  /** Stops the events pushed to the socket since its `auth` (SocketHandlers.onAuthenticated). */
+  stopFeeds?: () => void
 }
 
 type Reply = Record<string, unknown> & { type: string }
@@ -64,6 +67,8 @@ function decode(raw: unknown): { message: Record<string, unknown> } | { error: s
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'Message must be a JSON object with a "type"' }
   const object = value as Record<string, unknown>
+  const tooDeep = findTooDeep(object)
+  if (tooDeep !== null) return { error: tooDeepMessage(tooDeep || 'message') }
   if (typeof object.type !== 'string' || !object.type) return { error: 'Message needs a string "type"', object }
   return { message: object }
 }
@@ -93,6 +98,7 @@ export function wsModule(
     close(ws) {
       const state = sockets.get(ws.id)
       sockets.delete(ws.id)
+      state?.stopFeeds?.()
       for (const controller of state?.running ?? []) controller.abort()
     },
     async message(ws, raw) {
@@ -118,6 +124,8 @@ export function wsModule(
         else outcome.type = UNKNOWN_TYPE
 
         if (decoded.type === 'auth') {
+          state.stopFeeds?.()
+          state.stopFeeds = undefined
           if (typeof decoded.token !== 'string' || !decoded.token) return fail('VALIDATION_ERROR', 'auth needs a "token" string')
           try {
             const found = auth.authenticate(decoded.token)
@@ -144,7 +152,9 @@ export function wsModule(
             return fail('UNAUTHORIZED', error instanceof AppError ? error.message : 'Invalid token')
           }
           outcome.userId = state.principal.user.id
-          return send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+          send(withId({ type: 'auth_success', userId: state.principal.user.id, sessionId: state.principal.sessionId }))
+          state.stopFeeds = handlers.authenticated(state.principal, (message) => send(message as Reply))
+          return
         }
         if (state.authenticating) await state.authenticating
         if (!state.principal) return fail('UNAUTHORIZED', 'Send {"type":"auth","token":"<accessToken>"} first')
@@ -163,6 +173,8 @@ export function wsModule(
         }
         if (!live) {
           state.principal = null
+          state.stopFeeds?.()
+          state.stopFeeds = undefined
           return fail('UNAUTHORIZED', 'Session has been revoked; authenticate again')
         }
         const controller = new AbortController()

@@ -52,6 +52,10 @@ export const ServerMessages = {
     results: t.Array(t.Unknown(), { description: 'The results of the agents done so far, as in GET /agents/task/{taskId}' }),
     id,
   }),
+  ingest_job: t.Object({
+    type: t.Literal('ingest_job'),
+    data: t.Unknown({ description: 'One of your ingestion jobs as GET /rag/jobs/{id} shows it, sent unasked at each change (queued, each page or file read, the end) from `auth` on' }),
+  }),
   chat_response: t.Object({
     type: t.Literal('chat_response'),
     data: t.Unknown({ description: 'The result: a ChatResponse (stream_chat), VoiceCommandResponse (voice_command), PluginExecuteResponse (plugin_execute) or the ended task as GET /agents/task/{taskId} shows it (agent_task)' }),
@@ -71,6 +75,7 @@ export const WS_DESCRIPTION = `Upgrade to a WebSocket. Every message, both ways,
 2. \`stream_chat {message, conversationId?, context?, optimizePrompt?}\` → \`stream_chunk {content}\` … then \`chat_response {data: ChatResponse}\`.
 3. \`voice_command {command, context?}\` → \`chat_response {data: VoiceCommandResponse}\`; \`plugin_execute {plugin, action, parameters}\` → \`chat_response {data: PluginExecuteResponse}\` (when those areas are installed).
    \`agent_task {taskId}\` follows one of your agent tasks, whichever replica runs it (or \`agent_task {task, agents, parallel?, maxIterations?, collections?}\` starts one and follows it; closing the socket cancels it): \`task_progress {taskId, status, progress, currentAgent, results}\` at each change, then \`chat_response {data}\` with the ended task as \`GET /agents/task/{taskId}\` shows it.
+   From \`auth\` on, each change of one of your ingestion jobs (an upload answered 202: queued, pages read, files done, the end) comes unasked as \`ingest_job {data}\`, the job as \`GET /rag/jobs/{id}\` shows it, whichever replica runs it.
 4. Anything before \`auth\` → \`error {code:"UNAUTHORIZED"}\`; invalid JSON, a bad shape or an unknown \`type\` → \`error {code:"VALIDATION_ERROR"}\`. Errors never close the socket. Frames larger than the request size limit close it with 1009; closing the socket cancels what it started.
 
 The message shapes are under \`x-websocket\` of this operation: \`client\` (what a client sends) and \`server\` (what it receives).`

@@ -14,8 +14,12 @@ export interface SocketContext {
  */
 export type SocketHandler = (context: SocketContext, message: Record<string, unknown>) => Promise<unknown>
 
+/** Events pushed to an authenticated socket unasked (an area's news for its user); returns the function that stops them. */
+export type SocketFeed = (principal: Principal, send: (message: Record<string, unknown>) => void) => () => void
+
 export class SocketHandlers {
   private readonly handlers = new Map<string, SocketHandler>()
+  private readonly feeds: SocketFeed[] = []
 
   register(type: string, handler: SocketHandler): this {
     this.handlers.set(type, handler)
@@ -24,6 +28,20 @@ export class SocketHandlers {
 
   get(type: string): SocketHandler | undefined {
     return this.handlers.get(type)
+  }
+
+  /** Pushes `feed`'s events to each socket from its `auth` on, until it closes or authenticates again. */
+  onAuthenticated(feed: SocketFeed): this {
+    this.feeds.push(feed)
+    return this
+  }
+
+  /** Starts every feed for a socket just authenticated; returns the function that stops them. */
+  authenticated(principal: Principal, send: (message: Record<string, unknown>) => void): () => void {
+    const stops = this.feeds.map((feed) => feed(principal, send))
+    return () => {
+      for (const stop of stops) stop()
+    }
   }
 
   types(): string[] {

@@ -42,7 +42,7 @@ describeBackends('agent task store', (backend) => {
     expect((await store.get(id))!.final_synthesis).toBe('done')
   })
 
-  test('list: newest first, paged, filtered by status; counts; orphans failed; prune; a user’s tasks deleted', async () => {
+  test('list: newest first, paged, filtered by status; counts; a restart fails running tasks and keeps queued ones; prune; a user’s tasks deleted', async () => {
     const { store, user } = tasksOf(backend())
     const owner = await user()
     const other = await user()
@@ -65,9 +65,17 @@ describeBackends('agent task store', (backend) => {
     expect(counts.queued).toBeGreaterThanOrEqual(3)
     expect(counts.cancelled).toBeGreaterThanOrEqual(1)
 
-    expect(await store.failOrphans()).toBeGreaterThanOrEqual(4)
+    // A restart: the running task is failed with the reason; the queued ones stay queued, in order, with their callers' roles.
+    expect(await store.failOrphans()).toBeGreaterThanOrEqual(1)
     const orphan = (await store.get(ids[1]!))!
     expect(orphan).toMatchObject({ status: 'failed', error: 'The server stopped before this task finished' })
+    expect((await store.get(ids[0]!))!.status).toBe('queued')
+    const waiting = (await store.waiting()).filter((row) => row.user_id === owner)
+    expect(waiting.map((row) => row.id)).toEqual([ids[0]!, ids[3]!])
+    const withRoles = randomUUID()
+    await store.create(withRoles, owner, spec('an admin’s'), ['admin', 'user'])
+    expect(JSON.parse((await store.waiting()).find((row) => row.id === withRoles)!.caller_roles)).toEqual(['admin', 'user'])
+    for (const id of [ids[0]!, ids[3]!, withRoles]) await store.end(id, 'cancelled', null)
     expect(await store.prune(new Date(Date.now() + 60_000).toISOString())).toBeGreaterThanOrEqual(5)
     expect((await store.list(owner, 10, 0)).total).toBe(0)
 
@@ -75,7 +83,8 @@ describeBackends('agent task store', (backend) => {
     await store.create(randomUUID(), other, spec('kept'))
     await deleteTestUser(backend(), owner)
     expect((await store.list(owner, 10, 0)).total).toBe(0)
-    expect((await store.list(other, 10, 0)).total).toBe(1)
+    // The other user's: 'not yours' (still queued: no restart fails a queued task) and 'kept'.
+    expect((await store.list(other, 10, 0)).rows.map((row) => row.task)).toEqual(['kept', 'not yours'])
   })
 })
 

@@ -392,7 +392,7 @@ describe('agents: the task queue', () => {
     expect((await server.call('GET', `/agents/task/${json.taskId}`, { token })).status).toBe(404)
   })
 
-  test('a task left queued or running by a crash is failed at the next start', async () => {
+  test('after a crash, the next start fails the task that was running and runs the one left queued', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uagent-agents-'))
     try {
       const options = { database: join(dir, 'uagent.db'), jwtSecret: 'j'.repeat(40) }
@@ -402,12 +402,13 @@ describe('agents: the task queue', () => {
       const queued = (await first.call('POST', '/agents/execute', { token, body: { task: 'Waiting task', agents: ['writer'], async: true } })).json.taskId
       // A second process on the same database: the first one "crashed".
       const second = makeServer(options)
-      for (const id of [running, queued]) {
-        const task = (await second.call('GET', `/agents/task/${id}`, { token })).json
-        expect(task.status).toBe('failed')
-        expect(task.error).toContain('server stopped')
-        expect(task.endTime).toBeString()
-      }
+      const failed = (await second.call('GET', `/agents/task/${running}`, { token })).json
+      expect(failed.status).toBe('failed')
+      expect(failed.error).toContain('server stopped')
+      expect(failed.endTime).toBeString()
+      const states = await pollTask(second, token, queued)
+      expect(states.at(-1)).toMatchObject({ status: 'completed', progress: 100, task: 'Waiting task' })
+      expect(states.at(-1).results.map((result: { agent: string }) => result.agent)).toEqual(['writer'])
       // What the dead process still does cannot overwrite that verdict.
       first.services.agents.close()
       expect((await second.call('GET', `/agents/task/${running}`, { token })).json.status).toBe('failed')

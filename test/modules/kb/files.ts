@@ -90,3 +90,6 @@ export function formOf(files: [string, Uint8Array | string][], ids: Record<strin
   }
   return form
 }
+
+/** `n` pages of one line each, about turbine blades (for long PDFs). */
+export const pagesOf = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => [`${prefix} page ${i + 1}: the turbine inspection covers blade ${i + 1}.`])

@@ -13,6 +13,7 @@ export function makeVoiceServer(options: AppOptions = {}, customize?: (services:
     audioDir,
     cleanup() {
       server.services.speech.close()
+      server.services.pool.close()
       rmSync(audioDir, { recursive: true, force: true })
     },
   }

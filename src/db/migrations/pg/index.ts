@@ -20,6 +20,10 @@ import { voiceAudioBytes } from './025_voice_audio_bytes'
 import { analyticsSpans } from './012_analytics_spans'
 import { analyticsStrings } from './013_analytics_strings'
 import { ragChunkStorage } from './200_rag_chunk_storage'
+import { groups } from './040_groups'
+import { auditEvents } from './041_audit_events'
+import { singleSignOn } from './044_single_sign_on'
+import { ingestJobs } from './043_ingest_jobs'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -35,4 +39,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn]

@@ -9,6 +9,7 @@ import { CollectionParams, DeletedDocument, DocumentParams } from '../model'
 import type { RagService } from '../service'
 import type { RagStore } from '../store'
 import type { UploadService } from './uploads'
+import { JobAccepted } from '../jobs/model'
 
 const PathDocumentParams = t.Object({ name: t.String({ maxLength: 200 }), '*': t.String({ maxLength: 512 }) })
 const STREAMED = 'multipart body, read as a stream by the handler'
@@ -18,16 +19,20 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409
 export function documentsModule(rag: RagService<RagStore>, library: DocumentLibrary, uploads: UploadService, auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'module:rag-documents', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
-    .post('/collections/:name/files', ({ params, principal, request }) => uploads.upload(principal.user.id, params.name, request), {
+    .post('/collections/:name/files', async ({ params, principal, request, status }) => {
+      const result = await uploads.upload(principal.user.id, params.name, request)
+      return result.kind === 'job' ? status(202, { jobId: result.jobId, status: result.status }) : result.body
+    }, {
       auth: true,
       // The body is read as a stream by the handler (files go to disk as they arrive), not parsed
       // whole: this parser claims the body without reading it ('none' would also skip the global
       // size check that runs as a parse hook).
       parse: () => STREAMED,
       params: CollectionParams,
-      response: { 200: UploadResponse, ...errors },
+      response: { 200: UploadResponse, 202: JobAccepted, ...errors },
       detail: {
-        summary: 'Upload files (multipart/form-data): text is extracted from PDF, Word, HTML, Markdown, text and source files, and each is ingested as a document',
+        summary:
+          'Upload files (multipart/form-data): text is extracted from PDF, Word, HTML, Markdown, text and source files, and each is ingested as a document. Files that need OCR or take long to read: 202 with an ingestion job (GET /rag/jobs/{id})',
         requestBody: { required: true, content: { 'multipart/form-data': { schema: UploadBody as object } } },
       },
     })

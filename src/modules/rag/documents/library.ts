@@ -22,6 +22,8 @@ export interface DocumentInput {
   contentHash?: string
   /** Offsets in `content` where each page starts (PDF), so chunks know their page. */
   pageStarts?: number[]
+  /** Pages read by OCR, with the engine's confidence: their chunks carry `metadata.ocr`. */
+  ocr?: { page: number; confidence: number }[]
 }
 
 export type DocumentStatus = 'ingested' | 'unchanged' | 'failed'
@@ -42,10 +44,11 @@ export interface ListOptions {
   view: 'full' | 'hashes'
 }
 
-/** Stored for paged documents (PDF): how many pages, and the page of each chunk. */
+/** Stored for paged documents (PDF): how many pages, the page of each chunk, and the pages read by OCR. */
 interface PagedChunks {
   pages: number
   chunks: number[]
+  ocr?: { page: number; confidence: number }[]
 }
 
 export const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
@@ -180,13 +183,14 @@ export class DocumentLibrary {
           ...summary(row),
           metadata: JSON.parse(row.metadata) as Record<string, unknown>,
           ...(paged ? { pages: paged.pages } : {}),
+          ...(paged?.ocr?.length ? { ocr: paged.ocr } : {}),
           text: row.text,
         }
       })(),
     )
   }
 
-  /** Adds `page` to the metadata of results that come from a paged document (PDF). */
+  /** Adds `page` (and `ocr: true` for a page read by OCR) to the metadata of results that come from a paged document. */
   withPages(userId: string, name: string, results: SearchResult[]): MaybePromise<SearchResult[]> {
     if (!results.length) return results
     const store = this.store
@@ -196,10 +200,13 @@ export class DocumentLibrary {
         if (!collection) return results
         const found = yield* wait(store.chunkPages(collection, [...new Set(results.map((r) => r.id))]))
         if (!found.size) return results
-        const pages = new Map([...found].map(([docId, json]) => [docId, (JSON.parse(json) as PagedChunks).chunks]))
+        const paged = new Map([...found].map(([docId, json]) => [docId, JSON.parse(json) as PagedChunks]))
         return results.map((result) => {
-          const page = pages.get(result.id)?.[result.metadata.chunk as number]
-          return page === undefined ? result : { ...result, metadata: { ...result.metadata, page } }
+          const document = paged.get(result.id)
+          const page = document?.chunks[result.metadata.chunk as number]
+          if (page === undefined) return result
+          const ocr = document!.ocr?.some((p) => p.page === page)
+          return { ...result, metadata: { ...result.metadata, page, ...(ocr ? { ocr: true } : {}) } }
         })
       })(),
     )
@@ -216,6 +223,9 @@ function describe(d: DocumentInput & { contentHash: string }, texts: string[]): 
     text: d.content,
     source: d.source ?? null,
     contentHash: d.contentHash,
-    chunkPages: d.pageStarts && d.pageStarts.length > 0 ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts) } satisfies PagedChunks) : null,
+    chunkPages:
+      d.pageStarts && d.pageStarts.length > 0
+        ? JSON.stringify({ pages: d.pageStarts.length, chunks: chunkPages(d.content, texts, d.pageStarts), ...(d.ocr?.length ? { ocr: d.ocr } : {}) } satisfies PagedChunks)
+        : null,
   }
 }

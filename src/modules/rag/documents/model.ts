@@ -69,6 +69,7 @@ export const DocumentResponse = t.Object({
   source: t.Nullable(t.String()),
   contentHash: t.String(),
   pages: t.Optional(t.Integer()),
+  ocr: t.Optional(t.Array(t.Object({ page: t.Integer({ minimum: 1 }), confidence: t.Number({ minimum: 0, maximum: 100 }) }), { description: 'Pages read by OCR, with the mean word confidence (0..100) on each' })),
   metadata: t.Record(t.String(), t.Unknown()),
   text: t.String({ description: 'The full extracted text' }),
 })

@@ -1,10 +1,9 @@
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { AppError } from '../../../core/errors'
-import type { DocumentInput, DocumentLibrary } from './library'
-import { extractFile, ExtractionError } from '../extract'
+import type { IngestJobService, UploadedFile } from '../jobs/service'
 import { receiveMultipart, multipartBoundary } from './multipart'
-import { assertCollectionName, MAX_DOCUMENT_BYTES } from '../service'
+import { assertCollectionName } from '../service'
 
 export interface FileOutcome {
   name: string
@@ -24,12 +23,13 @@ const ID_LIMIT = 512
 
 /**
  * Uploads: a multipart body streamed to a temporary folder in the data dir (removed afterwards),
- * each file's text extracted by its type, then all of them ingested as documents. One file that
- * cannot be read is reported `failed` with its reason; the others are ingested.
+ * each file's text extracted by its type and ingested as a document. One file that cannot be read
+ * is reported `failed` with its reason; the others are ingested. Files that need OCR, or are still
+ * being read after the job threshold, go on as an ingestion job: `{ jobId, status }` (202).
  */
 export class UploadService {
   constructor(
-    private readonly library: DocumentLibrary,
+    private readonly jobs: IngestJobService,
     private readonly tempRoot: string,
     private readonly maxBytes: number,
   ) {}
@@ -46,54 +46,32 @@ export class UploadService {
     try {
       const { files } = await receiveMultipart(request.body, boundary, dir, this.maxBytes)
       if (!files.length) throw new AppError('VALIDATION_ERROR', 'body.files: send one or more files')
-      const outcomes: FileOutcome[] = []
-      const documents: (DocumentInput & { outcome: FileOutcome })[] = []
+      const uploaded: UploadedFile[] = []
       for (const file of files) {
         const id = (file.fields.id ?? file.fileName).trim()
         const source = file.fields.source ?? null
-        const outcome: FileOutcome = { name: basename(file.fileName), id, status: 'failed', bytes: file.bytes, contentHash: file.sha256, source }
-        outcomes.push(outcome)
-        if (!id || id.length > ID_LIMIT) {
-          outcome.reason = `id: must be 1 to ${ID_LIMIT} characters`
-          continue
-        }
-        try {
-          const extracted = await extractFile(file.fileName, new Uint8Array(await Bun.file(file.path).arrayBuffer()))
-          outcome.type = extracted.type
-          outcome.title = extracted.title
-          if (extracted.pageStarts) outcome.pages = extracted.pageStarts.length
-          if (Buffer.byteLength(extracted.text) > MAX_DOCUMENT_BYTES) {
-            outcome.reason = 'extracted text is larger than 1 MB'
-            continue
-          }
-          documents.push({
-            id,
-            content: extracted.text,
-            metadata: { title: extracted.title, fileName: basename(file.fileName), type: extracted.type, size: file.bytes, ...(source ? { source } : {}) },
-            title: extracted.title,
-            type: extracted.type,
-            bytes: file.bytes,
-            source,
-            contentHash: file.sha256,
-            pageStarts: extracted.pageStarts,
-            outcome,
-          })
-        } catch (error) {
-          if (!(error instanceof ExtractionError)) throw error
-          outcome.reason = error.reason
-        }
+        const invalid = !id || id.length > ID_LIMIT ? `id: must be 1 to ${ID_LIMIT} characters` : undefined
+        const data = invalid ? new Uint8Array(0) : new Uint8Array(await Bun.file(file.path).arrayBuffer())
+        uploaded.push({ name: basename(file.fileName), documentId: id, source, bytes: file.bytes, contentHash: file.sha256, data, ...(invalid ? { invalid } : {}) })
       }
-      if (documents.length) {
-        const result = await this.library.ingest(userId, collection, documents)
-        result.documents.forEach((document, i) => {
-          const outcome = documents[i]!.outcome
-          outcome.status = document.status
-          if (document.chunks !== undefined) outcome.chunks = document.chunks
-          if (document.message) outcome.reason = document.message
+      // Files that need OCR, or take long to read, go on as a job (202).
+      const handled = await this.jobs.handleUpload(userId, collection, uploaded)
+      if (handled.kind === 'job') return handled
+      // A file of several documents (an mbox): an outcome per document, under its own id.
+      const outcomes: FileOutcome[] = uploaded.flatMap((file, i) => {
+        const state = handled.files[i]!
+        return (state.parts ?? [{ ...state, id: file.documentId }]).map((part) => {
+          const outcome: FileOutcome = { name: file.name, id: part.id, status: part.status === 'ingested' || part.status === 'unchanged' ? part.status : 'failed', bytes: file.bytes, contentHash: file.contentHash, source: file.source }
+          if (part.type) outcome.type = part.type
+          if (part.title) outcome.title = part.title
+          if (part.pages !== undefined) outcome.pages = part.pages
+          if (part.chunks !== undefined) outcome.chunks = part.chunks
+          if (part.reason) outcome.reason = part.reason
+          return outcome
         })
-      }
+      })
       const count = (status: FileOutcome['status']) => outcomes.filter((o) => o.status === status).length
-      return {
+      const body = {
         success: count('failed') === 0,
         collection,
         ingested: count('ingested'),
@@ -102,6 +80,7 @@ export class UploadService {
         files: outcomes,
         processingTime: Math.round(performance.now() - started),
       }
+      return { kind: 'done' as const, body }
     } finally {
       rmSync(dir, { recursive: true, force: true })
       try {

@@ -2,8 +2,8 @@ import { ExtractionError } from './types'
 
 /** Extensions of files that are never text: refused as an unsupported type rather than read. */
 const BINARY_TYPES = new Set(
-  `png jpg jpeg gif webp bmp tif tiff ico heic psd zip gz tgz bz2 xz 7z rar tar jar war exe dll so dylib bin o a class wasm
-  mp3 wav ogg flac m4a aac mp4 mkv mov avi webm doc xls ppt xlsx pptx odt ods odp rtf epub sqlite db woff woff2 ttf otf eot iso dmg`.split(/\s+/),
+  `ico heic psd zip gz tgz bz2 xz 7z rar tar jar war exe dll so dylib bin o a class wasm
+  mp3 wav ogg flac m4a aac mp4 mkv mov avi webm doc xls ppt sqlite db woff woff2 ttf otf eot iso dmg`.split(/\s+/),
 )
 
 /** Source files: kept as written and typed `code`. */
@@ -14,6 +14,8 @@ export const CODE_TYPES = new Set(
 
 export function unsupportedType(extension: string): string | null {
   if (extension === 'doc') return 'unsupported type: legacy Word .doc (save it as .docx)'
+  if (extension === 'xls') return 'unsupported type: legacy Excel .xls (save it as .xlsx)'
+  if (extension === 'ppt') return 'unsupported type: legacy PowerPoint .ppt (save it as .pptx)'
   return BINARY_TYPES.has(extension) ? `unsupported type: .${extension} files hold no text to ingest` : null
 }
 

@@ -1,10 +1,7 @@
-/// <reference lib="webworker" />
-// Runs libpocketsphinx (bun:ffi) in a worker: the models load once, here, and decoding never blocks
-// the server's event loop. Two decoders: `commands` (JSGF grammars, wide beams) and `dictation`
-// (the general language model), each made on first use.
+// libpocketsphinx (bun:ffi), run by the work pool (transcribe.work.ts): the models load once per
+// worker, and decoding never blocks the server's event loop. Two decoders: `commands` (JSGF
+// grammars, wide beams) and `dictation` (the general language model), each made on first use.
 import { CString, dlopen, FFIType, ptr, type Pointer } from 'bun:ffi'
-
-declare const self: Worker
 
 /** A command grammar: alternatives of words and `<rule>` references, and the rules' own alternatives. */
 export interface CommandGrammar {
@@ -14,8 +11,7 @@ export interface CommandGrammar {
   rules: Record<string, string[][]>
 }
 
-interface DecodeRequest {
-  id: number
+export interface DecodeRequest {
   samples: Int16Array
   mode: 'commands' | 'dictation'
   modelDir: string
@@ -99,7 +95,7 @@ const decoders = new Map<string, Pointer>()
 const grammars = new Set<string>()
 const cstr = (text: string) => Buffer.from(`${text}\0`)
 
-function decoder(mode: 'commands' | 'dictation', modelDir: string): Pointer {
+export function decoder(mode: 'commands' | 'dictation', modelDir: string): Pointer {
   const key = `${mode}:${modelDir}`
   const existing = decoders.get(key)
   if (existing) return existing
@@ -121,7 +117,8 @@ function decoder(mode: 'commands' | 'dictation', modelDir: string): Pointer {
   return made
 }
 
-function decode(request: DecodeRequest) {
+/** One utterance (16 kHz, 16-bit) → its words, their times and scores. */
+export function decode(request: DecodeRequest) {
   const handle = decoder(request.mode, request.modelDir)
   const ps = lib!.ps
   if (request.mode === 'commands') {
@@ -164,18 +161,4 @@ function decode(request: DecodeRequest) {
   const text = hyp ? new CString(hyp).toString() : ''
   const posterior = request.mode === 'dictation' ? lib!.base.logmath_exp(lmath, ps.ps_get_prob(handle)) : NaN
   return { text, words, score: score[0]!, speechFrames, posterior }
-}
-
-self.onmessage = (event: MessageEvent<DecodeRequest | { id: number; type: 'probe'; modelDir: string }>) => {
-  const message = event.data
-  try {
-    if ('type' in message) {
-      decoder('commands', message.modelDir)
-      self.postMessage({ id: message.id, ok: true })
-      return
-    }
-    self.postMessage({ id: message.id, ok: true, result: decode(message) })
-  } catch (error) {
-    self.postMessage({ id: message.id, ok: false, error: (error as Error).message })
-  }
 }

@@ -1,0 +1,116 @@
+// Documents people have: OCR word recall on rendered pages per font size, pages per second of a
+// 20-page scanned PDF (pdftoppm at 300 dpi, then tesseract.js), and the peak memory of refusing a
+// 1 GiB zip bomb inside a 1 MB .docx. Pages are rendered by Chromium as the tests do.
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import { extractFile, stopOcr } from '../src/modules/rag/extract'
+import { OCR_DPI } from '../src/modules/rag/extract/pdf'
+import { makeZipBombDocx } from '../test/modules/extract/files'
+import { removeTempDirs, tempDir } from '../test/temp'
+import { CHROMIUM_ARGS } from '../test/web/harness'
+
+const kib = (bytes: number) => Math.round(bytes / 1024)
+const status = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024
+
+// 1. The zip bomb first, while this process is small: VmHWM (peak resident memory) only grows.
+{
+  const bomb = makeZipBombDocx(1024)
+  // Warm up what a Word upload loads (the extractors and mammoth), so the figure is of the bomb.
+  await extractFile('warm.docx', makeZipBombDocx(1)).catch(() => {})
+  Bun.gc(true)
+  const idle = status('VmRSS')
+  const peakBefore = status('VmHWM')
+  const started = performance.now()
+  const reason = await extractFile('expenses.docx', bomb).then(
+    () => 'read (!)',
+    (error) => error.reason,
+  )
+  const ms = performance.now() - started
+  const peak = Math.max(status('VmHWM'), peakBefore)
+  console.log(`\n## documents\n\nzip bomb (.docx of ${kib(bomb.length)} KiB holding 1 GiB): refused in ${ms.toFixed(1)} ms — "${reason}"`)
+  console.log(`  memory: idle RSS ${kib(idle) >> 10} MB, peak ${kib(peak) >> 10} MB (peak above idle: ${Math.max(0, Math.round((peak - idle) / 1048576))} MB; goal ≤ 100 MB)`)
+}
+
+const TEXT = [
+  'The quarterly maintenance report covers the heating plant, the ventilation ducts and the backup generator in building seven.',
+  'Technicians replaced two worn pump seals, cleaned the filters on every floor and measured a supply temperature of 68 degrees.',
+  'The generator started within nine seconds during the monthly test and carried the full load for forty minutes without faults.',
+  'Invoices 2291 and 2304 remain open; the contractor asks for payment before the end of March so that spare parts can be ordered.',
+  'Next quarter the team will inspect the cooling tower, replace the lighting in the car park and update the emergency contact list.',
+]
+const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? []
+
+/** Share of the expected words found (as a multiset), in order-free comparison. */
+function recall(expected: string, found: string): number {
+  const pool = new Map<string, number>()
+  for (const w of words(found)) pool.set(w, (pool.get(w) ?? 0) + 1)
+  const want = words(expected)
+  let hit = 0
+  for (const w of want) {
+    const n = pool.get(w) ?? 0
+    if (n > 0) {
+      hit++
+      pool.set(w, n - 1)
+    }
+  }
+  return hit / want.length
+}
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS })
+try {
+  // A Letter page (8.5 in = 816 CSS px wide) photographed at 300 dpi: what a scanner gives.
+  const scale = 300 / 96
+  const page = await browser.newPage({ viewport: { width: 816, height: 400 }, deviceScaleFactor: scale })
+  const render = async (pt: number, paragraphs: string[]) => {
+    await page.setContent(`<body style="margin:0;padding:72px;background:#fff;color:#000;font:${pt}pt 'DejaVu Serif',serif">${paragraphs.map((p) => `<p>${p}</p>`).join('')}</body>`)
+    return new Uint8Array(await page.screenshot({ fullPage: true }))
+  }
+
+  // 2. Word recall per font size.
+  console.log('\nOCR word recall on a rendered page at 300 dpi (tesseract.js 7, eng, LSTM):')
+  await extractFile('warm.png', await render(12, ['Warm up.']))
+  for (const pt of [8, 10, 12, 14]) {
+    const png = await render(pt, TEXT)
+    const started = performance.now()
+    const out = await extractFile(`page-${pt}.png`, png)
+    console.log(`  ${String(pt).padStart(2)} pt: recall ${recall(TEXT.join(' '), out.text).toFixed(3)}, confidence ${out.ocr![0]!.confidence}, ${Math.round(performance.now() - started)} ms${pt === 12 ? ' (goal ≥ 0.97)' : ''}`)
+  }
+
+  // 3. A 20-page scan: a PDF of page images without a text layer.
+  const images: Uint8Array[] = []
+  for (let i = 0; i < 20; i++) images.push(await render(12, [`Page ${i + 1}.`, ...TEXT.slice(0, 3)]))
+  const pdfPage = await browser.newPage()
+  await pdfPage.setContent(`<body style="margin:0">${images.map((png) => `<section style="page-break-after:always"><img style="width:100%" src="data:image/png;base64,${Buffer.from(png).toString('base64')}"></section>`).join('')}</body>`)
+  const scan = new Uint8Array(await pdfPage.pdf({ format: 'Letter', margin: { top: '0', bottom: '0', left: '0', right: '0' } }))
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  const out = await extractFile('scan.pdf', scan, { timeoutMs: 600_000 })
+  const seconds = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
+  const cpuPerPage = (used.user + used.system) / 1e6 / 20
+  const expected = Array.from({ length: 20 }, (_, i) => [`Page ${i + 1}.`, ...TEXT.slice(0, 3)].join(' ')).join(' ')
+  console.log(`\n20-page scanned PDF (${kib(scan.length)} KiB; pages rendered by pdftoppm at ${OCR_DPI} dpi): ${(20 / seconds).toFixed(2)} pages/s (${seconds.toFixed(1)} s; goal ≥ 1), recall ${recall(expected, out.text).toFixed(3)}, OCR pages ${out.ocr?.length}`)
+  console.log(`  CPU of this process (OCR engine, pdf.js) per page: ${cpuPerPage.toFixed(2)} s, i.e. ${(1 / cpuPerPage).toFixed(2)} pages/s on one free core (pdftoppm runs beside it, in its own process)`)
+
+  // 4. What rendering costs, apart from OCR: pdftoppm for one page at 150, 200 and 300 dpi.
+  const dir = tempDir('bench-docs')
+  await Bun.write(join(dir, 'scan.pdf'), scan)
+  const renders: string[] = []
+  for (const dpi of [150, 200, 300]) {
+    const t = performance.now()
+    let cpuMs = 0
+    for (let n = 1; n <= 5; n++) {
+      const child = Bun.spawnSync(['pdftoppm', '-f', String(n), '-l', String(n), '-r', String(dpi), '-gray', '-png', '-singlefile', join(dir, 'scan.pdf'), join(dir, `p${n}`)])
+      cpuMs += Number(child.resourceUsage?.cpuTime.total ?? 0) / 1000
+    }
+    renders.push(`${dpi} dpi ${Math.round((performance.now() - t) / 5)} ms (CPU ${Math.round(cpuMs / 5)} ms)`)
+  }
+  console.log(`pdftoppm, one page: ${renders.join(', ')}`)
+} finally {
+  await browser.close()
+  await stopOcr()
+  removeTempDirs()
+}
+console.log(`(a shared 2-core machine, load average ${loadavg()[0]!.toFixed(1)} at the end: figures vary with its load)`)
