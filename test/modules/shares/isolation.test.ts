@@ -2,7 +2,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { shutdown } from '../../../src/shutdown'
 import { makeServer } from '../../helpers'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../../redis'
+import { REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../../redis'
 import { twoServers } from '../../two-servers'
 import { leaks, misses, probeAll, QUESTION, shareHandbook, type ProbeResult } from './probes'
 
@@ -11,6 +11,7 @@ setDefaultTimeout(240_000)
 const stops: (() => Promise<void> | void)[] = []
 afterAll(async () => {
   for (const stop of stops.splice(0)) await stop()
+  await stopRedisServers()
 })
 
 /** Bob (staff, viewer) through every surface by each reference, Carol (no group) too: the leaks and the misses. */
@@ -44,8 +45,10 @@ const replicasSkipped = !TEST_DATABASE_URL ? POSTGRES_SKIPPED : !REDIS_SERVER ? 
 describe.skipIf(replicasSkipped !== null)(`shares across two replicas${replicasSkipped ? ` (${replicasSkipped})` : ''}`, () => {
   test('shared on one replica, read on the other; 0 leaks there; a member, a share and a group removed on one stop the next request on the other', async () => {
     const redis = await startRedis()
+    // Stopped by this file, whatever happens: the servers first, then their Redis.
+    stops.push(() => redis.stop())
     const { a, b, close } = await twoServers({ redisUrl: redis.url })
-    stops.push(close)
+    stops.unshift(close)
     for (const server of [a, b]) await server.services.redis!.start()
     const made = await shareHandbook(a)
     const { bob, carol } = await probeTeam(b, made)

@@ -50,30 +50,6 @@ export class PostgresAccessStore implements AccessStore {
     return row ? collectionRow(row) : null
   }
 
-  async byOwnerEmail(email: string, name: string): Promise<CollectionRow | null> {
-    const [row] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM rag_collections c JOIN users u ON u.id = c.user_id WHERE u.email = $1 AND c.name = $2`, [email, name])
-    return row ? collectionRow(row) : null
-  }
-
-  async sharedNamed(userId: string, name: string): Promise<SharedRow[]> {
-    const rows = await this.sql.unsafe(
-      `SELECT ${COLUMNS}, u.email AS owner_email, s.role
-       FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
-       WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}
-       ORDER BY u.email`,
-      [userId, name],
-    )
-    const best = highestPerCollection<CollectionRow & { owner_email: string; role: ShareRole }>(
-      rows.map((row: Record<string, unknown>) => ({ ...collectionRow(row), owner_email: row.owner_email as string, role: row.role as ShareRole })),
-    )
-    return best.map(({ owner_email, role, ...collection }) => ({ collection, role, ownerEmail: owner_email }))
-  }
-
-  async roleOf(userId: string, collectionId: number): Promise<ShareRole | null> {
-    const rows = await this.sql.unsafe(`SELECT s.role FROM rag_collection_shares s WHERE s.collection_id = $2 AND ${reachesUser('$1')}`, [userId, collectionId])
-    return highestRole(rows.map((row: { role: ShareRole }) => row.role))
-  }
-
   async isAdmin(userId: string): Promise<boolean> {
     const [row] = await this.sql`SELECT roles FROM users WHERE id = ${userId}`
     return isAdminRoles(row?.roles)

@@ -27,7 +27,7 @@ export class SqliteAccessStore implements AccessStore {
     return this.db.query<CollectionRow, [string]>('SELECT * FROM rag_collections WHERE public_id = ?').get(publicId)
   }
 
-  byOwnerEmail(email: string, name: string): CollectionRow | null {
+  private byOwnerEmail(email: string, name: string): CollectionRow | null {
     const owner = this.db.query<{ id: string }, [string]>('SELECT id FROM users WHERE email = ?').get(email)
     return owner ? this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE user_id = ? AND name = ?').get(owner.id, name) : null
   }
@@ -37,7 +37,7 @@ export class SqliteAccessStore implements AccessStore {
    * SQLite answers a join of rag_collections with rag_collection_shares an order of magnitude
    * slower (tens of µs against a few) than these index probes one after another.
    */
-  sharedNamed(userId: string, name: string): SharedRow[] {
+  private sharedNamed(userId: string, name: string): SharedRow[] {
     const found: SharedRow[] = []
     for (const collection of this.db.query<CollectionRow, [string, string]>('SELECT * FROM rag_collections WHERE name = ? AND user_id <> ?').all(name, userId)) {
       const role = this.roleOf(userId, collection.id)
@@ -46,7 +46,7 @@ export class SqliteAccessStore implements AccessStore {
     return found.sort((a, b) => (a.ownerEmail < b.ownerEmail ? -1 : 1))
   }
 
-  roleOf(userId: string, collectionId: number): ShareRole | null {
+  private roleOf(userId: string, collectionId: number): ShareRole | null {
     const rows = this.db
       .query<{ role: ShareRole }, [number, string]>(`SELECT s.role FROM rag_collection_shares s WHERE s.collection_id = ?1 AND ${reachesUser('?2')}`)
       .all(collectionId, userId)

@@ -71,11 +71,6 @@ export interface AccessStore {
   /** What a reference may name (see Candidates): SQLite probes one form after another, PostgreSQL asks once. */
   candidates(userId: string, ref: ParsedRef): MaybePromise<Candidates>
   byPublicId(publicId: string): MaybePromise<CollectionRow | null>
-  byOwnerEmail(email: string, name: string): MaybePromise<CollectionRow | null>
-  /** Collections named `name` owned by others and shared with the user, each with the highest role its entries give them. */
-  sharedNamed(userId: string, name: string): MaybePromise<SharedRow[]>
-  /** The highest role the entries of a collection give the user, or null. */
-  roleOf(userId: string, collectionId: number): MaybePromise<ShareRole | null>
   isAdmin(userId: string): MaybePromise<boolean>
   /** The caller's own collections and those shared with them, by name then owner. */
   accessible(userId: string): MaybePromise<AccessibleRow[]>
