@@ -31,7 +31,7 @@ try {
   // Not Linux, or not allowed: the worker runs at the process's priority.
 }
 
-type Runner = (payload: unknown, transfer: Transferable[]) => unknown
+type Runner = (payload: unknown, transfer: Transferable[], task: { progress(event: unknown): void }) => unknown
 const runners = new Map<string, Promise<Runner>>()
 
 function runnerOf(kind: string, url: string): Promise<Runner> {
@@ -52,7 +52,7 @@ self.addEventListener('message', async (event: MessageEvent<TaskMessage>) => {
   const { id, kind, url, payload } = event.data
   const transfer: Transferable[] = []
   try {
-    const value = await (await runnerOf(kind, url))(payload, transfer)
+    const value = await (await runnerOf(kind, url))(payload, transfer, { progress: (event) => self.postMessage({ id, progress: event }) })
     self.postMessage({ id, ok: true, value, heap: heapSize() }, transfer)
   } catch (error) {
     const { name = 'Error', message = String(error), code } = (error ?? {}) as { name?: string; message?: string; code?: unknown }
