@@ -16,9 +16,11 @@ export interface WorkKind<Payload, Result, Progress = never> {
   readonly __types?: (payload: Payload, progress: Progress) => Result
 }
 
-/** What a running task can do besides returning: report progress (structured-cloned to the caller). */
+/** What a running task can do besides returning: report progress (structured-cloned to the caller), see its cancel. */
 export interface WorkTask<Progress = never> {
   progress(event: Progress): void
+  /** Aborts when the caller's signal does, for a task run with `cancelGraceMs` (else its thread is ended at once). */
+  signal: AbortSignal
 }
 
 /** What a work module exports (see WorkKind). */
@@ -43,6 +45,12 @@ export interface RunOptions<Progress = never> {
    * number is bounded elsewhere (ingestion jobs, a few per process), which has no client to retry.
    */
   waitWhenBusy?: boolean
+  /**
+   * On abort, the task's own `signal` aborts in its worker and it has this long to stop and answer
+   * (removing what it wrote, keeping its worker and the models loaded there) before its thread is
+   * ended. 0 (the default): the thread is ended at once.
+   */
+  cancelGraceMs?: number
 }
 
 /** The error of a task whose worker died under it (500): the pool has replaced the worker. */
@@ -99,6 +107,9 @@ interface Task {
   onAbort?: () => void
   onProgress?: (event: unknown) => void
   onStart?: () => void
+  cancelGraceMs: number
+  /** Set once its caller aborted and the worker was asked to stop it (within cancelGraceMs). */
+  cancelling?: ReturnType<typeof setTimeout>
   resolve: (value: unknown) => void
   reject: (error: Error) => void
   queuedAt: number
@@ -191,6 +202,7 @@ export class WorkPool {
         signal,
         onProgress: options.onProgress as ((event: unknown) => void) | undefined,
         onStart: options.onStart,
+        cancelGraceMs: Math.max(0, options.cancelGraceMs ?? 0),
         resolve: resolve as (value: unknown) => void,
         reject,
         queuedAt: performance.now(),
@@ -280,7 +292,7 @@ export class WorkPool {
   private reply(slot: Slot, reply: Reply): void {
     const task = slot.task
     if ('progress' in reply) {
-      if (task && !slot.retired && reply.id === task.id) {
+      if (task && !slot.retired && !task.cancelling && reply.id === task.id) {
         try {
           task.onProgress?.(reply.progress)
         } catch (error) {
@@ -293,7 +305,11 @@ export class WorkPool {
     if (!task || slot.retired) return
     slot.task = null
     slot.worker.unref()
-    if (reply.ok) this.settle(task, 'ok', null, reply.value)
+    if (task.cancelling) {
+      // It stopped in time: cancelled whatever it answered, and its worker goes on.
+      clearTimeout(task.cancelling)
+      this.settle(task, 'cancelled', abortReason(task.signal!))
+    } else if (reply.ok) this.settle(task, 'ok', null, reply.value)
     else this.settle(task, 'failed', rebuild(reply.error))
     this.next(slot)
   }
@@ -308,7 +324,10 @@ export class WorkPool {
     slot.task = null
     const why = slot.lastError ? `uncaught error: ${slot.lastError}` : `exit code ${code}`
     this.log(`Worker ${slot.id} of the work pool stopped (${why})${task ? ` while running a ${task.kind.name} task, which fails` : ''}; the next task starts a new worker`)
-    if (task) this.settle(task, 'crashed', new WorkerStopped(`The worker running this ${task.kind.name} task stopped (${why}); the task failed, the server has replaced the worker`))
+    if (task?.cancelling) {
+      clearTimeout(task.cancelling)
+      this.settle(task, 'cancelled', abortReason(task.signal!))
+    } else if (task) this.settle(task, 'crashed', new WorkerStopped(`The worker running this ${task.kind.name} task stopped (${why}); the task failed, the server has replaced the worker`))
     this.drain()
   }
 
@@ -329,9 +348,20 @@ export class WorkPool {
       return
     }
     const slot = this.slots.find((s) => s.task === task)
-    if (!slot) return
-    // Work running synchronously cannot be interrupted but by stopping its thread. The task is
-    // settled once the thread has ended, so that nothing it does (a file it writes) follows.
+    if (!slot || task.cancelling) return
+    if (task.cancelGraceMs > 0) {
+      slot.worker.postMessage({ cancel: task.id })
+      task.cancelling = setTimeout(() => {
+        if (slot.task === task && !slot.retired) this.stop(slot, task)
+      }, task.cancelGraceMs)
+      return
+    }
+    this.stop(slot, task)
+  }
+
+  /** Work running synchronously cannot be interrupted but by ending its thread. The task is
+   * settled once the thread has ended, so that nothing it does (a file it writes) follows. */
+  private stop(slot: Slot, task: Task): void {
     this.retire(slot)
     this.drain()
     slot.ended.then(() => this.settle(task, 'cancelled', abortReason(task.signal!)))
@@ -353,6 +383,7 @@ export class WorkPool {
 
   private settle(task: Task, outcome: WorkDone['outcome'], error: Error | null, value?: unknown): void {
     if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort)
+    clearTimeout(task.cancelling)
     const seconds = task.startedAt ? (performance.now() - task.startedAt) / 1000 : 0
     if (outcome === 'ok') this.counts.completed++
     else if (outcome === 'failed') this.counts.failed++

@@ -6,6 +6,7 @@ const fixture = (name: string) => new URL(`../fixtures/work/${name}.work.ts`, im
 const BLOCK = workKind<{ ms: number }, number>('block', fixture('block'))
 const CRASH = workKind<Record<string, never>, never>('crash', fixture('crash'))
 const FAIL = workKind<{ app: boolean }, never>('fail', fixture('fail'))
+const CANCELLABLE = workKind<{ ms: number; ignore?: boolean }, string>('cancellable', fixture('cancellable'))
 const PROGRESS = workKind<{ steps: number; ms: number }, number, { done: number; of: number }>('progress', fixture('progress'))
 
 let pools: WorkPool[] = []
@@ -151,5 +152,27 @@ describe('WorkPool', () => {
     expect(crashed).toBeInstanceOf(WorkerStopped)
     expect(crashed).toMatchObject({ code: 'INTERNAL_ERROR', status: 500 })
     expect(await workers.run(FAIL, { app: false }).catch((e) => e)).not.toBeInstanceOf(WorkerStopped)
+  })
+
+  test('cancelGraceMs: an aborted task sees its signal in the worker and stops there, keeping its worker; one that does not stop in time has its thread ended', async () => {
+    const workers = pool(1, 4)
+    const polite = new AbortController()
+    const first = workers.run(CANCELLABLE, { ms: 5000 }, { signal: polite.signal, cancelGraceMs: 1000 }).catch((e) => e)
+    await until(() => workers.state().busy === 1)
+    const at = performance.now()
+    polite.abort()
+    expect((await first).name).toBe('AbortError')
+    expect(performance.now() - at).toBeLessThan(900)
+    expect(workers.state()).toMatchObject({ started: 1, busy: 0, cancelled: 1 })
+    // The same worker takes the next task.
+    expect(await workers.run(CANCELLABLE, { ms: 1 })).toBe('done')
+    expect(workers.state()).toMatchObject({ started: 1, completed: 1 })
+
+    const deaf = new AbortController()
+    const second = workers.run(CANCELLABLE, { ms: 5000, ignore: true }, { signal: deaf.signal, cancelGraceMs: 100 }).catch((e) => e)
+    await until(() => workers.state().busy === 1)
+    deaf.abort()
+    expect((await second).name).toBe('AbortError')
+    expect(workers.state()).toMatchObject({ started: 0, busy: 0, cancelled: 2, crashed: 0 })
   })
 })

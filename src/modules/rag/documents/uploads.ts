@@ -55,7 +55,7 @@ export class UploadService {
         uploaded.push({ name: basename(file.fileName), documentId: id, source, bytes: file.bytes, contentHash: file.sha256, data, ...(invalid ? { invalid } : {}) })
       }
       // Files that need OCR, or take long to read, go on as a job (202).
-      const handled = await this.jobs.handleUpload(userId, collection, uploaded)
+      const handled = await this.jobs.handleUpload(userId, collection, uploaded, request.signal)
       if (handled.kind === 'job') return handled
       // A file of several documents (an mbox): an outcome per document, under its own id.
       const outcomes: FileOutcome[] = uploaded.flatMap((file, i) => {
