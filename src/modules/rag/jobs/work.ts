@@ -1,8 +1,10 @@
 import { basename } from 'node:path'
 import { AppError } from '../../../core/errors'
 import { type WorkPool, WorkerStopped, workKind } from '../../../core/work-pool'
-import { type Extracted, ExtractionError, type ExtractProgress, LIMITS } from '../extract'
+// Not the extractors' index: the request thread never loads them (pdf.js, mammoth, exceljs, …: ~16 MB); the pool's workers do.
+import { LIMITS } from '../extract/limits'
 import { extensionOf, IMAGE_EXTENSIONS } from '../extract/ocr-needed'
+import { type Extracted, ExtractionError, type ExtractProgress } from '../extract/types'
 import type { ExtractOutcome, ExtractTask } from '../documents/extract.work'
 import { sha256 } from '../documents/library'
 import type { DocumentInput, DocumentLibrary } from '../documents/library'
