@@ -126,8 +126,20 @@ export function planSync(local: Map<string, LocalFile>, remote: Map<string, stri
   const add: LocalFile[] = []
   const change: LocalFile[] = []
   let unchanged = 0
+  // A file the server splits into several documents (an .mbox: `<file id>#<Message-ID>`, each
+  // carrying the file's hash) is held when any of them is.
+  const owners = new Map<string, string>()
+  for (const id of remote.keys()) {
+    for (let at = id.indexOf('#'); at > 0; at = id.indexOf('#', at + 1)) {
+      const owner = id.slice(0, at)
+      if (local.has(owner) && !remote.has(owner)) owners.set(id, owner)
+    }
+  }
+  // Its hash as the server holds it: the file's, unless one of its documents holds another.
+  const partHash = new Map<string, string>()
+  for (const [id, owner] of owners) if (!partHash.has(owner) || remote.get(id) !== local.get(owner)!.hash) partHash.set(owner, remote.get(id)!)
   for (const file of local.values()) {
-    const hash = remote.get(file.id)
+    const hash = remote.get(file.id) ?? partHash.get(file.id)
     if (hash === undefined) add.push(file)
     else if (hash !== file.hash) change.push(file)
     else unchanged++
@@ -137,7 +149,7 @@ export function planSync(local: Map<string, LocalFile>, remote: Map<string, stri
     add: add.sort(byId),
     change: change.sort(byId),
     unchanged,
-    remove: remove ? [...remote.keys()].filter((id) => !local.has(id)).sort() : [],
+    remove: remove ? [...remote.keys()].filter((id) => !local.has(id) && !owners.has(id)).sort() : [],
   }
 }
 

@@ -5,6 +5,7 @@ import { makeServer } from '../helpers'
 import { tempDir } from '../temp'
 import { liveServer } from './live-server'
 import { HTML_PAGE, makeDocx, makeImageOnlyPdf, makePdf } from '../modules/kb/files'
+import { makeMbox } from '../modules/extract/files'
 
 const root = tempDir('sync')
 const server = makeServer({ dataDir: join(root, 'data'), rateLimitMax: 100_000 })
@@ -223,5 +224,24 @@ describe('uagent rag sync', () => {
       proc.kill('SIGINT')
     }
     expect(await proc.exited).toBe(0)
+  }, 60_000)
+
+  test('an .mbox syncs as one document per message (<file>#<Message-ID>): unchanged when the file is, kept by --delete, re-sent when a message is added', async () => {
+    const dir = join(root, 'mail')
+    mkdirSync(dir, { recursive: true })
+    const mail = (n: number) => ({ from: 'ana@example.com', to: 'ops@example.com', subject: `Shift ${n}`, date: 'Tue, 03 Mar 2026 09:15:00 +0000', messageId: `<shift-${n}@example.com>`, body: `Shift ${n} notes: the boiler pressure was fine.` })
+    writeFileSync(join(dir, 'ops.mbox'), makeMbox([mail(1), mail(2)]))
+    writeFileSync(join(dir, 'readme.md'), '# Mail\n\nThe operations mailbox.\n')
+    const first = await sync('mail', dir)
+    expect(first.code).toBe(0)
+    expect(first.summary.added).toEqual(['ops.mbox', 'readme.md'])
+    expect((await listing('mail')).map((d) => d.id)).toEqual(['ops.mbox#shift-1@example.com', 'ops.mbox#shift-2@example.com', 'readme.md'])
+    const again = await sync('mail', dir, '--delete')
+    expect(again.summary).toMatchObject({ added: [], changed: [], unchanged: 2, removed: [] })
+    expect(await listing('mail')).toHaveLength(3)
+    writeFileSync(join(dir, 'ops.mbox'), makeMbox([mail(1), mail(2), mail(3)]))
+    const third = await sync('mail', dir, '--delete')
+    expect(third.summary).toMatchObject({ added: [], changed: ['ops.mbox'], unchanged: 1, removed: [] })
+    expect((await listing('mail')).map((d) => d.id)).toEqual(['ops.mbox#shift-1@example.com', 'ops.mbox#shift-2@example.com', 'ops.mbox#shift-3@example.com', 'readme.md'])
   }, 60_000)
 })

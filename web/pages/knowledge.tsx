@@ -221,11 +221,11 @@ function UploadBox({ collection, onDone }: { collection: string; onDone: () => v
           void start([...(e.dataTransfer?.files ?? [])])
         }}
       >
-        <p>Drop PDF, Word, HTML, Markdown, text files or images here, or</p>
+        <p>Drop PDFs, scans and images, Word, OpenDocument, slides, spreadsheets, e-books, e-mails, HTML, Markdown or text files here, or</p>
         <button type="button" onClick={() => (document.getElementById(inputId) as HTMLInputElement).click()}>
           Choose files
         </button>
-        <input id={inputId} type="file" multiple hidden aria-label="Files to upload" accept=".pdf,.docx,.html,.htm,.md,.markdown,.txt,text/*,image/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
+        <input id={inputId} type="file" multiple hidden aria-label="Files to upload" accept=".pdf,.docx,.odt,.rtf,.epub,.pptx,.odp,.xlsx,.ods,.csv,.tsv,.eml,.mbox,.html,.htm,.md,.markdown,.txt,image/*,text/*" onChange={(e) => void start([...(e.currentTarget.files ?? [])])} />
       </div>
       <ErrorText error={jobError ?? cancel.error} />
       <ul class="files" aria-label="Uploads">

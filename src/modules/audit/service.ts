@@ -113,7 +113,8 @@ export function auditRow(event: AuditEventInput, ms = Date.now()): AuditRow {
  * (UAGENT_AUDIT_RETENTION_DAYS) are deleted in the background. No route deletes or changes events.
  */
 export class AuditLog implements AuditRecorder {
-  private pending: AuditRow[] = []
+  /** Events as recorded (their rows are made at the flush: the redaction costs the request nothing). */
+  private pending: { event: AuditEventInput; ms: number }[] = []
   private flushing: Promise<void> | null = null
   private flushTimer: ReturnType<typeof setInterval> | null = null
   private pruneTimer: ReturnType<typeof setTimeout> | null = null
@@ -151,7 +152,7 @@ export class AuditLog implements AuditRecorder {
 
   /** Appends an event (written within a second). Never throws and never waits. */
   record(event: AuditEventInput): void {
-    this.pending.push(auditRow(event))
+    this.pending.push({ event, ms: Date.now() })
     if (this.pending.length > this.options.maxPending) {
       const dropped = this.pending.splice(0, this.pending.length - this.options.maxPending)
       this.log(`audit: ${dropped.length} event(s) dropped: the database has not taken the log's writes`)
@@ -174,7 +175,7 @@ export class AuditLog implements AuditRecorder {
       const batch = this.pending
       this.pending = []
       try {
-        await this.store.insertMany(batch)
+        await this.store.insertMany(batch.map(({ event, ms }) => auditRow(event, ms)))
       } catch (error) {
         this.pending = batch.concat(this.pending)
         if (Date.now() - this.lastFailureLog > 60_000) {

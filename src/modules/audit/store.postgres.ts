@@ -1,6 +1,7 @@
 import type { Postgres } from '../../db/postgres'
 import { type AuditFilter, type AuditRow, type AuditStore, likePrefix } from './store'
 
+const ROWS_PER_INSERT = 1000
 const COLUMNS = ['id', 'at', 'actor_id', 'actor_email', 'ip', 'action', 'target', 'details', 'request_id'] as const
 
 /** The audit log in PostgreSQL: every replica's events in one table. */
@@ -9,12 +10,18 @@ export class PostgresAuditStore implements AuditStore {
 
   async insertMany(rows: AuditRow[]): Promise<void> {
     if (!rows.length) return
-    const values: (string | null)[] = []
-    const tuples = rows.map((row, i) => {
-      for (const column of COLUMNS) values.push(row[column])
-      return `(${COLUMNS.map((_, j) => `$${i * COLUMNS.length + j + 1}`).join(', ')})`
+    // One transaction; statements of at most ROWS_PER_INSERT rows (PostgreSQL takes 65,535 parameters at most).
+    await this.sql.begin(async (tx) => {
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+        const slice = rows.slice(start, start + ROWS_PER_INSERT)
+        const values: (string | null)[] = []
+        const tuples = slice.map((row, i) => {
+          for (const column of COLUMNS) values.push(row[column])
+          return `(${COLUMNS.map((_, j) => `$${i * COLUMNS.length + j + 1}`).join(', ')})`
+        })
+        await tx.unsafe(`INSERT INTO audit_events (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING`, values)
+      }
     })
-    await this.sql.unsafe(`INSERT INTO audit_events (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING`, values)
   }
 
   async list(filter: AuditFilter): Promise<AuditRow[]> {

@@ -12,9 +12,8 @@ function run(cmd: string[], cwd: string, stdin?: string): void {
   if (result.exitCode !== 0) throw new Error(`${cmd[0]} failed: ${result.stderr.toString()}`)
 }
 
-/** A file converted by pandoc from Markdown (`pptx`, `odt`, `epub`, `rtf`, `docx`). */
-export function pandoc(markdown: string, extension: string): Uint8Array {
-  const dir = tempDir('pandoc')
+/** A file converted by pandoc from Markdown (`pptx`, `odt`, `epub`, `rtf`, `docx`), in `dir` (where the Markdown's pictures are). */
+export function pandoc(markdown: string, extension: string, dir = tempDir('pandoc')): Uint8Array {
   writeFileSync(join(dir, 'in.md'), markdown)
   run(['pandoc', '-s', '-f', 'markdown', 'in.md', '-o', `out.${extension}`], dir)
   return new Uint8Array(readFileSync(join(dir, `out.${extension}`)))
@@ -209,10 +208,11 @@ export class Renderer {
  * A zip bomb inside a real .docx: pandoc's document plus a member that inflates to `mib` MiB of
  * zeros from ~1 KB per MiB. Python's zipfile writes it; its compressor is given the one deflate
  * block that 1 MiB of zeros makes (flushed, so every copy stands alone), which is what zlib would
- * write for each MiB anyway, without spending seconds making it. `lie` rewrites the member's
+ * write for each MiB anyway, without spending seconds making it (`member` names it). `lie` rewrites the member's
  * declared size to 1 KB, as a hostile file would, to hide it from a reader that trusts the directory.
  */
-export function makeZipBombDocx(mib: number, options: { lie?: boolean } = {}): Uint8Array {
+export function makeZipBombDocx(mib: number, options: { lie?: boolean; member?: string } = {}): Uint8Array {
+  const member = options.member ?? 'word/media/image1.bin'
   const dir = tempDir('bomb')
   writeFileSync(join(dir, 'in.docx'), pandoc('# Expenses\n\nThe travel policy covers trains.', 'docx'))
   return python(
@@ -228,15 +228,15 @@ class Repeat:
 zipfile._get_compressor = lambda *a, **k: Repeat()
 shutil.copy(${JSON.stringify(join(dir, 'in.docx'))}, "out.docx")
 with zipfile.ZipFile("out.docx", "a", compression=zipfile.ZIP_DEFLATED) as z:
-    with z.open("word/media/image1.bin", "w", force_zip64=${mib >= 4096 ? 'True' : 'False'}) as f:
+    with z.open(${JSON.stringify(member)}, "w", force_zip64=${mib >= 4096 ? 'True' : 'False'}) as f:
         chunk = bytes(1 << 20)
         for i in range(${mib}):
             f.write(chunk)
 if ${options.lie ? 'True' : 'False'}:
     data = bytearray(open("out.docx", "rb").read())
-    info = zipfile.ZipFile("out.docx").getinfo("word/media/image1.bin")
+    info = zipfile.ZipFile("out.docx").getinfo(${JSON.stringify(member)})
     struct.pack_into("<I", data, info.header_offset + 22, 1024)
-    name = b"word/media/image1.bin"
+    name = ${JSON.stringify(member)}.encode()
     at = data.find(b"PK\\x01\\x02")
     while at >= 0:
         length = struct.unpack_from("<H", data, at + 28)[0]

@@ -1,4 +1,8 @@
 import { describe, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PDFDocument } from 'pdf-lib'
+import { tempDir } from '../../temp'
 import { extractFile } from '../../../src/modules/rag/extract'
 import { PAGE_BREAK } from '../../../src/modules/rag/chunking'
 import { makeEml, makeMbox, makeOdp, makeOds, makeXlsx, pandoc } from './files'
@@ -173,7 +177,7 @@ describe('e-mail', () => {
     expect(out.text).toContain('The door seal failed.')
   })
 
-  test('an .mbox: one document per message, its id the Message-ID', async () => {
+  test('an .mbox: one document per message, its id in the file the Message-ID', async () => {
     const box = makeMbox([
       mail,
       { ...mail, subject: 'Re: Cold room temperatures', messageId: '<cold-room-2@example.com>', body: 'From now on the door is checked every evening.' },
@@ -189,4 +193,22 @@ describe('e-mail', () => {
     expect(out.documents![1]!.text).toContain('From now on the door is checked every evening.')
     expect(progress.at(-1)).toEqual({ pagesDone: 2, pages: 2 })
   })
+})
+
+describe('Word', () => {
+  test('a .docx with a picture (pandoc): its text is read, the picture is not inlined', async () => {
+    const dir = tempDir('docx')
+    // The picture: a page drawn by pdf-lib, rendered to PNG by poppler.
+    const pdf = await PDFDocument.create()
+    pdf.addPage([300, 150]).drawRectangle({ x: 20, y: 20, width: 200, height: 100 })
+    writeFileSync(join(dir, 'chart.pdf'), await pdf.save())
+    expect(Bun.spawnSync(['pdftoppm', '-png', '-singlefile', join(dir, 'chart.pdf'), join(dir, 'chart')]).exitCode).toBe(0)
+    const docx = pandoc('# Sales\n\nSales rose in May.\n\n![Sales chart](chart.png)\n\nJune was flat.\n', 'docx', dir)
+    const out = await extractFile('report.docx', docx)
+    expect(out.type).toBe('docx')
+    expect(out.text).toContain('# Sales')
+    expect(out.text).toContain('Sales rose in May.')
+    expect(out.text).toContain('June was flat.')
+    expect(out.text).not.toContain('base64')
+  }, 60_000)
 })

@@ -60,9 +60,10 @@ async function scenario({ call, upload }: { call: Call; upload: Upload }) {
   }
   expect(job).toMatchObject({ status: 'completed', progress: 100 })
   expect(job.files[0]).toMatchObject({ name: 'invoice.png', id: 'invoice.png', type: 'image', pages: 1, pagesDone: 1, status: 'ingested' })
+  const mailbox = makeMbox(MAILS)
   const form = formOf([
     ['review.pptx', pandoc('# Revenue\n\nRevenue grew twelve percent.\n\n::: notes\nMention the currency effect on Swiss sales.\n:::\n\n# Hiring\n\nFour engineers joined.\n', 'pptx')],
-    ['ops.mbox', makeMbox(MAILS)],
+    ['ops.mbox', mailbox],
     ['stock.xlsx', await makeXlsx([{ name: 'Inventory', rows: [['Item', 'Quantity'], ['Torque wrench', 4]] }])],
   ])
   const res = await upload('formats', form, token)
@@ -70,8 +71,8 @@ async function scenario({ call, upload }: { call: Call; upload: Upload }) {
   expect(res.json).toMatchObject({ success: true, ingested: 4, failed: 0 })
   const files = Object.fromEntries(res.json.files.map((f: any) => [f.id, f]))
   expect(files['review.pptx']).toMatchObject({ type: 'pptx', pages: 2, status: 'ingested' })
-  expect(files['cold-room-1@example.com']).toMatchObject({ name: 'ops.mbox', type: 'email', title: 'Cold room temperatures', status: 'ingested' })
-  expect(files['cold-room-2@example.com']).toMatchObject({ name: 'ops.mbox', type: 'email', title: 'Re: Cold room temperatures', status: 'ingested' })
+  expect(files['ops.mbox#cold-room-1@example.com']).toMatchObject({ name: 'ops.mbox', type: 'email', title: 'Cold room temperatures', status: 'ingested' })
+  expect(files['ops.mbox#cold-room-2@example.com']).toMatchObject({ name: 'ops.mbox', type: 'email', title: 'Re: Cold room temperatures', status: 'ingested' })
   expect(files['stock.xlsx']).toMatchObject({ type: 'xlsx', status: 'ingested' })
 
   const search = async (query: string) => (await call('POST', '/rag/search', { token, body: { collection: 'formats', query, limit: 1 } })).json.results[0]
@@ -79,7 +80,7 @@ async function scenario({ call, upload }: { call: Call; upload: Upload }) {
   const notes = await search('currency effect Swiss sales')
   expect(notes).toMatchObject({ id: 'review.pptx', metadata: { type: 'pptx', page: 1 } })
   expect(notes.metadata.ocr).toBeUndefined()
-  expect(await search('compressor technician Thursday')).toMatchObject({ id: 'cold-room-2@example.com', metadata: { type: 'email', fileName: 'ops.mbox' } })
+  expect(await search('compressor technician Thursday')).toMatchObject({ id: 'ops.mbox#cold-room-2@example.com', metadata: { type: 'email', fileName: 'ops.mbox' } })
   expect((await search('torque wrench quantity')).content).toContain('Item: Torque wrench\nQuantity: 4')
 
   const invoice = await call('GET', '/rag/collections/formats/documents/invoice.png', { token })
@@ -88,13 +89,19 @@ async function scenario({ call, upload }: { call: Call; upload: Upload }) {
   expect(invoice.json.ocr).toHaveLength(1)
   expect(invoice.json.ocr[0].page).toBe(1)
   expect(invoice.json.ocr[0].confidence).toBeGreaterThan(80)
-  const reply = await call('GET', `/rag/collections/formats/documents/${encodeURIComponent('cold-room-2@example.com')}`, { token })
+  const reply = await call('GET', `/rag/collections/formats/documents/${encodeURIComponent('ops.mbox#cold-room-2@example.com')}`, { token })
   expect(reply.json.text).toContain('From: Ben Ode <ben@example.com>\nTo: ops@example.com')
   expect(reply.json.ocr).toBeUndefined()
 
   // The same mbox again: each message is unchanged.
-  const again = await upload('formats', formOf([['ops.mbox', makeMbox(MAILS)]]), token)
+  const again = await upload('formats', formOf([['ops.mbox', mailbox]]), token)
   expect(again.json).toMatchObject({ ingested: 0, unchanged: 2, failed: 0 })
+  expect(again.json.removed).toBeUndefined()
+  // A mailbox that no longer holds the first message: that message's document goes.
+  const shorter = await upload('formats', formOf([['ops.mbox', makeMbox(MAILS.slice(1))]]), token)
+  expect(shorter.json).toMatchObject({ ingested: 1, failed: 0, removed: ['ops.mbox#cold-room-1@example.com'] })
+  const listed = await call('GET', '/rag/collections/formats/documents?prefix=ops.mbox', { token })
+  expect(listed.json.documents.map((d: any) => d.id)).toEqual(['ops.mbox#cold-room-2@example.com'])
 }
 
 describe('uploads of images, slides, spreadsheets and mailboxes', () => {

@@ -7,6 +7,7 @@ import { makeServer } from '../../helpers'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { formOf, MARKDOWN, makeImageOnlyPdf, makePdf, pagesOf } from './files'
 import { slowExtractor } from './slow-extractor'
+import { makeMbox } from '../extract/files'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-jobs-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -72,6 +73,24 @@ describe('ingestion jobs', () => {
     expect(list.status).toBe(200)
     expect(list.json).toMatchObject({ total: 1, limit: 20, offset: 0 })
     expect(list.json.jobs[0].id).toBe(res.json.jobId)
+  })
+
+  test('a mailbox in a job: its messages are stored as <file id>#<Message-ID>; uploaded again without one, the document of that message goes', async () => {
+    const server = jobServer({ env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } })
+    const { upload, until, token } = await session(server)
+    const mail = (n: number) => ({ from: 'ana@example.com', to: 'ops@example.com', subject: `Shift ${n}`, date: 'Tue, 03 Mar 2026 09:15:00 +0000', messageId: `<shift-${n}@example.com>`, body: `Shift ${n} notes: the boiler pressure was fine.` })
+    const ids = async () => (await server.call('GET', '/rag/collections/mail/documents', { token })).json.documents.map((d: any) => d.id)
+    // The same bytes each time (makeMbox writes the time into each message's From line).
+    const mailbox = makeMbox([mail(1), mail(2)])
+    const first = await upload('mail', formOf([['ops.mbox', mailbox]]))
+    expect(first.status).toBe(202)
+    expect((await until(first.json.jobId, ended)).files).toEqual([expect.objectContaining({ name: 'ops.mbox', id: 'ops.mbox', status: 'ingested', type: 'email' })])
+    expect(await ids()).toEqual(['ops.mbox#shift-1@example.com', 'ops.mbox#shift-2@example.com'])
+    const again = await upload('mail', formOf([['ops.mbox', mailbox]]))
+    expect((await until(again.json.jobId, ended)).files[0]).toMatchObject({ status: 'unchanged' })
+    const shorter = await upload('mail', formOf([['ops.mbox', makeMbox([mail(2)])]]))
+    expect((await until(shorter.json.jobId, ended)).files[0]).toMatchObject({ status: 'ingested' })
+    expect(await ids()).toEqual(['ops.mbox#shift-2@example.com'])
   })
 
   test('a quick upload is still answered 200 at once; one still reading after the threshold is 202 and shows its pages as they are read', async () => {

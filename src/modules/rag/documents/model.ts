@@ -11,9 +11,9 @@ export const UploadResponse = t.Object({
   files: t.Array(
     t.Object({
       name: t.String({ description: 'The file name sent' }),
-      id: t.String({ description: 'Document id: the file name, unless an `id` field came before the file' }),
+      id: t.String({ description: 'Document id: the file name, unless an `id` field came before the file; for each message of an .mbox, `<file id>#<Message-ID>`' }),
       status: Status,
-      type: t.Optional(t.String({ description: 'pdf, docx, html, markdown, text or code' })),
+      type: t.Optional(t.String({ description: 'pdf, image, docx, odt, rtf, epub, pptx, odp, xlsx, ods, csv, tsv, email, html, markdown, text or code' })),
       title: t.Optional(t.String()),
       bytes: t.Integer(),
       contentHash: t.String({ description: 'SHA-256 of the file bytes (hex)' }),
@@ -23,11 +23,12 @@ export const UploadResponse = t.Object({
       reason: t.Optional(t.String({ description: 'Why the file failed' })),
     }),
   ),
+  removed: t.Optional(t.Array(t.String(), { description: 'Documents removed: messages no longer in a mailbox uploaded again' })),
   processingTime: t.Integer({ description: 'Milliseconds' }),
 })
 
 export const UploadBody = t.Object({
-  files: t.Files({ description: 'One or more files: .pdf .docx .html .md .txt and source files' }),
+  files: t.Files({ description: 'One or more files: .pdf, images, .docx .odt .rtf .epub .pptx .odp .xlsx .ods .csv .tsv .eml .mbox, .html .md .txt and source files (docs/knowledge-base.md, "Formats and limits")' }),
   id: t.Optional(t.String({ description: 'Document id of the file part that follows (default: its file name)' })),
   source: t.Optional(t.String({ description: 'Source path of the file part that follows' })),
 })

@@ -70,6 +70,8 @@ export class UploadService {
           return outcome
         })
       })
+      // Mailboxes uploaded again: the documents of messages no longer in them, removed.
+      const removed = handled.files.flatMap((state) => state.removed ?? [])
       const count = (status: FileOutcome['status']) => outcomes.filter((o) => o.status === status).length
       const body = {
         success: count('failed') === 0,
@@ -78,6 +80,7 @@ export class UploadService {
         unchanged: count('unchanged'),
         failed: count('failed'),
         files: outcomes,
+        ...(removed.length ? { removed } : {}),
         processingTime: Math.round(performance.now() - started),
       }
       return { kind: 'done' as const, body }

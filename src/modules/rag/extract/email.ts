@@ -58,9 +58,9 @@ export async function readMessage(bytes: Uint8Array, readAttachment: AttachmentR
 /**
  * The messages of an mbox file: split at each `From ` line that starts a message (a `>From ` in
  * a body is unescaped, as mboxrd writes it), each read as an e-mail, one document per message
- * with the Message-ID as its id.
+ * with its Message-ID as its id in the file (`message-<n>` for a message without one).
  */
-export async function readMbox(bytes: Uint8Array, fileId: string, readAttachment: AttachmentReader, deadline?: Deadline, onMessage?: (done: number, total: number) => void): Promise<ExtractedPart[]> {
+export async function readMbox(bytes: Uint8Array, readAttachment: AttachmentReader, deadline?: Deadline, onMessage?: (done: number, total: number) => void): Promise<ExtractedPart[]> {
   const source = new TextDecoder('latin1').decode(bytes)
   const starts: number[] = []
   const separator = /(^|\n)From [^\n]*\n/g
@@ -71,7 +71,7 @@ export async function readMbox(bytes: Uint8Array, fileId: string, readAttachment
   for (let i = 0; i < starts.length; i++) {
     const raw = source.slice(source.indexOf('\n', starts[i]!) + 1, starts[i + 1] ?? source.length).replace(/^>(>*From )/gm, '$1')
     const message = await readMessage(new Uint8Array(Buffer.from(raw, 'latin1')), readAttachment, 0, deadline)
-    messages.push({ id: message.messageId ?? `${fileId}#${i + 1}`, title: message.title ?? `Message ${i + 1}`, type: 'email', text: message.text })
+    messages.push({ id: message.messageId ?? `message-${i + 1}`, title: message.title ?? `Message ${i + 1}`, type: 'email', text: message.text })
     onMessage?.(i + 1, starts.length)
   }
   return messages

@@ -101,7 +101,7 @@ async function extractWithin(fileName: string, bytes: Uint8Array, deadline: Dead
       return { title: title ?? name, type: 'email', text }
     }
     case 'mbox': {
-      const documents = await readMbox(bytes, name, readAttachment, deadline, (done, total) => progress?.({ pagesDone: done, pages: total }))
+      const documents = await readMbox(bytes, readAttachment, deadline, (done, total) => progress?.({ pagesDone: done, pages: total }))
       if (!documents.length) throw new ExtractionError('no messages: the mbox is empty')
       return { title: name, type: 'email', text: '', documents }
     }

@@ -10,12 +10,12 @@ export interface Extracted {
   ocr?: OcrPage[]
   /**
    * Set for a file that holds several documents (an .mbox: one per message). Each is ingested as a
-   * document of its own under its `id`; the file's own `text` is then empty.
+   * document of its own, stored as `<the file's id>#<its id>`; the file's own `text` is then empty.
    */
   documents?: ExtractedPart[]
 }
 
-/** One document of a file that holds several, with the id it is stored under (an e-mail's Message-ID). */
+/** One document of a file that holds several, with its id within the file (an e-mail's Message-ID). */
 export type ExtractedPart = Omit<Extracted, 'documents'> & { id: string }
 
 export interface OcrPage {

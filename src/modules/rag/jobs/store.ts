@@ -71,6 +71,8 @@ export interface FileChange {
   reason?: string
   /** A file of several documents (an mbox): each one's outcome (not stored: the upload's 200 answer lists them). */
   parts?: PartOutcome[]
+  /** A mailbox uploaded again: the documents of messages no longer in it, removed (not stored: the upload's 200 answer lists them). */
+  removed?: string[]
 }
 
 export interface NewJob {

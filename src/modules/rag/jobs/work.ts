@@ -6,7 +6,6 @@ import { LIMITS } from '../extract/limits'
 import { extensionOf, IMAGE_EXTENSIONS } from '../extract/ocr-needed'
 import { type Extracted, ExtractionError, type ExtractProgress } from '../extract/types'
 import type { ExtractOutcome, ExtractTask } from '../documents/extract.work'
-import { sha256 } from '../documents/library'
 import type { DocumentInput, DocumentLibrary } from '../documents/library'
 import { MAX_DOCUMENT_BYTES } from '../service'
 import type { FileChange, PartOutcome } from './store'
@@ -174,8 +173,10 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
     const pages = extracted.pageStarts?.length
     const known: FileChange = { type: extracted.type, title: extracted.title, ...(pages !== undefined ? { pages, pagesDone: pages } : {}) }
     const metadata = { fileName: basename(file.name), size: file.bytes, ...(file.source ? { source: file.source } : {}) }
-    // A file of several documents (an mbox): a document per message, under its own id.
-    const parts = extracted.documents ?? [{ ...extracted, id: file.documentId }]
+    // A file of several documents (an mbox): a document per message, stored as `<file id>#<Message-ID>`
+    // (so `rag sync` knows them as the file's), each carrying the file's hash: an unchanged mailbox
+    // is unchanged message by message.
+    const parts = extracted.documents?.map((part) => ({ ...part, id: `${file.documentId}#${part.id}` })) ?? [{ ...extracted, id: file.documentId }]
     const outcomes: PartOutcome[] = parts.map((part) => ({ id: part.id, status: 'failed', type: part.type, title: part.title, ...(part.pageStarts ? { pages: part.pageStarts.length } : {}) }))
     const documents: DocumentInput[] = []
     const sent: PartOutcome[] = []
@@ -192,7 +193,7 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
           type: part.type,
           bytes: file.bytes,
           source: file.source,
-          contentHash: extracted.documents ? sha256(part.text) : file.contentHash,
+          contentHash: file.contentHash,
           pageStarts: part.pageStarts,
           ocr: part.ocr,
         })
@@ -209,7 +210,10 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
         if (document.message) outcome.reason = document.message
       })
     }
-    if (!(await sink.file(file.position, { ...known, ...fileOutcome(outcomes), ...(extracted.documents ? { parts: outcomes } : {}) }, true))) return
+    // A mailbox uploaded again: the documents of its messages no longer in it go.
+    const removed = extracted.documents ? await deps.library.removeOthers(deps.userId, deps.collection, `${file.documentId}#`, new Set(parts.map((part) => part.id))) : []
+    const change: FileChange = { ...known, ...fileOutcome(outcomes), ...(extracted.documents ? { parts: outcomes } : {}), ...(removed.length ? { removed } : {}) }
+    if (!(await sink.file(file.position, change, true))) return
   }
 }
 
