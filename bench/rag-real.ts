@@ -43,6 +43,8 @@ async function startServer(dataDir: string) {
 }
 
 const rss = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1]) / 1024
+/** The most the process has held resident since it started (the kernel's high-water mark). */
+const peakRss = async (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(await Bun.file(`/proc/${pid}/status`).text())![1]) / 1024
 /** CPU seconds a process has used, all its threads (user + system), from /proc: what an ingest costs whatever else the machine runs. */
 const cpuSeconds = async (pid: number) => {
   const stat = await Bun.file(`/proc/${pid}/stat`).text()
@@ -115,6 +117,7 @@ export async function benchRagReal() {
       if (results.some((r) => r.metadata.page === question.source)) found++
     }
     const afterSearch = await rss(proc.pid)
+    const peak = await peakRss(proc.pid)
     const mb = bytes / 1024 / 1024
     console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${navigator.hardwareConcurrency} cores (timings scale with it)`)
     console.log(`corpus: ${pages.length} pages, ${(pageBytes / 1024 / 1024).toFixed(1)} MB of text, ${copies} copies → ${documents} documents, ${chunks} chunks`)
@@ -122,7 +125,7 @@ export async function benchRagReal() {
     console.log(`${'server CPU for the ingest'.padEnd(34)} ${(mb / ingestCpu).toFixed(2).padStart(7)} MB per CPU-second  (${ingestCpu.toFixed(1)} s of CPU, all threads: the figure load on the machine moves least)`)
     console.log(`${`search over HTTP, ${asked.length} questions`.padEnd(34)} p50 ${percentile(latencies, 50).toFixed(1).padStart(6)} ms  p95 ${percentile(latencies, 95).toFixed(1).padStart(6)} ms   goal p95 <= 25 ms (issue 37.6)  ${percentile(latencies, 95) <= 25 ? 'ok' : 'MISSED'}`)
     console.log(`${'source page in top 10'.padEnd(34)} ${((found / asked.length) * 100).toFixed(1).padStart(7)} %`)
-    console.log(`${'server RSS after ingest'.padEnd(34)} ${afterIngest.toFixed(0).padStart(7)} MB   (after searches ${afterSearch.toFixed(0)} MB)   goal <= 500 MB  ${afterIngest <= 500 ? 'ok' : 'MISSED'}`)
+    console.log(`${'server RSS after ingest'.padEnd(34)} ${afterIngest.toFixed(0).padStart(7)} MB   (after searches ${afterSearch.toFixed(0)} MB, peak ${peak.toFixed(0)} MB)   goal <= 500 MB  ${Math.max(afterIngest, afterSearch) <= 500 ? 'ok' : 'MISSED'}`)
   } finally {
     proc.kill()
     await proc.exited

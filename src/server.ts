@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { buildApp, startServices } from './app'
 import { ConfigError, loadConfig } from './config'
 import { StartupError } from './core/startup'
+import { startMemoryGuard } from './core/memory-guard'
 
 /** A fault that stops the server at start: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -67,6 +68,8 @@ async function start() {
     writeFileSync(pidFile, String(process.pid), { mode: 0o600 })
   } catch {}
   services.backups?.start()
+  // Garbage is collected before it piles up next to large live buffers (see memory-guard.ts).
+  startMemoryGuard()
   // Voice: the intent classifier's model is trained (once per training data, by a child process)
   // and cached in the data dir now, off the request path; it and the speech models load on first use.
   services.speech.warm().catch((error) => console.error(`voice: ${(error as Error).message}`))

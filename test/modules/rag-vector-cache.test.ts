@@ -5,7 +5,7 @@ import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
 import { createDotKernel, createInt8Kernel } from '../../src/modules/rag/vectors/simd-dot'
 import { SqliteRagStore as RagStore } from '../../src/modules/rag/store.sqlite'
-import { matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vectors/cache'
+import { freedAfterCopy, matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vectors/cache'
 import corpus from '../fixtures/rag-corpus.json'
 
 function service(minRows: number) {
@@ -242,6 +242,46 @@ describe('in-memory vector copy of large collections', () => {
       expect(scanNearest(matrix, query, 30).filter((h) => copyOf(h.chunkId) === 0)).toHaveLength(20)
     })
   }
+
+  test('a collection is loaded row by row from an iterator: each row read once, in order, none kept (one buffer for every row), more rows than counted grow it', () => {
+    const dims = 32
+    const vectors = Array.from({ length: 5000 }, (_, i) => Float32Array.from({ length: dims }, (_, d) => Math.sin(i * 0.37 + d * 1.3)))
+    // What a database iterator hands over: each row's bytes in the one buffer, overwritten by the next row.
+    const buffer = new Uint8Array(dims * 4)
+    let read = 0
+    function* rows() {
+      for (const [i, vector] of vectors.entries()) {
+        buffer.set(new Uint8Array(vector.buffer))
+        read++
+        yield { id: i + 1, bytes: buffer }
+      }
+    }
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    // Counted short (rows written meanwhile): the matrix grows to take them all.
+    const matrix = cache.matrix(1, () => 3000, dims, rows)!
+    expect(read).toBe(vectors.length)
+    expect(matrix.rows).toBe(vectors.length)
+    const entries = matrixEntries(matrix)
+    expect(vectors.every((vector, i) => entries.get(i + 1)!.every((x, d) => x === vector[d]))).toBe(true)
+    const hits = scanNearest(matrix, vectors[1234]!, 3)
+    expect(hits[0]).toMatchObject({ chunkId: 1235 })
+    expect(hits[0]!.distance).toBeCloseTo(0, 5)
+  })
+
+  test('rows read for a matrix have their bytes freed once copied (a buffer they share with others is left alone); the matrix holds them all', () => {
+    const dims = 16
+    const owned = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, bytes: new Uint8Array(Float32Array.from({ length: dims }, (_, d) => i + d / 10).buffer) }))
+    const pool = new Float32Array(dims * 2).fill(7)
+    const shared = { id: 101, bytes: new Uint8Array(pool.buffer, 0, dims * 4) }
+    const expected = [...owned, shared].map((row) => [...new Float32Array(row.bytes.slice().buffer)])
+    const cache = new VectorCache({ minRows: 1, budgetBytes: 1e9 })
+    const matrix = cache.matrix(1, () => 101, dims, () => freedAfterCopy([...owned, shared]))!
+    const entries = matrixEntries(matrix)
+    expect(expected.every((vector, i) => entries.get(i + 1)!.every((x, d) => x === vector[d]))).toBe(true)
+    expect(owned.every((row) => row.bytes.byteLength === 0 && row.bytes.buffer.byteLength === 0)).toBe(true)
+    expect(pool.every((x) => x === 7)).toBe(true)
+    expect(shared.bytes.byteLength).toBe(dims * 4)
+  })
 
   test('the SIMD kernel computes every row\'s dot product', () => {
     const rows = 37

@@ -10,6 +10,8 @@ type Call = { id: number; file: string; table: string } & ({ kind: 'matches'; qu
 
 let db: Database | null = null
 let open = ''
+let scratchIds = new Float64Array(0)
+let scratchRanks = new Float64Array(0)
 
 self.addEventListener('message', (event: MessageEvent<Call>) => {
   const call = event.data
@@ -28,13 +30,20 @@ self.addEventListener('message', (event: MessageEvent<Call>) => {
       self.postMessage({ id, terms: rows.map((row) => row[0]), counts: rows.map((row) => row[1]) })
       return
     }
-    const rows = db.query<unknown, [string, number]>(`SELECT rowid, bm25(${table}) FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).values(call.query, call.limit) as [number, number][]
-    const ids = new Float64Array(rows.length)
-    const ranks = new Float64Array(rows.length)
-    rows.forEach(([rowid, rank], i) => {
-      ids[i] = rowid
-      ranks[i] = rank
-    })
+    // Row by row into this thread's scratch arrays (kept from call to call), then one copy of what
+    // was found, handed over: no array per row, a few thousand of them per query, for the
+    // collector to find (it runs late, and the process's memory grew meanwhile).
+    if (scratchIds.length < call.limit) {
+      scratchIds = new Float64Array(call.limit)
+      scratchRanks = new Float64Array(call.limit)
+    }
+    let count = 0
+    for (const row of db.query<{ id: number; rank: number }, [string, number]>(`SELECT rowid AS id, bm25(${table}) AS rank FROM ${table} WHERE ${table} MATCH ? LIMIT ?`).iterate(call.query, call.limit)) {
+      scratchIds[count] = row.id
+      scratchRanks[count++] = row.rank
+    }
+    const ids = scratchIds.slice(0, count)
+    const ranks = scratchRanks.slice(0, count)
     self.postMessage({ id, ids, ranks }, [ids.buffer, ranks.buffer])
   } catch (error) {
     self.postMessage({ id, failure: (error as Error)?.message ?? String(error) })

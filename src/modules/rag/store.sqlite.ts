@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import { WorkerCalls } from '../../core/worker-calls'
 import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
-import { cachedVector, distinctHits, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { cachedVector, distinctHits, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
 
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
 import { phraseFrequency } from './ranking/phrase'
@@ -30,6 +30,9 @@ function readVarint(bytes: Uint8Array, offset: number): [number, number] {
   }
   return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
 }
+
+/** The order of a keyword query's matches (see keywordCandidates): one array for every search, grown as needed. */
+let matchOrder = new Uint32Array(0)
 
 /**
  * The RAG tables: collections, documents, chunks, the sqlite-vec tables, and one FTS5 index per
@@ -193,8 +196,10 @@ export class SqliteRagStore implements RagStore {
     return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
       if (!this.ftsTables.has(collection.id)) return []
-      // Best BM25 first (then rowid), as indices: objects only for the matches looked at.
-      const order = new Uint32Array(ids.length)
+      // Best BM25 first (then rowid), as indices: objects only for the matches looked at. The
+      // indices live in one scratch array, kept from search to search (read to the end right here).
+      if (matchOrder.length < ids.length) matchOrder = new Uint32Array(Math.max(ids.length, matchOrder.length * 2))
+      const order = matchOrder.subarray(0, ids.length)
       for (let i = 0; i < order.length; i++) order[i] = i
       order.sort((a, b) => ranks[a]! - ranks[b]! || ids[a]! - ids[b]!)
       const ranked = (function* () {
@@ -506,11 +511,7 @@ export class SqliteRagStore implements RagStore {
       collection.id,
       () => (this.db.query('SELECT count(*) AS n FROM rag_chunks WHERE collection_id = ?').get(collection.id) as { n: number }).n,
       collection.dimensions,
-      () =>
-        this.db
-          .query<{ rowid: number; embedding: Uint8Array }, [number]>(`SELECT rowid, embedding FROM ${table} WHERE collection_id = ?`)
-          .all(collection.id)
-          .map((row) => ({ id: row.rowid, bytes: row.embedding })),
+      () => freedAfterCopy(this.db.query<{ id: number; bytes: Uint8Array }, [number]>(`SELECT rowid AS id, embedding AS bytes FROM ${table} WHERE collection_id = ?`).iterate(collection.id)),
     )
     if (matrix) return scanNearest(matrix, vector, k, distinct)
     return this.db

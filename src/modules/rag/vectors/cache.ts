@@ -196,6 +196,23 @@ function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Fl
   matrix.rowOf.set(id, row)
 }
 
+/**
+ * Rows read from the database for a matrix, each row's bytes freed as soon as the matrix has
+ * copied them (the loop that builds it asks for the next row only then). Without it, every row's
+ * bytes (some 170 MB at 110,000 chunks) stayed allocated until the collector came round, which,
+ * next to a matrix that large, it does late: the server's memory peaked there.
+ */
+export function* freedAfterCopy<T extends { bytes: Uint8Array }>(rows: Iterable<T>): Generator<T> {
+  for (const row of rows) {
+    yield row
+    const { bytes } = row
+    // Only a buffer the row owns alone: detaching it (transfer to nothing) frees its memory now.
+    if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) {
+      ;(bytes.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0)
+    }
+  }
+}
+
 export class VectorCache {
   private readonly matrices = new Map<number, Matrix>()
   private bytes = 0
@@ -262,7 +279,7 @@ export class VectorCache {
    * The collection's matrix: cached, or built with `load` when the collection is large enough
    * and fits the budget; null means "use sqlite-vec".
    */
-  matrix(collectionId: number, countRows: () => number, dimensions: number, load: () => { id: number; bytes: Uint8Array }[]): Matrix | null {
+  matrix(collectionId: number, countRows: () => number, dimensions: number, load: () => Iterable<{ id: number; bytes: Uint8Array }>): Matrix | null {
     const cached = this.matrices.get(collectionId)
     if (cached) {
       // Re-insert: Map order is the LRU order.
@@ -279,9 +296,14 @@ export class VectorCache {
       if (this.bytes + bytes <= this.options.budgetBytes) break
       this.invalidate(id)
     }
-    const loaded = load()
-    const matrix = emptyMatrix(Math.max(capacity, loaded.length), dimensions)
-    for (const row of loaded) setRow(matrix, matrix.rows++, row.id, row.bytes)
+    // Row by row from `load` (an iterator over the database's rows, where it can be one): each
+    // row's bytes are garbage as soon as they are in the matrix, rather than every row's at once
+    // (some 170 MB at 110,000 chunks, held until the collector came round to them).
+    const matrix = emptyMatrix(capacity, dimensions)
+    for (const row of load()) {
+      if (matrix.rows === matrix.capacity && !growMatrix(matrix, Math.max(matrix.rows + 1, Math.ceil(matrix.capacity * GROWTH)))) return null
+      setRow(matrix, matrix.rows++, row.id, row.bytes)
+    }
     this.matrices.set(collectionId, matrix)
     this.bytes += matrixBytes(matrix)
     return matrix
@@ -368,6 +390,8 @@ function distinctRows(found: { row: number; similarity: number }[], keys: Int32A
   )
 }
 
+let checkedRows = new Uint8Array(0)
+
 /** Below this many rows the float scan is as fast as the int8 one plus its re-rank. */
 export const QUANTIZED_MIN_ROWS = 4096
 
@@ -409,7 +433,9 @@ function quantizedNearest(matrix: Matrix, query: Float32Array, k: number, invers
   const dots = matrix.quantized!.scores(quantizedQuery, rows)
 
   const bestRows = rowsByEstimate(dots, matrix.estimateScales, rows, Math.min(rows, Math.max(k * 4, 64)), distinct ? keys : null)
-  const checked = new Uint8Array(rows)
+  // A flag per row, in one scratch array for every scan (a scan runs to its end synchronously).
+  if (checkedRows.length < rows) checkedRows = new Uint8Array(Math.max(rows, checkedRows.length * 2))
+  const checked = checkedRows.subarray(0, rows).fill(0)
   const found: { row: number; similarity: number }[] = []
   for (let slot = 0; slot < bestRows.length; slot++) {
     const row = bestRows[slot]!
