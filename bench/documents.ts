@@ -14,6 +14,8 @@ import { removeTempDirs, tempDir } from '../test/temp'
 import { CHROMIUM_ARGS } from '../test/web/harness'
 import { benchLogin, startServerProcess } from './server'
 
+/** Seconds the server is left idle after the scan before its memory is read again (the OCR engine's idle stop is 60 s). */
+const IDLE_WAIT_S = Number(process.env.BENCH_DOCUMENTS_IDLE_S ?? 65)
 const kib = (bytes: number) => Math.round(bytes / 1024)
 const status = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024
 
@@ -121,8 +123,6 @@ try {
   removeTempDirs()
 }
 console.log(`(a shared 2-core machine, load average ${loadavg()[0]!.toFixed(1)} at the end: figures vary with its load)`)
-
-const IDLE_WAIT_S = Number(process.env.BENCH_DOCUMENTS_IDLE_S ?? 65)
 
 /** Resident memory of a process (VmRSS, or VmHWM: its peak), in MB. */
 function processMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -144,4 +144,22 @@ describe('uploads and jobs read their files on the work pool', () => {
     expect(next.json).toMatchObject({ ingested: 1 })
     expect(server.services.pool.state()).toMatchObject({ started: 1, crashed: 0 })
   }, 120_000)
+
+  test('a worker that dies while reading a file fails that file only: the job goes on with the next on a new worker', async () => {
+    const { server, done } = poolServer({ UAGENT_INGEST_JOB_AFTER_MS: '0' })
+    const { upload, until } = await client(server)
+    const scan = await renderer.scannedPdf(Array.from({ length: 4 }, (_, i) => [`Log ${i + 1}: the boiler pressure held at two bar.`]))
+    const res = await upload('crash', formOf([['scan.pdf', scan], ['notes.md', MARKDOWN]]))
+    expect(res.status).toBe(202)
+    await until(res.json.jobId, (state) => state.files[0].pagesDone >= 1 || ended(state))
+    // The thread dies under its task, as an out-of-memory or a native crash would end it.
+    const pool = server.services.pool as unknown as { slots: { worker: Worker }[] }
+    pool.slots[0]!.worker.terminate()
+    const job = await until(res.json.jobId, ended)
+    expect(job.status).toBe('completed')
+    expect(job.files[0]).toMatchObject({ name: 'scan.pdf', status: 'failed', reason: expect.stringMatching(/worker reading the file stopped/) })
+    expect(job.files[1]).toMatchObject({ name: 'notes.md', status: 'ingested' })
+    expect(kinds(done)).toEqual(['extract:crashed', 'extract:ok'])
+    expect(server.services.pool.state()).toMatchObject({ started: 1, crashed: 1 })
+  }, 120_000)
 })

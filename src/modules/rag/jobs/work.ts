@@ -78,7 +78,8 @@ export function extractorWithin(timeoutMs: number | undefined, pool: WorkPool): 
       throw new Error('the extraction task answered something else than a text or a reason')
     } catch (error) {
       if (overtime && !signal.aborted) throw new ExtractionError(tooSlow(limit))
-      if (error instanceof WorkerStopped) throw new ExtractionError(`the worker reading it stopped (${error.message}); the server replaced it`)
+      // Logged by the pool with its exit; the user reads what became of the file.
+      if (error instanceof WorkerStopped) throw new ExtractionError('the worker reading the file stopped (it crashed or ran out of memory); the server replaced it')
       throw error
     } finally {
       clearTimeout(timer)
