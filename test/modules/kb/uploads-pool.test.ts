@@ -6,7 +6,7 @@ import type { Services } from '../../../src/app'
 import { type WorkDone, workKind } from '../../../src/core/work-pool'
 import { makeServer } from '../../helpers'
 import { Renderer } from '../extract/files'
-import { formOf, MARKDOWN, makePdf } from './files'
+import { formOf, MARKDOWN, makePdf, pagesOf } from './files'
 
 const BLOCK = workKind<{ ms: number }, number>('block', new URL('../../fixtures/work/block.work.ts', import.meta.url).href)
 const dataDir = mkdtempSync(join(tmpdir(), 'uagent-kb-pool-'))
@@ -162,4 +162,20 @@ describe('uploads and jobs read their files on the work pool', () => {
     expect(kinds(done)).toEqual(['extract:crashed', 'extract:ok'])
     expect(server.services.pool.state()).toMatchObject({ started: 1, crashed: 1 })
   }, 120_000)
+
+  test("a client that goes away during its upload stops the worker's task: nothing is stored", async () => {
+    const { server, done } = poolServer({ UAGENT_INGEST_JOB_AFTER_MS: '60000' })
+    const { upload, token } = await client(server)
+    const big = await makePdf(pagesOf(900, 'Turbine'))
+    const gone = new AbortController()
+    const answer = upload('big', formOf([['big.pdf', big]]), gone.signal).catch((error) => error)
+    const deadline = Date.now() + 20_000
+    while (!(done.some((task) => task.kind === 'ocr-check') && server.services.pool.state().busy === 1) && Date.now() < deadline) await Bun.sleep(2)
+    expect(server.services.pool.state().busy).toBe(1)
+    gone.abort()
+    await answer
+    while (!done.some((task) => task.kind === 'extract') && Date.now() < deadline) await Bun.sleep(10)
+    expect(kinds(done)).toEqual(['ocr-check:ok', 'extract:cancelled'])
+    expect((await server.call('GET', '/rag/collections/big/documents/big.pdf', { token })).status).toBe(404)
+  }, 60_000)
 })

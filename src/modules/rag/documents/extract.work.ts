@@ -1,4 +1,4 @@
-// Work module of EXTRACT and OCR_CHECK (jobs/pool-extract.ts), run in the work pool's workers:
+// Work module of EXTRACT and OCR_CHECK (jobs/work.ts: extractorWithin, ocrCheckOn), run in the work pool's workers:
 // extractFile as a whole (every format, OCR included: the OCR engine is created once per worker
 // and kept), and needsOcr, on the bytes the task brought. A file that cannot be ingested is an
 // answer, not an error: its reason goes back as a value. Pages read go back as progress events; a
