@@ -31,6 +31,7 @@ import { PostgresTaskStore } from './modules/agents/store.postgres'
 import { PostgresVoiceStore } from './modules/voice/store.postgres'
 import { PostgresConversationStore } from './modules/conversations/store.postgres'
 import { gatedPostgres, openPostgres, type Postgres, PostgresMonitor } from './db/postgres'
+import { measuredPostgres, PoolSlots, poolSize } from './db/postgres-pool'
 import { andThen } from './db/maybe-promise'
 import { RedisLink } from './db/redis'
 import { type EventBus, LocalBus, RedisBus } from './core/bus'
@@ -86,6 +87,7 @@ import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
+import { queryCounting } from './modules/analytics/query-counting'
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
 import { webModule } from './modules/web'
@@ -226,9 +228,12 @@ export function createServices(options: AppOptions = {}): Services {
     throw new StartupError('UAGENT_DATABASE_URL is set: the server must be built with startServices() (it connects to PostgreSQL and migrates it first), not createServices()')
   }
   // The stores get the pool behind the monitor's gate: once PostgreSQL is known to be lost, their
-  // statements fail at once (503) rather than each waiting for a connection.
+  // statements fail at once (503) rather than each waiting for a connection. Every query counts for
+  // its request, and its wait for one of the pool's connections is measured (nothing is delayed).
   const postgresMonitor = postgresOption ? new PostgresMonitor(postgresOption, log) : null
-  const postgres = postgresOption && postgresMonitor ? gatedPostgres(postgresOption, () => postgresMonitor.problem) : null
+  const poolWaits = { waited: (_seconds: number) => {} }
+  const postgres =
+    postgresOption && postgresMonitor ? measuredPostgres(gatedPostgres(postgresOption, () => postgresMonitor.problem), new PoolSlots(poolSize(postgresOption), poolWaits)) : null
   const redis = config.redisUrl ? new RedisLink(config.redisUrl, log) : null
   const bus: EventBus = redis ? new RedisBus(redis, log) : new LocalBus(log)
   // Names this server's own events on the bus (instance ids may repeat, e.g. two servers in one process).
@@ -297,6 +302,7 @@ export function createServices(options: AppOptions = {}): Services {
     })
   }
   const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
+  poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
   const recorder = new RequestRecorder(analyticsDb, {
@@ -431,7 +437,7 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
   const config = loadConfig(options.env ?? process.env)
   const url = options.databaseUrl ?? config.databaseUrl
   if (!url && !options.postgres) return withRedis(createServices(options))
-  const postgres = options.postgres ?? (await openPostgres(url!))
+  const postgres = options.postgres ?? (await openPostgres(url!, undefined, config.databasePool))
   try {
     // Every server on the database signs with one key (UAGENT_JWT_SECRET wins when set).
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
@@ -519,6 +525,8 @@ export function buildApp(services: Services) {
   })
     // Wraps the whole app: every request is recorded, /health and unknown paths included.
     .use(requestRecording(recorder, routes, config.analyticsEnabled))
+    // On PostgreSQL, the queries each request makes (uagent_db_queries_per_request).
+    .use(services.postgres ? queryCounting(prometheus, routes) : new Elysia({ name: 'analytics:query-counting' }))
     .use(healthModule(system, config.corsOrigins))
     .use(
       httpCore({

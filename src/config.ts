@@ -93,6 +93,8 @@ export interface Config {
   speechModelDir: string
   /** A PostgreSQL 15+ URL, `postgres://user:pass@host:port/db`: the stores docs/postgresql.md lists keep their data there (unset: everything in `<dataDir>/uagent.db`). */
   databaseUrl?: string
+  /** Connections to PostgreSQL (`UAGENT_DATABASE_URL`) this server opens at most. How long queries wait for one is `uagent_db_pool_wait_seconds` on `/metrics`; docs/postgresql.md, "Under load", says how the default was chosen. Each replica opens its own: keep replicas × pool under PostgreSQL's `max_connections` (100 by default). */
+  databasePool: number
   /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
   redisUrl?: string
   /** Worker threads of the work pool (speech, text extraction, OCR, embedding of ingested chunks), started as work comes. @default one less than the cores, at least 1 */
@@ -132,6 +134,9 @@ export interface Config {
   /** `off`: only single sign-on users (OpenID Connect, LDAP) sign in, except the admin named by `UAGENT_ADMIN_EMAIL` (a way back in). */
   localLogin: boolean
 }
+
+/** Connections to PostgreSQL a server opens at most, unless UAGENT_DATABASE_POOL says otherwise (loadConfig's default: the same). */
+export const DEFAULT_DATABASE_POOL = 20
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -333,6 +338,7 @@ export function loadConfig(env: Env = process.env): Config {
     audioRetentionMs: integer(env, 'UAGENT_AUDIO_RETENTION_HOURS', 24, 1, 24 * 365) * 3600_000,
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
+    databasePool: integer(env, 'UAGENT_DATABASE_POOL', 20, 1, 1000),
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
     workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
     workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),

@@ -1,8 +1,8 @@
-import { afterAll } from 'bun:test'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { trackProcess } from './processes'
 
 /** Debian's redis-server, when installed (.ci/run installs it); without it the Redis tests skip, saying why. */
 export const REDIS_SERVER = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim() || null
@@ -23,22 +23,37 @@ export interface TestRedis {
   kill(): Promise<void>
   /** Starts it again on the same port, empty. */
   restart(): Promise<void>
+  /** Kills it for good and removes its folder. */
+  stop(): Promise<void>
 }
 
-const running = new Set<Bun.Subprocess>()
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL')
-})
+const running = new Set<TestRedis>()
 
-/** A Redis server of this test file's own, on a free port, without persistence; stopped after the file. */
+/**
+ * Stops every Redis server startRedis() started and has not stopped: each test file that starts
+ * one calls it in an afterAll of its own (which runs even when a test failed). Left running at the
+ * end of the run, one fails it (test/setup.ts).
+ */
+export async function stopRedisServers(): Promise<void> {
+  await Promise.all([...running].map((redis) => redis.stop()))
+}
+
+/** A Redis server of this test file's own, on a free port, without persistence; stopped by stop() or stopRedisServers(). */
 export async function startRedis(): Promise<TestRedis> {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed')
   const port = freePort()
   const dir = mkdtempSync(join(tmpdir(), 'uagent-redis-'))
   let child: Bun.Subprocess | null = null
+  const kill = async () => {
+    if (!child) return
+    const stopping = child
+    child = null
+    stopping.kill('SIGKILL')
+    await stopping.exited
+  }
   const start = async () => {
     child = Bun.spawn([REDIS_SERVER!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdout: 'ignore', stderr: 'ignore' })
-    running.add(child)
+    trackProcess(child)
     for (let tries = 0; tries < 100; tries++) {
       try {
         const socket = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
@@ -50,18 +65,18 @@ export async function startRedis(): Promise<TestRedis> {
     }
     throw new Error(`redis-server did not start on port ${port}`)
   }
-  await start()
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
-  return {
+  const redis: TestRedis = {
     url: `redis://127.0.0.1:${port}`,
     port,
-    async kill() {
-      if (!child) return
-      child.kill('SIGKILL')
-      await child.exited
-      running.delete(child)
-      child = null
-    },
+    kill,
     restart: start,
+    async stop() {
+      running.delete(redis)
+      await kill()
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
+  running.add(redis)
+  await start()
+  return redis
 }

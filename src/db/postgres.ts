@@ -1,4 +1,5 @@
 import { SQL } from 'bun'
+import { DEFAULT_DATABASE_POOL } from '../config'
 import { DATABASE_KNOWN_DOWN } from '../core/database'
 import { StartupError } from '../core/startup'
 import { PG_MIGRATIONS, type PostgresMigration } from './migrations/pg'
@@ -40,11 +41,12 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Connects to PostgreSQL and applies every migration not yet applied. Unreachable (or refusing
- * the login): a StartupError of one line naming UAGENT_DATABASE_URL.
+ * Connects to PostgreSQL (a pool of up to `poolSize` connections, UAGENT_DATABASE_POOL) and
+ * applies every migration not yet applied. Unreachable (or refusing the login): a StartupError of
+ * one line naming UAGENT_DATABASE_URL.
  */
-export async function openPostgres(url: string, migrations: PostgresMigration[] = PG_MIGRATIONS): Promise<Postgres> {
-  const sql = new SQL(url, { max: 10, connectionTimeout: 10, idleTimeout: 60 })
+export async function openPostgres(url: string, migrations: PostgresMigration[] = PG_MIGRATIONS, poolSize = DEFAULT_DATABASE_POOL): Promise<Postgres> {
+  const sql = new SQL(url, { max: poolSize, connectionTimeout: 10, idleTimeout: 60 })
   try {
     await sql`SELECT 1`
   } catch (error) {

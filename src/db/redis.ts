@@ -112,12 +112,16 @@ export class RedisLink implements SharedCounter {
   /**
    * Adds one to a rate-limit window's counter (`uagent:rl:<key>`), which expires `ttlMs` after
    * its first count; the window's total so far. Throws when Redis cannot be reached.
+   *
+   * The count and the expiry are sent together (one round trip, pipelined on the connection):
+   * PEXPIRE … NX (Redis 7) sets the expiry only where there is none, so the first count of a
+   * window sets it and the others leave it, and a counter never lacks one (a server that died
+   * between an INCR and a PEXPIRE sent after it left a key that never expired).
    */
   async incr(key: string, ttlMs: number): Promise<number> {
     const name = `uagent:rl:${key}`
-    const count = Number(await this.client.send('INCR', [name]))
-    if (count === 1) await this.client.send('PEXPIRE', [name, String(ttlMs)])
-    return count
+    const [count] = await Promise.all([this.client.send('INCR', [name]), this.client.send('PEXPIRE', [name, String(ttlMs), 'NX'])])
+    return Number(count)
   }
 
   /** Publishes to a channel; false (never a throw) when Redis cannot be reached. */

@@ -1,7 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { LocalBus, RedisBus } from '../../src/core/bus'
 import { RedisLink } from '../../src/db/redis'
-import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../redis'
+import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../redis'
+
+// The Redis servers this file started stop when it ends, whether its tests passed or not.
+afterAll(stopRedisServers)
 
 const until = async (check: () => boolean, ms = 3000) => {
   const deadline = Date.now() + ms

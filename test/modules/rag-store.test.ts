@@ -28,6 +28,32 @@ async function code(work: () => unknown): Promise<string> {
 }
 
 describeBackends('RAG store', (backend) => {
+  test('the pages of a document follow it: written, rewritten and deleted, as each later lookup of its collection sees it', async () => {
+    const { rag, user } = ragOf(backend())
+    const alice = await user()
+    const store = rag.store
+    const collection = await store.createCollection(alice, 'paged', embedder.id, embedder.dimensions)
+    const documentOf = (docId: string, content: string) => ({ docId, content, metadata: {}, chunks: [content], vectors: [new Float32Array(embedder.dimensions).fill(0.1)] })
+    const describe = (pages: string | null) => (document: { docId: string; content: string }) => ({
+      title: document.docId,
+      type: 'pdf',
+      bytes: document.content.length,
+      text: document.content,
+      source: null,
+      contentHash: 'x',
+      chunkPages: pages,
+    })
+    const pagesNow = async (docIds: string[]) => Object.fromEntries(await store.chunkPages((await store.findCollection(alice, 'paged'))!, docIds))
+    await store.writeDocuments(collection, [documentOf('manual', 'The router manual.'), documentOf('notes', 'Loose notes.')], (document) => describe(document.docId === 'manual' ? '{"pages":[1,2],"chunks":[1]}' : null)(document))
+    expect(await pagesNow(['manual', 'notes'])).toEqual({ manual: '{"pages":[1,2],"chunks":[1]}' })
+    // Asked again (the same version): the same answer.
+    expect(await pagesNow(['manual', 'notes', 'absent'])).toEqual({ manual: '{"pages":[1,2],"chunks":[1]}' })
+    await store.writeDocuments((await store.findCollection(alice, 'paged'))!, [documentOf('manual', 'The router manual, second edition.')], describe('{"pages":[3],"chunks":[1]}'))
+    expect(await pagesNow(['manual', 'notes'])).toEqual({ manual: '{"pages":[3],"chunks":[1]}' })
+    await store.deleteDocument((await store.findCollection(alice, 'paged'))!, 'manual')
+    expect(await pagesNow(['manual', 'notes'])).toEqual({})
+  })
+
   test('synonyms (issue 37): "buy" finds "purchase", "compact discs" finds CDs, the exact word first; a repeated passage takes one place', async () => {
     const { rag, user } = ragOf(backend())
     const alice = await user()

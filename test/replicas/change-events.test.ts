@@ -1,7 +1,10 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
-import { REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../redis'
+import { REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../redis'
 import { twoServers } from '../two-servers'
+
+// The Redis servers this file started stop when it ends, whether its tests passed or not.
+afterAll(stopRedisServers)
 
 setDefaultTimeout(60_000)
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { emptyPostgresDatabase } from '../postgres'
+import { killGroup, trackProcess } from '../processes'
 import { startRedis, type TestRedis } from '../redis'
 
 export const CLUSTER_ADMIN = { email: 'admin@replicas.test', password: 'admin-password-1' }
@@ -15,7 +16,7 @@ export interface Replica {
   dataDir: string
   /** What the server wrote on stderr so far. */
   log(): string
-  /** SIGKILL, as a crash would. */
+  /** SIGKILL to the server and what it started, as a crash would. */
   kill(): Promise<void>
   call(method: string, path: string, init?: { token?: string; body?: unknown }): Promise<{ status: number; json: any; text: string; headers: Headers }>
 }
@@ -34,7 +35,7 @@ export interface Cluster {
 export async function startCluster(count: number, env: Record<string, string> = {}): Promise<Cluster> {
   const database = await emptyPostgresDatabase()
   const redis = await startRedis()
-  const replicas = await Promise.all(
+  const started = await Promise.allSettled(
     Array.from({ length: count }, (_, i) =>
       startReplica(`replica-${String.fromCharCode(97 + i)}`, {
         UAGENT_DATABASE_URL: database.url,
@@ -45,12 +46,21 @@ export async function startCluster(count: number, env: Record<string, string> = 
       }),
     ),
   )
+  const failed = started.find((outcome) => outcome.status === 'rejected')
+  const replicas = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []))
+  if (failed) {
+    // Nothing of a cluster that did not start is left running.
+    for (const replica of replicas) await replica.kill()
+    await redis.stop()
+    throw failed.reason
+  }
   return {
     replicas,
     databaseUrl: database.url,
     redis,
     async stop() {
       for (const replica of replicas) await replica.kill()
+      await redis.stop()
     },
   }
 }
@@ -58,13 +68,16 @@ export async function startCluster(count: number, env: Record<string, string> = 
 async function startReplica(name: string, env: Record<string, string>): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), `uagent-${name}-`))
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('UAGENT_')))
+  // A process group of its own: killed, it takes what it started (plugins, MCP servers) with it.
   const proc = Bun.spawn(['bun', join(root, 'src/index.ts')], {
     cwd: root,
+    detached: true,
     env: { ...inherited, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_INSTANCE_ID: name, ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
   })
+  trackProcess(proc, true)
   let errors = ''
   void (async () => {
     for await (const chunk of proc.stderr) errors += new TextDecoder().decode(chunk)
@@ -91,7 +104,7 @@ async function startReplica(name: string, env: Record<string, string>): Promise<
     dataDir,
     log: () => errors,
     async kill() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+      killGroup(proc.pid)
       await proc.exited
       rmSync(dataDir, { recursive: true, force: true })
     },

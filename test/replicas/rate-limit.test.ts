@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RateLimiter } from '../../src/core/rate-limit'
 import { RedisLink } from '../../src/db/redis'
 import { makeServer } from '../helpers'
-import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis, type TestRedis } from '../redis'
+import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis, type TestRedis, stopRedisServers } from '../redis'
+
+// The Redis servers this file started stop when it ends, whether its tests passed or not.
+afterAll(stopRedisServers)
 
 const suite = REDIS_SERVER ? describe : describe.skip
 const name = (title: string) => (REDIS_SERVER ? title : `${title} (${REDIS_SKIPPED})`)
@@ -24,13 +27,20 @@ suite(name('one rate-limit window shared by replicas through Redis'), () => {
   })
 
   test('80 requests at once over two limiters with a limit of 60: exactly 20 are refused', async () => {
-    const a = new RateLimiter(60, 60, await link(redis.url))
+    const linkA = await link(redis.url)
+    const a = new RateLimiter(60, 60, linkA)
     const b = new RateLimiter(60, 60, await link(redis.url))
     const key = `user:${crypto.randomUUID()}`
     const outcomes = await Promise.allSettled(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit(key)))
     const refused = outcomes.filter((outcome) => outcome.status === 'rejected')
     expect(refused).toHaveLength(20)
     expect((refused[0] as PromiseRejectedResult).reason.code).toBe('RATE_LIMITED')
+    // The window's counter expires with its window (set by its first count, left by the others).
+    const [counter] = (await linkA.client.send('KEYS', [`uagent:rl:${key}:*`])) as string[]
+    expect(Number(await linkA.client.send('GET', [counter!]))).toBe(80)
+    const ttl = Number(await linkA.client.send('PTTL', [counter!]))
+    expect(ttl).toBeGreaterThan(55_000)
+    expect(ttl).toBeLessThanOrEqual(61_000)
     // Another key has a window of its own.
     expect((await a.hit(`user:${crypto.randomUUID()}`)).remaining).toBe(59)
   })

@@ -28,6 +28,16 @@ class BatchHistogram {
     series.count += count
   }
 
+  /** Adds one observation to a series. */
+  observe(key: string, labels: Record<string, string>, value: number): void {
+    let series = this.series.get(key)
+    if (!series) this.series.set(key, (series = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }))
+    const bucket = this.bounds.findIndex((bound) => value <= bound)
+    if (bucket !== -1) series.buckets[bucket]!++
+    series.sum += value
+    series.count++
+  }
+
   get() {
     const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = []
     for (const { labels, buckets, sum, count } of this.series.values()) {
@@ -62,6 +72,11 @@ function withInstanceLabel(line: string, instance: string): string {
   return `${line.slice(0, space)}{${label}}${line.slice(space)}`
 }
 
+/** Upper bounds (seconds) of the pool-wait buckets: most queries wait 0; a saturated pool, milliseconds to a second. */
+const POOL_WAIT_BOUNDS = [0, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+/** Upper bounds of the queries-per-request buckets. */
+const QUERY_COUNT_BOUNDS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50]
+
 let processRegistry: Registry | null = null
 
 /**
@@ -90,6 +105,8 @@ export class PrometheusMetrics {
   private readonly durations
   private readonly tokens
   private readonly droppedRecords
+  private readonly poolWaits
+  private readonly queriesPerRequest
 
   constructor(
     db: Database,
@@ -122,6 +139,18 @@ export class PrometheusMetrics {
       help: 'Request records that could not be stored (database full or failing)',
       registers,
     })
+    this.poolWaits = new BatchHistogram(
+      'uagent_db_pool_wait_seconds',
+      'PostgreSQL (UAGENT_DATABASE_URL): how long each query or transaction waited for one of the pool\'s UAGENT_DATABASE_POOL connections',
+      POOL_WAIT_BOUNDS,
+    )
+    this.registry.registerMetric(this.poolWaits as unknown as Metric)
+    this.queriesPerRequest = new BatchHistogram(
+      'uagent_db_queries_per_request',
+      'PostgreSQL (UAGENT_DATABASE_URL): queries made to answer one request, by method and route pattern (until the response is handed over)',
+      QUERY_COUNT_BOUNDS,
+    )
+    this.registry.registerMetric(this.queriesPerRequest as unknown as Metric)
     new Gauge({
       name: 'uagent_analytics_records_pending',
       help: 'Request records waiting to be written',
@@ -231,6 +260,16 @@ export class PrometheusMetrics {
   }
 
   private instance: string | null = null
+
+  /** A PostgreSQL query or transaction waited `seconds` for a connection of the pool. */
+  poolWaited(seconds: number): void {
+    this.poolWaits.observe('', {}, seconds)
+  }
+
+  /** A request was answered with `count` PostgreSQL queries. */
+  requestQueried(method: string, route: string, count: number): void {
+    this.queriesPerRequest.observe(`${method} ${route}`, { method, route }, count)
+  }
 
   dropped(count: number): void {
     this.droppedRecords.inc(count)

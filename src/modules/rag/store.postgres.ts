@@ -175,8 +175,28 @@ export class PostgresRagStore implements RagStore {
 
   /** Forgets what this replica knew of a collection after writing it. */
   private forget(collectionId: number): void {
+    this.forgets++
+    this.pages.delete(collectionId)
     this.states.delete(collectionId)
     this.stateAt.delete(collectionId)
+  }
+
+  /** How many times forget() ran: a read begun before a forget may hold what was forgotten. */
+  private forgets = 0
+
+  /**
+   * A collection's state read along with its row (findCollection): kept as the state() read it
+   * saves a search when the one known is older than stateTtlMs, unless something was forgotten
+   * while it was read.
+   */
+  private learnState(collectionId: number, row: Record<string, unknown>, forgetsBefore: number): void {
+    if (this.forgets !== forgetsBefore) return
+    const now = performance.now()
+    // A state read less than stateTtlMs ago still answers, as it would have without this read.
+    const at = this.stateAt.get(collectionId)
+    if (this.states.has(collectionId) && at !== undefined && now - at < this.stateTtlMs) return
+    this.states.set(collectionId, Promise.resolve({ version: Number(row.version), chunks: Number(row.chunk_count), tokens: Number(row.token_count), read: now }))
+    this.stateAt.set(collectionId, now)
   }
 
   /** Called with a collection's id after each of this replica's committed writes to it (deletes included). */
@@ -190,16 +210,53 @@ export class PostgresRagStore implements RagStore {
     this.forget(collectionId)
   }
 
+  /**
+   * The collection, with its version and keyword statistics in the same row: they answer the
+   * search's state() for STATE_TTL_MS, one round trip fewer (a search looks its collection up first).
+   */
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
-    const [row] = await this.sql.unsafe(`SELECT ${COLLECTION_COLUMNS} FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
-    return row ? collectionRow(row) : null
+    const { read, forgets } = this.lookUp(userId, name)
+    const row = await read
+    if (!row) return null
+    const collection = collectionRow(row)
+    this.learnState(collection.id, row, forgets)
+    return collection
   }
+
+  /**
+   * The row of a collection, read once for every caller that asks while the read is under way
+   * (the users of one account search its collections at the same moments, and each search looks
+   * its collection up more than once). Only while nothing was written through this replica since
+   * the read began (a lookup after a create or a delete here reads again); a write through
+   * another replica is seen as it is by a read begun at the same moment.
+   */
+  private lookUp(userId: string, name: string): { read: Promise<Record<string, unknown> | undefined>; forgets: number } {
+    const key = `${userId}\u0000${name}`
+    const running = this.lookups.get(key)
+    if (running && running.forgets === this.forgets) return running
+    const lookup = {
+      forgets: this.forgets,
+      read: this.sql
+        .unsafe(`SELECT ${COLLECTION_COLUMNS}, chunk_count, token_count FROM rag_collections WHERE user_id = $1 AND name = $2`, [userId, name])
+        .then((rows: Record<string, unknown>[]) => rows[0]) as Promise<Record<string, unknown> | undefined>,
+    }
+    this.lookups.set(key, lookup)
+    const done = () => {
+      if (this.lookups.get(key) === lookup) this.lookups.delete(key)
+    }
+    lookup.read.then(done, done)
+    return lookup
+  }
+
+  private readonly lookups = new Map<string, { read: Promise<Record<string, unknown> | undefined>; forgets: number }>()
 
   async createCollection(userId: string, name: string, embedder: string, dimensions: number): Promise<CollectionRow> {
     const [row] = await this.sql.unsafe(
       `INSERT INTO rag_collections (user_id, name, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLLECTION_COLUMNS}`,
       [userId, name, embedder, dimensions, new Date().toISOString()],
     )
+    // A lookup under way may have begun before it existed: later ones read again.
+    this.forgets++
     return collectionRow(row)
   }
 
@@ -859,10 +916,51 @@ export class PostgresRagStore implements RagStore {
     return documents.getDocument(this.sql, collection, docId)
   }
 
-  chunkPages(collection: CollectionRow, docIds: string[]) {
-    return documents.chunkPages(this.sql, collection, docIds)
+  /**
+   * Where each chunk of the documents came from (their pages), kept per collection version: a
+   * search asks for its results' documents every time, and they change only with a write, which
+   * bumps the version (the cache of a collection goes with forget()). The rows are read at the
+   * caller's version or later, so what is kept is never older than what a caller at that version
+   * would read.
+   */
+  async chunkPages(collection: CollectionRow, docIds: string[]): Promise<Map<string, string>> {
+    if (collection.version === undefined) return documents.chunkPages(this.sql, collection, docIds)
+    let cached = this.pages.get(collection.id)
+    if (!cached || cached.version !== collection.version) {
+      if (this.pages.size >= PAGES_CACHED_COLLECTIONS) this.pages.clear()
+      this.pages.set(collection.id, (cached = { version: collection.version, pages: new Map() }))
+    }
+    const known = cached
+    const missing = docIds.filter((docId) => !known.pages.has(docId))
+    if (missing.length) {
+      const forgets = this.forgets
+      const read = await documents.chunkPages(this.sql, collection, missing)
+      // Kept only if nothing was written meanwhile (and the entry is still this one).
+      if (forgets === this.forgets && this.pages.get(collection.id) === known && known.pages.size + missing.length <= PAGES_CACHED_DOCUMENTS) {
+        for (const docId of missing) known.pages.set(docId, read.get(docId) ?? null)
+      }
+      const found = new Map<string, string>()
+      for (const docId of docIds) {
+        const pages = read.get(docId) ?? known.pages.get(docId)
+        if (pages) found.set(docId, pages)
+      }
+      return found
+    }
+    const found = new Map<string, string>()
+    for (const docId of docIds) {
+      const pages = known.pages.get(docId)
+      if (pages) found.set(docId, pages)
+    }
+    return found
   }
+
+  /** The pages of documents by collection, for one version (null: a document without pages). */
+  private readonly pages = new Map<number, { version: number; pages: Map<string, string | null> }>()
 }
+
+/** Collections whose documents' pages are kept, and documents per collection. */
+const PAGES_CACHED_COLLECTIONS = 1000
+const PAGES_CACHED_DOCUMENTS = 20_000
 
 /** A lexeme as a tsvector's text shows it: always quoted, quotes and backslashes doubled. */
 const printedLexeme = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`

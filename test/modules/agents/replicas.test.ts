@@ -4,7 +4,10 @@ import { STALE } from '../../../src/modules/agents/store'
 import { client, startReplica } from '../../agent-replicas'
 import { ADMIN, tempDir } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../../redis'
+import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../../redis'
+
+// The Redis servers this file started stop when it ends, whether its tests passed or not.
+afterAll(stopRedisServers)
 
 type Replica = Awaited<ReturnType<typeof startReplica>>
 
