@@ -362,6 +362,7 @@ export function createServices(options: AppOptions = {}): Services {
     concurrency: config.ingestJobConcurrency,
     jobAfterMs: config.ingestJobAfterMs,
     extractTimeoutMs: config.extractTimeoutMs,
+    pool,
     shared: postgres !== null,
     log,
   })

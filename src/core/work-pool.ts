@@ -3,31 +3,61 @@ import { AppError, ERROR_STATUS, type ErrorCode } from './errors'
 
 /**
  * A kind of work the pool runs: a name (for metrics and logs) and the module a worker imports to
- * run it. The module exports `run(payload, transfer)`; what it returns is the task's result, and
- * the buffers it pushes onto `transfer` are moved back, not copied. It is imported once per
+ * run it. The module exports `run(payload, transfer, task)`; what it returns is the task's result,
+ * and the buffers it pushes onto `transfer` are moved back, not copied; `task.progress(event)`
+ * sends an event to the caller's `onProgress` while the task runs. It is imported once per
  * worker, so what it loads at its top level (a model, a compiled WebAssembly module) is loaded
  * once per worker and kept.
  */
-export interface WorkKind<Payload, Result> {
+export interface WorkKind<Payload, Result, Progress = never> {
   readonly name: string
   readonly url: string
   /** Types only: never set. */
-  readonly __types?: (payload: Payload) => Result
+  readonly __types?: (payload: Payload, progress: Progress) => Result
+}
+
+/** What a running task can do besides returning: report progress (structured-cloned to the caller), see its cancel. */
+export interface WorkTask<Progress = never> {
+  progress(event: Progress): void
+  /** Aborts when the caller's signal does, for a task run with `cancelGraceMs` (else its thread is ended at once). */
+  signal: AbortSignal
 }
 
 /** What a work module exports (see WorkKind). */
-export type WorkRunner<Payload, Result> = (payload: Payload, transfer: Transferable[]) => Result | Promise<Result>
+export type WorkRunner<Payload, Result, Progress = never> = (payload: Payload, transfer: Transferable[], task: WorkTask<Progress>) => Result | Promise<Result>
 
 /** Names a kind of work: `workKind<Payload, Result>('tts', new URL('./tts.work.ts', import.meta.url).href)`. */
-export function workKind<Payload, Result>(name: string, url: string): WorkKind<Payload, Result> {
+export function workKind<Payload, Result, Progress = never>(name: string, url: string): WorkKind<Payload, Result, Progress> {
   return { name, url }
 }
 
-export interface RunOptions {
+export interface RunOptions<Progress = never> {
   /** The request's signal: when it aborts, the task leaves the queue, or its worker is stopped. */
   signal?: AbortSignal
   /** Buffers of the payload moved to the worker instead of copied. */
   transfer?: Transferable[]
+  /** Called when a worker takes the task (after its wait in the queue): a time limit starts here. */
+  onStart?: () => void
+  /** Called with each event the task reports (`task.progress`), on this thread, in order. */
+  onProgress?: (event: Progress) => void
+  /**
+   * Wait for a worker however long the queue is, instead of 503 BUSY: for background work whose
+   * number is bounded elsewhere (ingestion jobs, a few per process), which has no client to retry.
+   */
+  waitWhenBusy?: boolean
+  /**
+   * On abort, the task's own `signal` aborts in its worker and it has this long to stop and answer
+   * (removing what it wrote, keeping its worker and the models loaded there) before its thread is
+   * ended. 0 (the default): the thread is ended at once.
+   */
+  cancelGraceMs?: number
+}
+
+/** The error of a task whose worker died under it (500): the pool has replaced the worker. */
+export class WorkerStopped extends AppError {
+  constructor(message: string) {
+    super('INTERNAL_ERROR', message)
+  }
 }
 
 export interface WorkPoolOptions {
@@ -68,11 +98,18 @@ export function defaultWorkers(cores = availableParallelism()): number {
 export const DEFAULT_WORK_QUEUE = 64
 
 interface Task {
+  /** Names its messages, so a late progress event of an earlier task is not taken for this one's. */
+  id: number
   kind: WorkKind<unknown, unknown>
   payload: unknown
   transfer: Transferable[]
   signal?: AbortSignal
   onAbort?: () => void
+  onProgress?: (event: unknown) => void
+  onStart?: () => void
+  cancelGraceMs: number
+  /** Set once its caller aborted and the worker was asked to stop it (within cancelGraceMs). */
+  cancelling?: ReturnType<typeof setTimeout>
   resolve: (value: unknown) => void
   reject: (error: Error) => void
   queuedAt: number
@@ -94,6 +131,8 @@ interface Slot {
 
 interface Reply {
   id: number
+  /** Set on a progress event of the running task (neither ok nor an answer). */
+  progress?: unknown
   ok: boolean
   value?: unknown
   error?: { name: string; message: string; code?: string }
@@ -120,6 +159,7 @@ export class WorkPool {
   private readonly queue: Task[] = []
   private readonly listeners: ((done: WorkDone) => void)[] = []
   private nextId = 0
+  private nextTaskId = 0
   private closed = false
   private counts = { completed: 0, failed: 0, crashed: 0, cancelled: 0 }
   /** Mean task time (s), an exponential average, for Retry-After. */
@@ -140,12 +180,12 @@ export class WorkPool {
    * keeps its code), with 500 INTERNAL_ERROR when its worker died, and with an AbortError when
    * `signal` aborted first.
    */
-  run<Payload, Result>(kind: WorkKind<Payload, Result>, payload: Payload, options: RunOptions = {}): Promise<Result> {
+  run<Payload, Result, Progress = never>(kind: WorkKind<Payload, Result, Progress>, payload: Payload, options: RunOptions<Progress> = {}): Promise<Result> {
     if (this.closed) return Promise.reject(new AppError('INTERNAL_ERROR', 'The worker pool is closed (the server is stopping)'))
     const { signal } = options
     if (signal?.aborted) return Promise.reject(abortReason(signal))
     const idle = this.idleSlot()
-    if (!idle && this.queue.length >= this.queueLimit) {
+    if (!idle && this.queue.length >= this.queueLimit && !options.waitWhenBusy) {
       const retryAfter = this.retryAfter()
       return Promise.reject(
         new AppError('BUSY', `The server is busy: ${this.queue.length} tasks are waiting for its ${this.size} worker(s); retry in ${retryAfter} s`, {
@@ -155,10 +195,14 @@ export class WorkPool {
     }
     return new Promise<Result>((resolve, reject) => {
       const task: Task = {
+        id: ++this.nextTaskId,
         kind: kind as WorkKind<unknown, unknown>,
         payload,
         transfer: options.transfer ?? [],
         signal,
+        onProgress: options.onProgress as ((event: unknown) => void) | undefined,
+        onStart: options.onStart,
+        cancelGraceMs: Math.max(0, options.cancelGraceMs ?? 0),
         resolve: resolve as (value: unknown) => void,
         reject,
         queuedAt: performance.now(),
@@ -241,16 +285,31 @@ export class WorkPool {
     // Keeps the process alive while the worker works (an unreferenced worker's reply would leave
     // Bun's event loop spinning instead of sleeping: see WorkerCalls).
     slot.worker.ref()
-    slot.worker.postMessage({ id: slot.id, kind: task.kind.name, url: task.kind.url, payload: task.payload }, task.transfer)
+    slot.worker.postMessage({ id: task.id, kind: task.kind.name, url: task.kind.url, payload: task.payload }, task.transfer)
+    task.onStart?.()
   }
 
   private reply(slot: Slot, reply: Reply): void {
     const task = slot.task
+    if ('progress' in reply) {
+      if (task && !slot.retired && !task.cancelling && reply.id === task.id) {
+        try {
+          task.onProgress?.(reply.progress)
+        } catch (error) {
+          this.log(`A progress listener of a ${task.kind.name} task threw: ${(error as Error)?.message ?? String(error)}`)
+        }
+      }
+      return
+    }
     slot.heap = reply.heap
     if (!task || slot.retired) return
     slot.task = null
     slot.worker.unref()
-    if (reply.ok) this.settle(task, 'ok', null, reply.value)
+    if (task.cancelling) {
+      // It stopped in time: cancelled whatever it answered, and its worker goes on.
+      clearTimeout(task.cancelling)
+      this.settle(task, 'cancelled', abortReason(task.signal!))
+    } else if (reply.ok) this.settle(task, 'ok', null, reply.value)
     else this.settle(task, 'failed', rebuild(reply.error))
     this.next(slot)
   }
@@ -265,7 +324,10 @@ export class WorkPool {
     slot.task = null
     const why = slot.lastError ? `uncaught error: ${slot.lastError}` : `exit code ${code}`
     this.log(`Worker ${slot.id} of the work pool stopped (${why})${task ? ` while running a ${task.kind.name} task, which fails` : ''}; the next task starts a new worker`)
-    if (task) this.settle(task, 'crashed', new AppError('INTERNAL_ERROR', `The worker running this ${task.kind.name} task stopped (${why}); the task failed, the server has replaced the worker`))
+    if (task?.cancelling) {
+      clearTimeout(task.cancelling)
+      this.settle(task, 'cancelled', abortReason(task.signal!))
+    } else if (task) this.settle(task, 'crashed', new WorkerStopped(`The worker running this ${task.kind.name} task stopped (${why}); the task failed, the server has replaced the worker`))
     this.drain()
   }
 
@@ -286,9 +348,20 @@ export class WorkPool {
       return
     }
     const slot = this.slots.find((s) => s.task === task)
-    if (!slot) return
-    // Work running synchronously cannot be interrupted but by stopping its thread. The task is
-    // settled once the thread has ended, so that nothing it does (a file it writes) follows.
+    if (!slot || task.cancelling) return
+    if (task.cancelGraceMs > 0) {
+      slot.worker.postMessage({ cancel: task.id })
+      task.cancelling = setTimeout(() => {
+        if (slot.task === task && !slot.retired) this.stop(slot, task)
+      }, task.cancelGraceMs)
+      return
+    }
+    this.stop(slot, task)
+  }
+
+  /** Work running synchronously cannot be interrupted but by ending its thread. The task is
+   * settled once the thread has ended, so that nothing it does (a file it writes) follows. */
+  private stop(slot: Slot, task: Task): void {
     this.retire(slot)
     this.drain()
     slot.ended.then(() => this.settle(task, 'cancelled', abortReason(task.signal!)))
@@ -310,6 +383,7 @@ export class WorkPool {
 
   private settle(task: Task, outcome: WorkDone['outcome'], error: Error | null, value?: unknown): void {
     if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort)
+    clearTimeout(task.cancelling)
     const seconds = task.startedAt ? (performance.now() - task.startedAt) / 1000 : 0
     if (outcome === 'ok') this.counts.completed++
     else if (outcome === 'failed') this.counts.failed++

@@ -31,7 +31,7 @@ try {
   // Not Linux, or not allowed: the worker runs at the process's priority.
 }
 
-type Runner = (payload: unknown, transfer: Transferable[]) => unknown
+type Runner = (payload: unknown, transfer: Transferable[], task: { progress(event: unknown): void; signal: AbortSignal }) => unknown
 const runners = new Map<string, Promise<Runner>>()
 
 function runnerOf(kind: string, url: string): Promise<Runner> {
@@ -48,14 +48,25 @@ function runnerOf(kind: string, url: string): Promise<Runner> {
   return runner
 }
 
-self.addEventListener('message', async (event: MessageEvent<TaskMessage>) => {
+/** The signals of the tasks under way here, aborted by a `{ cancel: id }` message. */
+const cancels = new Map<number, AbortController>()
+
+self.addEventListener('message', async (event: MessageEvent<TaskMessage | { cancel: number }>) => {
+  if ('cancel' in event.data) {
+    cancels.get(event.data.cancel)?.abort(new DOMException('The request went away', 'AbortError'))
+    return
+  }
   const { id, kind, url, payload } = event.data
   const transfer: Transferable[] = []
+  const cancel = new AbortController()
+  cancels.set(id, cancel)
   try {
-    const value = await (await runnerOf(kind, url))(payload, transfer)
+    const value = await (await runnerOf(kind, url))(payload, transfer, { progress: (event) => self.postMessage({ id, progress: event }), signal: cancel.signal })
     self.postMessage({ id, ok: true, value, heap: heapSize() }, transfer)
   } catch (error) {
     const { name = 'Error', message = String(error), code } = (error ?? {}) as { name?: string; message?: string; code?: unknown }
     self.postMessage({ id, ok: false, error: { name, message, ...(typeof code === 'string' ? { code } : {}) }, heap: heapSize() })
+  } finally {
+    cancels.delete(id)
   }
 })

@@ -1,11 +1,12 @@
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { sharedJwtSecret } from '../../src/core/secrets'
 import { openPostgres } from '../../src/db/postgres'
 import { makeServerWith, ScriptedGenerator, tempDir } from '../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
+import { type OidcFixture, signInAtProvider, startOidcProvider } from '../sso/providers'
 import { liveServer } from './live-server'
 
 setDefaultTimeout(120_000)
@@ -13,9 +14,40 @@ setDefaultTimeout(120_000)
 const { run } = liveServer()
 const suite = TEST_DATABASE_URL ? describe : describe.skip
 
-/** A server on a real data dir (SQLite files), or on that data dir and a PostgreSQL database. */
+// Single sign-on moves too: a real OpenID Connect provider (oidc-provider under Node); the servers
+// are reached in-process at PUBLIC, their UAGENT_PUBLIC_URL.
+const PUBLIC = 'http://uagent.test'
+const CALLBACK = `${PUBLIC}/auth/oidc/callback`
+let provider: OidcFixture | undefined
+
+/** A server on a real data dir (SQLite files), or on that data dir and a PostgreSQL database; it signs in through the provider. */
 function serverOn(dataDir: string, options: Parameters<typeof makeServerWith>[1] = {}) {
-  return makeServerWith(new ScriptedGenerator('Moved without losing a word.'), { dataDir, database: undefined, ...options })
+  const env = { UAGENT_PUBLIC_URL: PUBLIC, UAGENT_OIDC_ISSUER: provider!.issuer, UAGENT_OIDC_CLIENT_ID: provider!.clientId, UAGENT_OIDC_CLIENT_SECRET: provider!.clientSecret }
+  return makeServerWith(new ScriptedGenerator('Moved without losing a word.'), { dataDir, database: undefined, env, ...options })
+}
+
+/** A GET as a browser at PUBLIC sends it, with its cookies. */
+function browserGet(server: ReturnType<typeof serverOn>, url: string, cookie = '') {
+  return server.app.handle(new Request(url.startsWith('http') ? url : `${PUBLIC}${url}`, { headers: { cookie, host: 'uagent.test' } }))
+}
+
+/** Starts an OIDC sign-in on `server`: the provider's URL and the state cookie the browser got. */
+async function startOidc(server: ReturnType<typeof serverOn>) {
+  const res = await browserGet(server, '/auth/oidc/login')
+  expect(res.status).toBe(302)
+  const state = res.headers.getSetCookie().find((c) => c.startsWith('uagent_oidc_state='))!.split(';')[0]!
+  return { location: res.headers.get('location')!, state }
+}
+
+/** Ends a sign-in at the callback of `server` as the provider's account `login`: the user the browser's web session is for. */
+async function finishOidc(server: ReturnType<typeof serverOn>, started: { location: string; state: string }, login: string) {
+  const callback = await browserGet(server, await signInAtProvider(started.location, login, CALLBACK), started.state)
+  expect(callback.status).toBe(302)
+  expect(callback.headers.get('location')).toBe('/app')
+  const refresh = callback.headers.getSetCookie().find((c) => c.startsWith('uagent_refresh='))!.split(';')[0]!
+  const session = await server.app.handle(new Request(`${PUBLIC}/auth/web/refresh`, { method: 'POST', headers: { cookie: refresh, 'x-requested-with': 'uagent-web', origin: PUBLIC, host: 'uagent.test' } }))
+  expect(session.status).toBe(200)
+  return ((await session.json()) as { user: { id: string; email: string } }).user
 }
 
 async function close(server: ReturnType<typeof serverOn>) {
@@ -37,9 +69,15 @@ async function pgCount(url: string, table: string): Promise<number> {
 }
 
 suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  beforeAll(async () => {
+    if (TEST_DATABASE_URL) provider = await startOidcProvider([CALLBACK], { ann: { email: 'ann@example.com', email_verified: true, name: 'Ann', groups: [] } })
+  }, 30_000)
+  afterAll(async () => {
+    await provider?.stop()
+  })
   const dataDir = tempDir('migrate-data')
   let target = ''
-  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0, groupId: '' }
+  const made = { conversationId: '', bobId: '', bobToken: '', key: '', taskId: '', requests: 0, chunks: 0, groupId: '', annId: '', deviceCode: '' }
 
   test('a populated SQLite server is copied into an empty PostgreSQL database, counts checked, and a server on it serves the same data', async () => {
     // The SQLite server, used through its API: a user, conversations, an API key, an agent task, analytics.
@@ -74,6 +112,13 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     // A group with bob in it (and the audit events that made it).
     made.groupId = (await before.call('POST', '/groups', { token: admin.accessToken, body: { name: 'Keepers' } })).json.id
     expect((await before.call('POST', `/groups/${made.groupId}/members`, { token: admin.accessToken, body: { email: 'bob@example.com' } })).status).toBe(200)
+    // Single sign-on: ann signed in through the provider (her account tied to its `sub`), a
+    // sign-in under way (its state, nonce and verifier stored), and a CLI's device code waiting.
+    made.annId = (await finishOidc(before, await startOidc(before), 'ann')).id
+    const pendingOidc = await startOidc(before)
+    const device = await before.call('POST', '/auth/device', { body: { clientName: 'uagent on laptop' } })
+    expect(device.status).toBe(200)
+    made.deviceCode = device.json.deviceCode
     await before.services.recorder.settle()
     made.requests = (await before.call('GET', '/analytics/dashboard', { token: admin.accessToken })).json.overview.totalRequests
     await close(before)
@@ -84,13 +129,16 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
     expect(migrated.stderr).not.toContain('error')
     expect(migrated.code).toBe(0)
     expect(migrated.stdout).toMatch(/TABLE\s+FROM\s+SQLITE ROWS\s+POSTGRESQL ROWS/)
-    expect(migrated.stdout).toMatch(/users\s+uagent\.db\s+2\s+/)
+    expect(migrated.stdout).toMatch(/users\s+uagent\.db\s+3\s+3/)
     expect(migrated.stdout).toMatch(/conversations\s+uagent\.db\s+(\d+)\s+\1\n/)
     expect(migrated.stdout).toMatch(/messages\s+uagent\.db\s+4\s+4/)
     expect(migrated.stdout).toMatch(/api_keys\s+uagent\.db\s+1\s+1/)
     expect(migrated.stdout).toMatch(/groups\s+uagent\.db\s+1\s+1/)
     expect(migrated.stdout).toMatch(/group_members\s+uagent\.db\s+1\s+1/)
     expect(migrated.stdout).toMatch(/audit_events\s+uagent\.db\s+(\d+)\s+\1\n/)
+    expect(migrated.stdout).toMatch(/external_identities\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/oidc_logins\s+uagent\.db\s+1\s+1/)
+    expect(migrated.stdout).toMatch(/device_codes\s+uagent\.db\s+1\s+1/)
     expect(migrated.stdout).toMatch(/analytics_records\s+analytics\.db\s+\d+\s+\d+/)
     expect(migrated.stdout).toContain("every table's row count matches")
 
@@ -145,6 +193,19 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       const audit = (await after.call('GET', '/admin/audit?action=group.*', { token: admin2.accessToken })).json.events
       expect(audit.map((e: any) => e.action)).toEqual(['group.member_added', 'group.created'])
       expect(audit[1]).toMatchObject({ target: made.groupId, actor: { email: 'admin@example.com' }, details: { name: 'Keepers' } })
+
+      // Single sign-on came along. The provider now gives ann another email: only the identity
+      // tied to her `sub` (external_identities) finds her account, so the sign-in started before
+      // the move (oidc_logins), finished on this server, signs in the same user, creating nobody.
+      const usersBefore = await pgCount(target, 'users')
+      provider!.setAccounts({ ann: { email: 'ann.moved@example.com', email_verified: true, name: 'Ann', groups: [] } })
+      const ann = await finishOidc(after, pendingOidc, 'ann')
+      expect(ann).toMatchObject({ id: made.annId, email: 'ann@example.com' })
+      expect(await pgCount(target, 'users')).toBe(usersBefore)
+      expect((await pgCount(target, "users WHERE email = 'ann.moved@example.com'"))).toBe(0)
+      // The CLI's device code still waits for approval (not unknown: EXPIRED_TOKEN).
+      const poll = await after.call('POST', '/auth/device/token', { body: { deviceCode: made.deviceCode } })
+      expect([poll.status, poll.json.code]).toEqual([400, 'AUTHORIZATION_PENDING'])
     } finally {
       await close(after)
     }

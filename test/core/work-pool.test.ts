@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { AppError } from '../../src/core/errors'
-import { WorkPool, workKind } from '../../src/core/work-pool'
+import { WorkerStopped, WorkPool, workKind } from '../../src/core/work-pool'
 
 const fixture = (name: string) => new URL(`../fixtures/work/${name}.work.ts`, import.meta.url).href
 const BLOCK = workKind<{ ms: number }, number>('block', fixture('block'))
 const CRASH = workKind<Record<string, never>, never>('crash', fixture('crash'))
 const FAIL = workKind<{ app: boolean }, never>('fail', fixture('fail'))
+const CANCELLABLE = workKind<{ ms: number; ignore?: boolean }, string>('cancellable', fixture('cancellable'))
+const PROGRESS = workKind<{ steps: number; ms: number }, number, { done: number; of: number }>('progress', fixture('progress'))
 
 let pools: WorkPool[] = []
 function pool(size: number, queueLimit: number, log: (line: string) => void = () => {}) {
@@ -113,5 +115,64 @@ describe('WorkPool', () => {
     expect(await running).toMatchObject({ code: 'INTERNAL_ERROR' })
     expect(workers.state().started).toBe(0)
     expect(await workers.run(BLOCK, { ms: 1 }).catch((e) => e)).toMatchObject({ code: 'INTERNAL_ERROR' })
+  })
+
+  test('a task reports progress to its caller, in order, while it runs; another task gets none of it', async () => {
+    const workers = pool(1, 4)
+    const events: { done: number; of: number }[] = []
+    const others: unknown[] = []
+    let startedAt = 0
+    const steps = workers.run(PROGRESS, { steps: 4, ms: 80 }, { onProgress: (event) => events.push(event), onStart: () => (startedAt = performance.now()) })
+    const after = workers.run(BLOCK, { ms: 1 }, { onProgress: (event: never) => others.push(event) })
+    // Progress arrives before the task ends, not all at once with its answer.
+    await until(() => events.length >= 1)
+    expect(events.length).toBeLessThan(4)
+    expect(startedAt).toBeGreaterThan(0)
+    expect(await steps).toBe(4)
+    expect(events).toEqual([1, 2, 3, 4].map((done) => ({ done, of: 4 })))
+    expect(await after).toBe(1)
+    expect(others).toEqual([])
+  })
+
+  test('waitWhenBusy: background work waits in the queue past its limit instead of 503 BUSY; onStart is called when a worker takes it', async () => {
+    const workers = pool(1, 0)
+    const running = workers.run(BLOCK, { ms: 150 })
+    expect(await workers.run(BLOCK, { ms: 1 }).catch((e) => e)).toMatchObject({ code: 'BUSY' })
+    let started = false
+    const waiting = workers.run(BLOCK, { ms: 1 }, { waitWhenBusy: true, onStart: () => (started = true) })
+    expect(workers.state().queued).toBe(1)
+    expect(started).toBe(false)
+    expect(await Promise.all([running, waiting])).toEqual([150, 1])
+    expect(started).toBe(true)
+  })
+
+  test('a task whose worker died fails with WorkerStopped (a 500 AppError), which callers can tell from the task\'s own errors', async () => {
+    const workers = pool(1, 4)
+    const crashed = await workers.run(CRASH, {}).catch((e) => e)
+    expect(crashed).toBeInstanceOf(WorkerStopped)
+    expect(crashed).toMatchObject({ code: 'INTERNAL_ERROR', status: 500 })
+    expect(await workers.run(FAIL, { app: false }).catch((e) => e)).not.toBeInstanceOf(WorkerStopped)
+  })
+
+  test('cancelGraceMs: an aborted task sees its signal in the worker and stops there, keeping its worker; one that does not stop in time has its thread ended', async () => {
+    const workers = pool(1, 4)
+    const polite = new AbortController()
+    const first = workers.run(CANCELLABLE, { ms: 5000 }, { signal: polite.signal, cancelGraceMs: 1000 }).catch((e) => e)
+    await until(() => workers.state().busy === 1)
+    const at = performance.now()
+    polite.abort()
+    expect((await first).name).toBe('AbortError')
+    expect(performance.now() - at).toBeLessThan(900)
+    expect(workers.state()).toMatchObject({ started: 1, busy: 0, cancelled: 1 })
+    // The same worker takes the next task.
+    expect(await workers.run(CANCELLABLE, { ms: 1 })).toBe('done')
+    expect(workers.state()).toMatchObject({ started: 1, completed: 1 })
+
+    const deaf = new AbortController()
+    const second = workers.run(CANCELLABLE, { ms: 5000, ignore: true }, { signal: deaf.signal, cancelGraceMs: 100 }).catch((e) => e)
+    await until(() => workers.state().busy === 1)
+    deaf.abort()
+    expect((await second).name).toBe('AbortError')
+    expect(workers.state()).toMatchObject({ started: 0, busy: 0, cancelled: 2, crashed: 0 })
   })
 })

@@ -233,6 +233,14 @@ describe('LDAP sign-in (slapd)', () => {
       await directory.start()
     }
     expect((await login(s, 'bob@example.com', 'bob-password')).status).toBe(200)
+    // Each refusal while the directory was down is an auth.login_failed event with its reason, never the password.
+    await s.services.audit.flush()
+    const failed = s.services.db.query<{ target: string; details: string }, []>("SELECT target, details FROM audit_events WHERE action = 'auth.login_failed' ORDER BY target").all()
+    expect(failed.map((e) => [e.target, JSON.parse(e.details)])).toEqual([
+      ['bob@example.com', { via: 'password', reason: 'DIRECTORY_UNAVAILABLE' }],
+      ['nobody@example.com', { via: 'password', reason: 'DIRECTORY_UNAVAILABLE' }],
+    ])
+    expect(failed.some((e) => e.details.includes('bob-password') || e.details.includes('whatever-1'))).toBe(false)
   }, 30_000)
 })
 

@@ -12,11 +12,13 @@ import { ADMIN, CHROMIUM_ARGS } from './harness'
 setDefaultTimeout(60_000)
 
 let provider: OidcFixture | undefined
+let ssoOnly: Services | undefined
 /** The harness's openBrowser without its request and response listeners (they trip over the provider's cross-origin redirects). */
 let browser: { browser: Browser; context: BrowserContext; page: Page; consoleErrors: string[] } | undefined
-let services: Services | undefined
-let stopApp: (() => Promise<void>) | undefined
+/** The servers under test: the main one, and one with UAGENT_LOCAL_LOGIN=off (only single sign-on). */
+const stops: (() => Promise<void>)[] = []
 let base = ''
+let ssoOnlyBase = ''
 
 async function freePort(): Promise<number> {
   const server = net.createServer()
@@ -26,37 +28,48 @@ async function freePort(): Promise<number> {
   return port
 }
 
-beforeAll(async () => {
-  const port = await freePort()
-  base = `http://localhost:${port}`
-  provider = await startOidcProvider([`${base}/auth/oidc/callback`], {
-    ann: { email: 'ann@example.com', email_verified: true, name: 'Ann', groups: ['staff'] },
-  })
-  services = createServices({
+/** A server on `port` of localhost signing in through the provider, with `env` added; stopped in afterAll. */
+async function startServer(port: number, env: Record<string, string> = {}): Promise<Services> {
+  const services = createServices({
     dataDir: tempDir('web-sso'),
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     log: () => {},
     env: {
-      UAGENT_PUBLIC_URL: base,
-      UAGENT_OIDC_ISSUER: provider.issuer,
-      UAGENT_OIDC_CLIENT_ID: provider.clientId,
-      UAGENT_OIDC_CLIENT_SECRET: provider.clientSecret,
+      UAGENT_PUBLIC_URL: `http://localhost:${port}`,
+      UAGENT_OIDC_ISSUER: provider!.issuer,
+      UAGENT_OIDC_CLIENT_ID: provider!.clientId,
+      UAGENT_OIDC_CLIENT_SECRET: provider!.clientSecret,
       UAGENT_OIDC_NAME: 'Test IdP',
+      ...env,
     },
   })
   const app = buildApp(services).listen({ port, hostname: '127.0.0.1' })
-  stopApp = async () => {
+  stops.push(async () => {
     await app.stop(true)
-    services!.plugins.close()
-    await services!.mcp.close()
-    services!.speech.close()
-    await services!.recorder.close()
-    await services!.audit.close()
-    services!.analyticsDb?.close()
-    services!.db.close()
-  }
+    services.plugins.close()
+    await services.mcp.close()
+    services.speech.close()
+    await services.recorder.close()
+    await services.audit.close()
+    services.analyticsDb?.close()
+    services.db.close()
+  })
   await services.web.ready()
+  return services
+}
+
+beforeAll(async () => {
+  const port = await freePort()
+  const ssoOnlyPort = await freePort()
+  base = `http://localhost:${port}`
+  ssoOnlyBase = `http://localhost:${ssoOnlyPort}`
+  provider = await startOidcProvider([`${base}/auth/oidc/callback`, `${ssoOnlyBase}/auth/oidc/callback`], {
+    ann: { email: 'ann@example.com', email_verified: true, name: 'Ann', groups: ['staff'] },
+    cy: { email: 'cy@example.com', email_verified: true, name: 'Cy', groups: [] },
+  })
+  await startServer(port)
+  ssoOnly = await startServer(ssoOnlyPort, { UAGENT_LOCAL_LOGIN: 'off' })
   const chrome = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS })
   const context = await chrome.newContext({ baseURL: base })
   // The machine runs many tests at once: waits get most of the test's minute.
@@ -73,7 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.browser.close()
-  await stopApp?.()
+  for (const stop of stops) await stop()
   await provider?.stop()
 })
 
@@ -136,4 +149,35 @@ test('signed out, the device page asks for a sign-in first and comes back to the
   await page.getByRole('button', { name: 'Sign-in' }).click()
   await expect(page.locator('.device-code').textContent()).resolves.toBe(grant.userCode)
   expect(new URL(page.url()).pathname).toBe('/app/device')
+})
+
+test('UAGENT_LOCAL_LOGIN=off: the sign-in page offers only the provider, and signing in through it works', async () => {
+  const { browser: chrome } = browser!
+  // A browser of its own: no session or provider cookie from the tests above.
+  const context = await chrome.newContext({ baseURL: ssoOnlyBase })
+  context.setDefaultTimeout(50_000)
+  try {
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto('/app')
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor()
+    // The page knows the providers now: no password form, nor words offering one.
+    expect(await page.getByLabel('Password').count()).toBe(0)
+    expect(await page.getByLabel('Email').count()).toBe(0)
+    expect(await page.locator('input[type="password"], form button[type="submit"]').count()).toBe(0)
+    expect(await page.getByText('or with your email and password').count()).toBe(0)
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).click()
+    await page.locator('input[name="login"]').fill('cy')
+    await page.locator('input[name="password"]').fill('any-password')
+    await page.getByRole('button', { name: 'Sign-in' }).click()
+    await page.getByRole('navigation', { name: 'Main' }).waitFor()
+    expect(new URL(page.url()).origin).toBe(ssoOnlyBase)
+    await expect(page.getByRole('navigation', { name: 'Main' }).textContent()).resolves.toContain('cy@example.com')
+    // The account was made on that server, from the provider's account.
+    expect(ssoOnly!.db.query<{ email: string }, []>('SELECT email FROM users WHERE email = \'cy@example.com\'').all()).toEqual([{ email: 'cy@example.com' }])
+    expect(errors).toEqual([])
+  } finally {
+    await context.close()
+  }
 })

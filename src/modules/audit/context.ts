@@ -16,8 +16,8 @@ export function auditContextOf(request: Request, caller: Signed | null | undefin
   }
 }
 
-/** Why a sign-in was refused, as auth.login_failed names it. */
-const LOGIN_FAILURES = new Set(['INVALID_CREDENTIALS', 'MFA_REQUIRED', 'INVALID_MFA_CODE', 'TOO_MANY_ATTEMPTS', 'UNAUTHORIZED', 'FORBIDDEN'])
+/** Why a sign-in was refused, as auth.login_failed names it (DIRECTORY_UNAVAILABLE: the LDAP directory was down or refused the service account). */
+const LOGIN_FAILURES = new Set(['INVALID_CREDENTIALS', 'MFA_REQUIRED', 'INVALID_MFA_CODE', 'TOO_MANY_ATTEMPTS', 'UNAUTHORIZED', 'FORBIDDEN', 'DIRECTORY_UNAVAILABLE'])
 
 /**
  * What routes record audit events with: the request gives the actor's address and the request id.

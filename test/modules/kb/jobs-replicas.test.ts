@@ -1,9 +1,12 @@
-import { describe, expect, test } from 'bun:test'
-import { REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../../redis'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../../redis'
 import { POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { twoServers } from '../../two-servers'
 import { formOf, makePdf, pagesOf } from './files'
 import { slowExtractor } from './slow-extractor'
+
+// The Redis server this file starts is stopped even when its test fails.
+afterAll(stopRedisServers)
 
 const skipped = !TEST_DATABASE_URL ? POSTGRES_SKIPPED : !REDIS_SERVER ? REDIS_SKIPPED : ''
 

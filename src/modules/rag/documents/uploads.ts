@@ -58,7 +58,7 @@ export class UploadService {
         uploaded.push({ name: basename(file.fileName), documentId: id, source, bytes: file.bytes, contentHash: file.sha256, data, ...(invalid ? { invalid } : {}) })
       }
       // Files that need OCR, or take long to read, go on as a job (202).
-      const handled = await this.jobs.handleUpload(userId, collection, uploaded, context)
+      const handled = await this.jobs.handleUpload(userId, collection, uploaded, request.signal, context)
       if (handled.kind === 'job') return handled
       // A file of several documents (an mbox): an outcome per document, under its own id.
       const outcomes: FileOutcome[] = uploaded.flatMap((file, i) => {

@@ -67,7 +67,9 @@ export async function recognize(image: Uint8Array, deadline?: Deadline): Promise
     return deadline ? await deadline.race(work) : await work
   } catch (error) {
     if (error instanceof ExtractionError) {
-      await stopOcr()
+      // Out of time, the page may never end: the engine goes. Cancelled, it finishes the page and
+      // is kept for the next file (its model stays loaded).
+      if (error.reason !== 'cancelled') await stopOcr()
       throw error
     }
     throw new ExtractionError(`not a readable image (${(error as Error)?.message ?? String(error)})`)

@@ -7,8 +7,8 @@ import type { DocumentLibrary } from '../documents/library'
 import type { IngestJobView, JobStatusValue } from './model'
 import type { FileChange, IngestJobStore, JobRecord } from './store'
 import { applyChange, jobView } from './view'
-import { needsOcr } from '../extract'
-import { type Extractor, extractorWithin, failureReason, ingestFiles, jobProgress, type OcrCheck, type WorkFile, type WorkSink } from './work'
+import type { WorkPool } from '../../../core/work-pool'
+import { type Extractor, extractorWithin, failureReason, ingestFiles, jobProgress, type OcrCheck, ocrCheckOn, type WorkFile, type WorkSink } from './work'
 
 /** Bus topic: `{kind: "queued"}`, `{kind: "cancelled", id}`, `{kind: "job", userId, job}` (a job's new state, for its owner's sockets). */
 export const JOBS_TOPIC = 'ingest_jobs'
@@ -40,6 +40,8 @@ export interface IngestJobDeps {
   jobAfterMs: number
   /** Time allowed to read one file (UAGENT_EXTRACT_TIMEOUT_MS). */
   extractTimeoutMs?: number
+  /** The worker pool files are read on (extraction and OCR never run on the request thread). */
+  pool: WorkPool
   /** Whether other processes share the store (PostgreSQL): heartbeats, a stale sweep and a poll then run. */
   shared: boolean
   log: (line: string) => void
@@ -59,10 +61,10 @@ const PAGE_WRITE_MS = 250
  * on the bus for its owner's sockets; a cancel stops the work wherever it runs.
  */
 export class IngestJobService {
-  /** Reads a file (swappable: tests slow it down). */
+  /** Reads a file, on the work pool (swappable: tests slow it down). */
   extract: Extractor
   /** Whether a file needs OCR: its upload is a job at once. */
-  needsOcr: OcrCheck = needsOcr
+  needsOcr: OcrCheck
   private readonly store: IngestJobStore
   private readonly running = new Map<string, AbortController>()
   private readonly timers: ReturnType<typeof setInterval>[] = []
@@ -75,7 +77,8 @@ export class IngestJobService {
 
   constructor(private readonly deps: IngestJobDeps) {
     this.store = deps.store
-    this.extract = extractorWithin(deps.extractTimeoutMs)
+    this.extract = extractorWithin(deps.extractTimeoutMs, deps.pool)
+    this.needsOcr = ocrCheckOn(deps.pool)
     this.heartbeatMs = deps.heartbeatMs ?? 5000
     this.staleMs = deps.staleMs ?? 30_000
     this.stopListening = deps.bus.subscribe(JOBS_TOPIC, (event) => {
@@ -129,12 +132,16 @@ export class IngestJobService {
    * An upload's files: read and ingested here when that is quick; a job (202) when a file needs
    * OCR, or when the work is still going after `jobAfterMs` (the work goes on, now stored as a job).
    */
-  async handleUpload(userId: string, collection: string, uploaded: UploadedFile[], context?: AuditContext): Promise<UploadHandled> {
+  async handleUpload(userId: string, collection: string, uploaded: UploadedFile[], signal?: AbortSignal, context?: AuditContext): Promise<UploadHandled> {
     let ocr = false
     for (const file of uploaded) {
-      if (ocr || file.invalid) continue
-      // A file that cannot even be looked into is read like any other (its extraction says why it fails).
-      ocr = await Promise.resolve(this.needsOcr(file.name, file.data)).catch(() => false)
+      if (ocr || file.invalid || this.deps.jobAfterMs === 0) continue
+      ocr = await Promise.resolve(this.needsOcr(file.name, file.data, signal)).catch((error) => {
+        // A full pool is the upload's 503; a file that cannot even be looked into is read like any
+        // other (its extraction says why it fails).
+        if ((error instanceof AppError && error.code === 'BUSY') || signal?.aborted) throw error
+        return false
+      })
     }
     if (this.deps.jobAfterMs === 0 || ocr) {
       const jobId = randomUUID()
@@ -161,13 +168,20 @@ export class IngestJobService {
       },
     }
     const controller = new AbortController()
+    // Until it is a job, the upload is its request's: a client that goes away stops the work (and
+    // the worker's task); a full pool refuses it (503 BUSY). As a job, it waits for a worker.
+    let background = false
+    const onGone = () => controller.abort('the request went away')
+    signal?.addEventListener('abort', onGone, { once: true })
     const files: WorkFile[] = uploaded.map((file, position) => ({ ...file, position, read: async () => file.data }))
-    const work = ingestFiles(files, { library: this.deps.library(), extract: this.extract, userId, collection, context }, sink, controller.signal)
+    const work = ingestFiles(files, { library: this.deps.library(), extract: this.extract, userId, collection, background: () => background, context }, sink, controller.signal)
     let timer: ReturnType<typeof setTimeout> | undefined
-    const late = await Promise.race([work.then(() => false), new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), this.deps.jobAfterMs)))]).finally(() =>
-      clearTimeout(timer),
-    )
+    const late = await Promise.race([work.then(() => false), new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), this.deps.jobAfterMs)))]).finally(() => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onGone)
+    })
     if (!late) return { kind: 'done', files: states }
+    background = true
     // Still reading: the upload becomes a job this process runs, stored with the bytes of the
     // files not done yet (for a restart, or another replica, to take over if this one stops).
     const jobId = randomUUID()
@@ -330,6 +344,7 @@ export class IngestJobService {
       bytes: Number(file.bytes),
       contentHash: file.content_hash,
       done: !['queued', 'running'].includes(file.status),
+      ownsBytes: true,
       read: async () => {
         const data = await this.store.fileData(job.id, file.position)
         return data ? new Uint8Array(data) : null
@@ -337,7 +352,7 @@ export class IngestJobService {
     }))
     const sink = this.storeSink(record)
     void this.publish(job.id)
-    const work = ingestFiles(files, { library: this.deps.library(), extract: this.extract, userId: job.user_id, collection: job.collection }, sink, controller.signal)
+    const work = ingestFiles(files, { library: this.deps.library(), extract: this.extract, userId: job.user_id, collection: job.collection, background: () => true }, sink, controller.signal)
     void this.settle(record, controller, work)
   }
 

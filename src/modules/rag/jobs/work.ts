@@ -1,23 +1,110 @@
 import { basename } from 'node:path'
 import type { AuditContext } from '../../audit/service'
 import { AppError } from '../../../core/errors'
-import { type Extracted, ExtractionError, extractFile } from '../extract'
+import { type WorkPool, WorkerStopped, workKind } from '../../../core/work-pool'
+// Not the extractors' index: the request thread never loads them (pdf.js, mammoth, exceljs, …: ~16 MB); the pool's workers do.
+import { LIMITS } from '../extract/limits'
+import { extensionOf, IMAGE_EXTENSIONS } from '../extract/ocr-needed'
+import { type Extracted, ExtractionError, type ExtractProgress } from '../extract/types'
+import type { ExtractOutcome, ExtractTask } from '../documents/extract.work'
 import type { DocumentInput, DocumentLibrary } from '../documents/library'
 import { MAX_DOCUMENT_BYTES } from '../service'
 import type { FileChange, PartOutcome } from './store'
 
 const ID_LIMIT = 512
 
-/** Reads a file's text; `onPages` reports pages read so far (and the total, once known); stops when `signal` aborts. */
-export type Extractor = (fileName: string, bytes: Uint8Array, options: { signal: AbortSignal; onPages(done: number, total: number): void }) => Promise<Extracted>
+export interface ExtractorOptions {
+  signal: AbortSignal
+  onPages(done: number, total: number): void
+  /** Background work (a job): it waits its turn for a worker instead of 503 BUSY. */
+  background?: boolean
+  /** The bytes are the caller's own copy: they may be moved to the worker (then unusable here), not copied. */
+  owned?: boolean
+}
 
-/** The extractors of src/modules/rag/extract, within `timeoutMs` per file (UAGENT_EXTRACT_TIMEOUT_MS), reporting pages as they are read. */
-export function extractorWithin(timeoutMs: number | undefined): Extractor {
-  return (fileName, bytes, { signal, onPages }) => extractFile(fileName, bytes, { timeoutMs, signal, onProgress: (progress) => onPages(progress.pagesDone, progress.pages) })
+/** Reads a file's text; `onPages` reports pages read so far (and the total, once known); stops when `signal` aborts. */
+export type Extractor = (fileName: string, bytes: Uint8Array, options: ExtractorOptions) => Promise<Extracted>
+
+/** extractFile (OCR included) and needsOcr, on the work pool: documents/extract.work.ts. */
+const EXTRACT_WORK = new URL('../documents/extract.work.ts', import.meta.url).href
+export const EXTRACT = workKind<ExtractTask, ExtractOutcome, ExtractProgress>('extract', EXTRACT_WORK)
+export const OCR_CHECK = workKind<ExtractTask, ExtractOutcome>('ocr-check', EXTRACT_WORK)
+
+/**
+ * How long past its time limit a file's task may run before its worker is stopped: the worker's
+ * own deadline answers first (with the reason) unless the file holds its thread in one long step.
+ */
+const HARD_STOP_GRACE_MS = 2000
+/** How long a cancelled file's task has to stop in its worker (and clean up) before the thread is ended. */
+const CANCEL_GRACE_MS = 2000
+
+const tooSlow = (ms: number) => `too slow: reading the file took more than ${Math.round(ms / 100) / 10} s (UAGENT_EXTRACT_TIMEOUT_MS)`
+
+/**
+ * The extractors of src/modules/rag/extract, run on the work pool, within `timeoutMs` per file
+ * (UAGENT_EXTRACT_TIMEOUT_MS) from when a worker takes it, reporting pages as the worker reads
+ * them. A cancel (`signal`) stops the worker's task; a worker that dies fails that file only.
+ * Outside the background, a full queue is 503 BUSY.
+ */
+export function extractorWithin(timeoutMs: number | undefined, pool: WorkPool): Extractor {
+  const limit = timeoutMs ?? LIMITS.timeoutMs
+  return async (fileName, bytes, { signal, onPages, background = false, owned = false }) => {
+    const stop = new AbortController()
+    const onAbort = () => stop.abort(signal.reason)
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let overtime = false
+    const whole = owned && bytes.byteOffset === 0 && bytes.buffer instanceof ArrayBuffer && bytes.byteLength === bytes.buffer.byteLength
+    try {
+      const outcome = await pool.run(
+        EXTRACT,
+        { op: 'extract', fileName, bytes, timeoutMs: limit },
+        {
+          signal: stop.signal,
+          transfer: whole ? [bytes.buffer as ArrayBuffer] : [],
+          waitWhenBusy: background,
+          cancelGraceMs: CANCEL_GRACE_MS,
+          onProgress: (progress) => onPages(progress.pagesDone, progress.pages),
+          onStart: () => {
+            timer = setTimeout(() => {
+              overtime = true
+              stop.abort(new ExtractionError(tooSlow(limit)))
+            }, limit + HARD_STOP_GRACE_MS)
+          },
+        },
+      )
+      if ('reason' in outcome) throw new ExtractionError(outcome.reason)
+      if ('extracted' in outcome) return outcome.extracted
+      throw new Error('the extraction task answered something else than a text or a reason')
+    } catch (error) {
+      if (overtime && !signal.aborted) throw new ExtractionError(tooSlow(limit))
+      // Logged by the pool with its exit; the user reads what became of the file.
+      if (error instanceof WorkerStopped) throw new ExtractionError('the worker reading the file stopped (it crashed or ran out of memory); the server replaced it')
+      throw error
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+    }
+  }
 }
 
 /** Whether a file will need OCR (then its upload is a job at once). */
-export type OcrCheck = (fileName: string, bytes: Uint8Array) => boolean | Promise<boolean>
+export type OcrCheck = (fileName: string, bytes: Uint8Array, signal?: AbortSignal) => boolean | Promise<boolean>
+
+/**
+ * needsOcr with a PDF's pages looked into on the work pool (the other types are known by name).
+ * A full queue is 503 BUSY: the check belongs to an upload whose client is waiting.
+ */
+export function ocrCheckOn(pool: WorkPool): OcrCheck {
+  return async (fileName, bytes, signal) => {
+    const extension = extensionOf(fileName)
+    if (IMAGE_EXTENSIONS.has(extension)) return true
+    if (extension !== 'pdf') return false
+    const outcome = await pool.run(OCR_CHECK, { op: 'needs-ocr', fileName, bytes }, { signal })
+    return 'needsOcr' in outcome && outcome.needsOcr
+  }
+}
 
 /** One file of an upload or job, as the work sees it. */
 export interface WorkFile {
@@ -30,6 +117,8 @@ export interface WorkFile {
   /** Set when the file is already done (a job resumed after a restart) or cannot be taken (a bad id). */
   done?: boolean
   invalid?: string
+  /** Whether read() gives a fresh copy each time (then it may be moved to a worker). */
+  ownsBytes?: boolean
   read(): Promise<Uint8Array | null>
 }
 
@@ -44,6 +133,8 @@ export interface WorkDeps {
   extract: Extractor
   userId: string
   collection: string
+  /** Whether the work is a job by now (its extraction waits for a worker rather than being refused BUSY). */
+  background(): boolean
   /** The request that started the work, for the audit log (a collection it makes); none for a job run later. */
   context?: AuditContext
 }
@@ -70,7 +161,12 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
     }
     let extracted: Extracted
     try {
-      extracted = await deps.extract(file.name, bytes, { signal, onPages: (done, total) => sink.pages(file.position, done, total) })
+      extracted = await deps.extract(file.name, bytes, {
+        signal,
+        onPages: (done, total) => sink.pages(file.position, done, total),
+        background: deps.background(),
+        owned: file.ownsBytes ?? false,
+      })
     } catch (error) {
       if (signal.aborted) return
       if (!(error instanceof ExtractionError)) throw error
