@@ -179,10 +179,10 @@ export class DocumentLibrary {
    * Removes the documents whose id starts with `prefix` and is not in `keep`: the messages gone
    * from a mailbox uploaded again. Returns their ids.
    */
-  async removeOthers(userId: string, name: string, prefix: string, keep: Set<string>): Promise<string[]> {
+  async removeOthers(userId: string, name: string, prefix: string, keep: Set<string>, context?: AuditContext): Promise<string[]> {
     const { documents } = await this.list(userId, name, { prefix, limit: 10_000, offset: 0, view: 'hashes' })
     const gone = documents.map((document) => document.id).filter((id) => !keep.has(id))
-    for (const id of gone) await this.rag.deleteDocument(userId, name, id)
+    for (const id of gone) await this.rag.deleteDocument(userId, name, id, context)
     return gone
   }
 

@@ -215,7 +215,7 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
       })
     }
     // A mailbox uploaded again: the documents of its messages no longer in it go.
-    const removed = extracted.documents ? await deps.library.removeOthers(deps.userId, deps.collection, `${file.documentId}#`, new Set(parts.map((part) => part.id))) : []
+    const removed = extracted.documents ? await deps.library.removeOthers(deps.userId, deps.collection, `${file.documentId}#`, new Set(parts.map((part) => part.id)), deps.context) : []
     const change: FileChange = { ...known, ...fileOutcome(outcomes), ...(extracted.documents ? { parts: outcomes } : {}), ...(removed.length ? { removed } : {}) }
     if (!(await sink.file(file.position, change, true))) return
   }
