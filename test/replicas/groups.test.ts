@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
-import { REDIS_SERVER, REDIS_SKIPPED, startRedis } from '../redis'
+import { REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../redis'
 import { twoServers } from '../two-servers'
 
 setDefaultTimeout(60_000)
@@ -8,6 +8,7 @@ setDefaultTimeout(60_000)
 const closers: (() => Promise<void>)[] = []
 afterAll(async () => {
   for (const close of closers) await close()
+  await stopRedisServers()
 })
 
 /** Waits (up to 1 s) until `check` holds; how long it took. */
