@@ -154,7 +154,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   constructor(private readonly deps: RagDeps<S>) {
     this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
-    this.resolver = new CollectionResolver(deps.access ?? new SqliteAccessStore(deps.db))
+    this.resolver = new CollectionResolver(deps.access ?? this.store.accessStore?.() ?? new SqliteAccessStore(deps.db))
   }
 
   /** Runs store steps (see runSteps): synchronous on SQLite. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import * as documents from './store.postgres.documents'
+import { PostgresAccessStore } from './access/store.postgres'
 import { bm25, CAPPED_CANDIDATES, exactPhrases, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import type {
   ChunkHit,
@@ -215,6 +216,10 @@ export class PostgresRagStore implements RagStore {
    * The collection, with its version and keyword statistics in the same row: they answer the
    * search's state() for STATE_TTL_MS, one round trip fewer (a search looks its collection up first).
    */
+  accessStore(): PostgresAccessStore {
+    return new PostgresAccessStore(this.sql)
+  }
+
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
     const { read, forgets } = this.lookUp(userId, name)
     const row = await read

@@ -1,11 +1,14 @@
 // Real files for the extraction tests, made by real tools: pandoc (pptx, odt, epub, rtf, docx),
 // python3-odf (odp, ods), exceljs (xlsx), Python's email and mailbox packages (eml, mbox), and
 // Chromium (screenshots of rendered text, and PDFs of pages holding only such an image: scans).
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { tempDir } from '../../temp'
 import { CHROMIUM_ARGS } from '../../web/harness'
+
+/** Debian's python3, where python3-odf is installed (.ci/run); a python3 first on PATH (pyenv) may not see Debian's packages. */
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
 
 function run(cmd: string[], cwd: string, stdin?: string): void {
   const result = Bun.spawnSync(cmd, { cwd, stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin), stderr: 'pipe' })
@@ -22,7 +25,7 @@ export function pandoc(markdown: string, extension: string, dir = tempDir('pando
 /** Runs a Python program that writes `out` in its working folder, and returns that file. */
 export function python(program: string, out: string): Uint8Array {
   const dir = tempDir('python')
-  run(['python3', '-'], dir, program)
+  run([PYTHON, '-'], dir, program)
   return new Uint8Array(readFileSync(join(dir, out)))
 }
 
@@ -218,6 +221,7 @@ export function makeZipBombDocx(mib: number, options: { lie?: boolean; member?: 
   return python(
     `
 import shutil, struct, zipfile, zlib
+
 block = zlib.compressobj(9, zlib.DEFLATED, -15)
 block = block.compress(bytes(1 << 20)) + block.flush(zlib.Z_FULL_FLUSH)
 class Repeat:
