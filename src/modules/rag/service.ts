@@ -154,7 +154,9 @@ export class RagService<S extends RagStore = SqliteRagStore> {
 
   constructor(private readonly deps: RagDeps<S>) {
     this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
-    this.resolver = new CollectionResolver(deps.access ?? this.store.accessStore?.() ?? new SqliteAccessStore(deps.db))
+    // A store that keeps its own access lists (PostgreSQL's) gives them; else SQLite's, over the service's database.
+    const own = (this.store as { accessStore?(): AccessStore }).accessStore?.()
+    this.resolver = new CollectionResolver(deps.access ?? own ?? new SqliteAccessStore(deps.db))
   }
 
   /** Runs store steps (see runSteps): synchronous on SQLite. */

@@ -3,6 +3,7 @@ import { AppError } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import * as documents from './store.postgres.documents'
 import { PostgresAccessStore } from './access/store.postgres'
+import { collectionRow } from './collection-row.postgres'
 import { bm25, CAPPED_CANDIDATES, exactPhrases, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
 import type {
   ChunkHit,
@@ -93,19 +94,6 @@ interface CollectionState {
 
 const vectorBytes = (vector: Float32Array) => new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength)
 export const COLLECTION_COLUMNS = 'id, public_id, user_id, name, embedder, dimensions, created_at, version'
-
-export function collectionRow(row: Record<string, unknown>): CollectionRow {
-  return {
-    id: Number(row.id),
-    public_id: row.public_id as string,
-    user_id: row.user_id as string,
-    name: row.name as string,
-    embedder: row.embedder as string,
-    dimensions: Number(row.dimensions),
-    created_at: row.created_at as string,
-    version: Number(row.version),
-  }
-}
 
 /**
  * The RAG tables in PostgreSQL (no extension): float32 vectors as bytea, searched from the

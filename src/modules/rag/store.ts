@@ -1,5 +1,4 @@
 import type { MaybePromise } from '../../db/maybe-promise'
-import type { AccessStore } from './access/store'
 import type { VectorCache } from './vectors/cache'
 
 export interface CollectionRow {
@@ -106,8 +105,6 @@ export interface RagStore {
   readonly cache: VectorCache
   /** Chunks an ingest writes per transaction with this store (default: the service's WRITE_BATCH). */
   readonly writeBatch?: number
-  /** The access lists kept beside this store's collections (default: SQLite's, over the service's database). */
-  accessStore?(): AccessStore
   findCollection(userId: string, name: string): MaybePromise<CollectionRow | null>
   createCollection(userId: string, name: string, embedder: string, dimensions: number): MaybePromise<CollectionRow>
   listCollections(userId: string): MaybePromise<CollectionSummary[]>
