@@ -9,6 +9,9 @@ interface Stoppable {
   stop(closeActiveConnections?: boolean): Promise<unknown>
 }
 
+/** What shutdown closes: the recorder and the database always; the rest when the server has it. */
+export type ShutdownServices = Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit'>>
+
 /**
  * Stops the server in order: no new connections; running requests (and open WebSockets) get up
  * to `graceMs` to finish, after which they are cut off; then the request records still pending
@@ -16,7 +19,7 @@ interface Stoppable {
  * reports itself stopped (or that came through app.handle) are waited for too, within the same
  * `graceMs`, so that their records are written and the database is open while they run.
  */
-export async function shutdown(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit'>>, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+export async function shutdown(app: Stoppable, services: ShutdownServices, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   services.backups?.stop()
   const deadline = Date.now() + graceMs
   const server = app.server
@@ -64,7 +67,7 @@ export async function shutdown(app: Stoppable, services: Pick<Services, 'recorde
 }
 
 /** SIGINT and SIGTERM shut the server down (see shutdown) and end the process; a second signal ends it at once. */
-export function shutdownOnSignals(app: Stoppable, services: Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit'>>, exit: (code: number) => void = (code) => process.exit(code)) {
+export function shutdownOnSignals(app: Stoppable, services: ShutdownServices, exit: (code: number) => void = (code) => process.exit(code)) {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
