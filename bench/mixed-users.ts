@@ -4,32 +4,16 @@
 // conversations, me, health, system info, the calculator plugin and speech synthesis (one request
 // in twelve, ~8 %, a short spoken reply as the voice command makes). Prints one JSON line:
 // { routes: { [route]: { count, errors, p50, p99 } }, errors: [first few failures], requests, seconds }.
+import { RouteTimings } from './route-timings'
 const [base, tokensFile, secondsArg = '60'] = process.argv.slice(2)
 if (!base || !tokensFile) throw new Error('usage: bun bench/mixed-users.ts <base-url> <tokens.json> <seconds>')
 const tokens = JSON.parse(await Bun.file(tokensFile).text()) as string[]
 const startedAt = performance.now()
 const deadline = startedAt + Number(secondsArg) * 1000
 
-const latencies = new Map<string, number[]>()
-const failures = new Map<string, number>()
-const firstErrors: string[] = []
+const timings = new RouteTimings()
+const timed = timings.timed.bind(timings)
 
-async function timed(route: string, run: () => Promise<Response>, read: (response: Response) => Promise<unknown> = (response) => response.arrayBuffer()) {
-  const started = performance.now()
-  let ok = false
-  try {
-    const response = await run()
-    await read(response)
-    ok = response.status < 400
-    if (!ok && firstErrors.length < 5) firstErrors.push(`${route}: ${response.status}`)
-  } catch (error) {
-    if (firstErrors.length < 5) firstErrors.push(`${route}: ${(error as Error).message}`)
-  }
-  const list = latencies.get(route) ?? []
-  list.push(performance.now() - started)
-  latencies.set(route, list)
-  if (!ok) failures.set(route, (failures.get(route) ?? 0) + 1)
-}
 
 async function user(token: string, n: number) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
@@ -57,14 +41,5 @@ async function user(token: string, n: number) {
 }
 
 await Promise.all(tokens.map((token, n) => user(token, n)))
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0
-}
-const routes: Record<string, { count: number; errors: number; p50: number; p99: number }> = {}
-let requests = 0
-for (const [route, values] of latencies) {
-  requests += values.length
-  routes[route] = { count: values.length, errors: failures.get(route) ?? 0, p50: percentile(values, 50), p99: percentile(values, 99) }
-}
-console.log(JSON.stringify({ routes, errors: firstErrors, requests, seconds: (performance.now() - startedAt) / 1000 }))
+const { routes, errors, requests } = timings.summary()
+console.log(JSON.stringify({ routes, errors, requests, seconds: (performance.now() - startedAt) / 1000 }))

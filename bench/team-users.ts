@@ -5,6 +5,7 @@
 // request's latency. Then every chat it was answered 200 for is looked for in its conversation
 // (a stored write missing there is a lost write). Prints one JSON line:
 // { routes: { [route]: { count, errors, p50, p99 } }, errors: [first few failures], requests, seconds, chats, lost }.
+import { RouteTimings } from './route-timings'
 const [base, tokensFile, usersArg = '64', secondsArg = '60', ttsEveryArg = '32'] = process.argv.slice(2)
 /** Each user asks for speech once every this many rounds (0: never); the users' turns are spread out. */
 const TTS_EVERY = Number(ttsEveryArg)
@@ -13,29 +14,11 @@ const tokens = JSON.parse(await Bun.file(tokensFile).text()) as string[]
 const started = performance.now()
 const deadline = started + Number(secondsArg) * 1000
 
-const latencies = new Map<string, number[]>()
-const failures = new Map<string, number>()
-const firstErrors: string[] = []
+const timings = new RouteTimings()
+const timed = timings.timed.bind(timings)
 /** Chats answered 200, by conversation: [token, messages sent there]. */
 const acknowledged = new Map<string, { token: string; messages: Set<string> }>()
 
-async function timed(route: string, run: () => Promise<Response>, read: (response: Response) => Promise<unknown> = (response) => response.arrayBuffer()) {
-  const begun = performance.now()
-  let ok = false
-  try {
-    const response = await run()
-    ok = response.status < 400
-    await read(response)
-    if (!ok && firstErrors.length < 5) firstErrors.push(`${route}: ${response.status}`)
-  } catch (error) {
-    ok = false
-    if (firstErrors.length < 5) firstErrors.push(`${route}: ${(error as Error).message}`)
-  }
-  const list = latencies.get(route) ?? []
-  list.push(performance.now() - begun)
-  latencies.set(route, list)
-  if (!ok) failures.set(route, (failures.get(route) ?? 0) + 1)
-}
 
 async function user(token: string, n: number) {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
@@ -77,14 +60,5 @@ for (const [id, { token, messages }] of acknowledged) {
   for (const message of messages) if (!stored.has(message)) lost++
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0
-}
-const routes: Record<string, { count: number; errors: number; p50: number; p99: number }> = {}
-let requests = 0
-for (const [route, values] of latencies) {
-  requests += values.length
-  routes[route] = { count: values.length, errors: failures.get(route) ?? 0, p50: percentile(values, 50), p99: percentile(values, 99) }
-}
-console.log(JSON.stringify({ routes, errors: firstErrors, requests, seconds, chats, lost }))
+const { routes, errors, requests } = timings.summary()
+console.log(JSON.stringify({ routes, errors, requests, seconds, chats, lost }))
