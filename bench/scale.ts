@@ -7,7 +7,7 @@ import { SQL } from 'bun'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, benchLogin, startServerProcess } from './server'
+import { BENCH_ADMIN, benchLogin, startBenchRedis, startServerProcess } from './server'
 
 const ADMIN_URL = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
 const WRK = Bun.which('wrk')
@@ -24,13 +24,7 @@ if (missing) {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
-const port = (() => {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const free = probe.port
-  probe.stop(true)
-  return free
-})()
-const redis = Bun.spawn([REDIS!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', work], { stdout: 'ignore', stderr: 'inherit' })
+const redis = startBenchRedis(REDIS!, work)
 await Bun.sleep(300)
 const admin = new SQL(ADMIN_URL!, { max: 1 })
 const database = `uagent_bench_scale_${crypto.randomUUID().replaceAll('-', '').slice(0, 10)}`
@@ -43,7 +37,7 @@ const databaseUrl = (() => {
 
 const env = {
   UAGENT_DATABASE_URL: databaseUrl,
-  UAGENT_REDIS_URL: `redis://127.0.0.1:${port}`,
+  UAGENT_REDIS_URL: redis.url,
   UAGENT_JWT_SECRET: 'bench-scale-secret-'.padEnd(48, 'x'),
   UAGENT_RATE_LIMIT_MAX: '1000000000',
 }
@@ -193,7 +187,7 @@ try {
   line('ingest on A found on B after', seen.ingests)
 } finally {
   for (const replica of replicas) await replica.stop()
-  redis.kill()
+  await redis.stop()
   await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {})
   await admin.close()
   rmSync(work, { recursive: true, force: true })

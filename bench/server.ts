@@ -82,3 +82,21 @@ export async function startServerProcess(options: { env?: Record<string, string>
   const base = /listening on (http:\/\/\S+)/.exec(output)![1]!.replace('0.0.0.0', '127.0.0.1')
   return { proc, pid: proc.pid, base, dataDir, stop }
 }
+
+/**
+ * A Redis server of the bench's own: `binary` (Debian's redis-server) on a free loopback port,
+ * without persistence, its files in `dir`. stop() kills it and waits for it to end.
+ */
+export function startBenchRedis(binary: string, dir: string): { url: string; stop(): Promise<void> } {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  const redis = Bun.spawn([binary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdout: 'ignore', stderr: 'inherit' })
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      redis.kill('SIGKILL')
+      await redis.exited
+    },
+  }
+}

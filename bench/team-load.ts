@@ -16,7 +16,7 @@ import { SQL } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, benchLogin, startServerProcess } from './server'
+import { BENCH_ADMIN, benchLogin, startBenchRedis, startServerProcess } from './server'
 
 const USERS = Number(process.env.BENCH_TEAM_USERS ?? 64)
 const ACCOUNTS = Number(process.env.BENCH_TEAM_ACCOUNTS ?? 8)
@@ -132,13 +132,7 @@ if (missing) {
   process.exit(0)
 }
 const work = mkdtempSync(join(tmpdir(), 'uagent-bench-team-redis-'))
-const port = (() => {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const free = probe.port
-  probe.stop(true)
-  return free
-})()
-const redis = Bun.spawn([REDIS!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', work], { stdout: 'ignore', stderr: 'inherit' })
+const redis = startBenchRedis(REDIS!, work)
 const admin = new SQL(ADMIN_URL!, { max: 1 })
 const database = `uagent_bench_team_${crypto.randomUUID().replaceAll('-', '').slice(0, 10)}`
 try {
@@ -146,7 +140,7 @@ try {
   const url = Object.assign(new URL(ADMIN_URL!), { pathname: `/${database}` }).toString()
   const postgres = await run('PostgreSQL + Redis', {
     UAGENT_DATABASE_URL: url,
-    UAGENT_REDIS_URL: `redis://127.0.0.1:${port}`,
+    UAGENT_REDIS_URL: redis.url,
     ...(POOL ? { UAGENT_DATABASE_POOL: POOL } : {}),
   })
   print(`PostgreSQL + Redis${POOL ? ` (UAGENT_DATABASE_POOL=${POOL})` : ''}`, postgres, true)
@@ -158,8 +152,7 @@ try {
     `${load()}; PostgreSQL + Redis / SQLite throughput ${ratio.toFixed(2)}x (goal >= 0.9x ${ratio >= 0.9 ? 'ok' : 'MISSED'}); errors ${errors}, lost writes ${postgres.result.lost} (goal 0); p99 goals ${slow.length ? `MISSED on ${slow.map(([route]) => route).join(', ')}` : 'ok'}`,
   )
 } finally {
-  redis.kill('SIGKILL')
-  await redis.exited
+  await redis.stop()
   await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {})
   await admin.close()
   rmSync(work, { recursive: true, force: true })
