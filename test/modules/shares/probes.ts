@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { makeServer } from '../../helpers'
+import { type makeServer, openSocket } from '../../helpers'
 
 export type Server = Pick<ReturnType<typeof makeServer>, 'app' | 'call'>
 
@@ -36,21 +36,7 @@ export async function mcpClient(server: Server, token: string): Promise<Client> 
 
 /** stream_chat over a real WebSocket: the chat_response (or error) for one message. */
 export async function socketChat(port: number, token: string, collection: string): Promise<{ type: string; code?: string; data?: any }> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`)
-  const inbox: any[] = []
-  socket.onmessage = (event) => inbox.push(JSON.parse(String(event.data)))
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve
-    socket.onerror = reject
-  })
-  const next = async (type: string) => {
-    for (let i = 0; i < 1500; i++) {
-      const at = inbox.findIndex((m) => m.type === type || m.type === 'error')
-      if (at >= 0) return inbox.splice(at, 1)[0]
-      await Bun.sleep(10)
-    }
-    throw new Error(`no ${type}`)
-  }
+  const { socket, next } = await openSocket(`ws://127.0.0.1:${port}/ws`)
   try {
     socket.send(JSON.stringify({ type: 'auth', token }))
     await next('auth_success')
