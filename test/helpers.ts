@@ -160,3 +160,14 @@ export async function openSocket(url: string) {
   }
   return { socket, inbox, next }
 }
+
+/** Reads `read()` every 50 ms until `done` holds of it or `ms` pass; the last value read. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms
+  let value = await read()
+  while (!done(value) && Date.now() < deadline) {
+    await Bun.sleep(50)
+    value = await read()
+  }
+  return value
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { STALE } from '../../../src/modules/agents/store'
 import { client, startReplica } from '../../agent-replicas'
-import { ADMIN, tempDir } from '../../helpers'
+import { ADMIN, tempDir, until } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { freePort, REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../../redis'
 
@@ -16,16 +16,6 @@ const USER = { email: 'tasks@example.com', password: 'tasks-password-1' }
 const HEARTBEAT_MS = 500
 const STALE_MS = 3000
 const ENDED = ['completed', 'failed', 'cancelled']
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let value = await read()
-  while (!done(value) && Date.now() < deadline) {
-    await Bun.sleep(50)
-    value = await read()
-  }
-  return value
-}
 
 /** Two replicas on one fresh database, the same user on both (logged in on each). */
 async function pair(redisUrl: string, log?: (line: string) => void) {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { ORPHANED, STALE } from '../../../src/modules/agents/store'
 import { client } from '../../agent-replicas'
-import { tempDir } from '../../helpers'
+import { tempDir, until } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 
 // The server as its own process, killed with SIGKILL while agent tasks queue behind a slow model
@@ -69,16 +69,6 @@ async function startServer(env: Record<string, string>) {
   return { proc, port, ...client(port) }
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let value = await read()
-  while (!done(value) && Date.now() < deadline) {
-    await Bun.sleep(50)
-    value = await read()
-  }
-  return value
-}
-
 async function killedWhileQueued(env: Record<string, string>, runningReason: string) {
   const model = slowModelServer()
   models.push(model)
@@ -94,8 +84,8 @@ async function killedWhileQueued(env: Record<string, string>, runningReason: str
     ids.push(res.json.taskId)
   }
   const get = (server: { call: typeof first.call }, id: string) => server.call('GET', `/agents/task/${id}`, { token }).then((res) => res.json)
-  expect((await until(() => get(first, ids[0]!), (task) => task.status === 'running')).status).toBe('running')
-  await until(async () => model.state.calls, (calls) => calls > 0)
+  expect((await until(() => get(first, ids[0]!), (task) => task.status === 'running', 20_000)).status).toBe('running')
+  await until(async () => model.state.calls, (calls) => calls > 0, 20_000)
   expect((await get(first, ids[1]!)).status).toBe('queued')
   expect((await get(first, ids[2]!)).status).toBe('queued')
 
@@ -106,7 +96,7 @@ async function killedWhileQueued(env: Record<string, string>, runningReason: str
   model.state.delayMs = 50
   const second = await startServer(serverEnv)
   // The token of the first run still works: the signing key is kept in the data dir (or the database).
-  const ended = await Promise.all(ids.map((id) => until(() => get(second, id), (task) => ['completed', 'failed', 'cancelled'].includes(task.status))))
+  const ended = await Promise.all(ids.map((id) => until(() => get(second, id), (task) => ['completed', 'failed', 'cancelled'].includes(task.status), 20_000)))
   expect(ended[0]).toMatchObject({ taskId: ids[0], status: 'failed', error: runningReason })
   for (const [i, task] of ended.slice(1).entries()) {
     expect(task).toMatchObject({ taskId: ids[i + 1], status: 'completed', progress: 100 })
