@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
+import { mountSpeechData, type SpeechMount } from './espeak-fs'
 
 const require = createRequire(import.meta.url)
 
@@ -65,6 +66,9 @@ export function listVariants(): string[] {
 }
 
 type EmscriptenModule = Record<string, any>
+/** Where the engine looks for `espeak-ng-data`, and the WAV it writes there. */
+const DATA_MOUNT = '/usr/share'
+const OUTPUT = 'out.wav'
 let compiled: Promise<WebAssembly.Module> | undefined
 
 function wasmModule(): Promise<WebAssembly.Module> {
@@ -74,15 +78,37 @@ function wasmModule(): Promise<WebAssembly.Module> {
   return compiled
 }
 
+/** The build's fixed memory (its TOTAL_MEMORY; it cannot grow). */
+const MEMORY_BYTES = 16 * 1024 * 1024
+/** Memories of finished runs, zeroed again, for the next runs: a new one cost ~4 ms a call. */
+const spareMemories: WebAssembly.Memory[] = []
+
 /**
- * Speaks `text` with espeak-ng (compiled once, instantiated per call so each call starts clean and
- * its memory is freed after) → 16-bit mono samples at 22050 Hz.
+ * Zeroes what a finished run used, so the next instance starts on memory exactly as fresh as a new
+ * one (its data segments are written again when it is instantiated). A run that ended normally used
+ * the memory up to its heap's top (the stack lies below the heap); any other run is zeroed whole.
+ */
+function recycle(memory: WebAssembly.Memory, dynamicTopPointer: number | undefined) {
+  if (spareMemories.length >= 2) return
+  const bytes = new Uint8Array(memory.buffer)
+  let end = bytes.length
+  if (dynamicTopPointer !== undefined && Number.isInteger(dynamicTopPointer) && dynamicTopPointer > 0 && dynamicTopPointer < bytes.length) {
+    const top = new Int32Array(memory.buffer)[dynamicTopPointer >> 2]!
+    if (top > dynamicTopPointer && top <= bytes.length) end = top
+  }
+  bytes.fill(0, 0, end)
+  spareMemories.push(memory)
+}
+
+/**
+ * Speaks `text` with espeak-ng (compiled once, instantiated per call on zeroed memory so each call
+ * starts clean, its data served from memory by `espeak-fs.ts`) → 16-bit mono samples at 22050 Hz.
  */
 export async function espeak(text: string, voice: string, wordsPerMinute: number): Promise<Int16Array> {
   const module = await wasmModule()
-  // A voice named by its file (`gmw/en-US`) is loaded directly; by its id, espeak-ng first reads
-  // every voice file of its data to find it, most of a short sentence's time. Same voice, same
-  // samples (all 106 voices compared).
+  // A voice named by its file (`gmw/en-US`) is loaded directly (see `espeak-fs.ts`); by its id,
+  // espeak-ng first reads every voice file of its data to find it. Same voice, same samples (all
+  // 106 voices compared).
   listVoices()
   const [id = '', ...variant] = voice.split('+')
   const file = voiceFiles.get(id.toLowerCase())
@@ -90,10 +116,17 @@ export async function espeak(text: string, voice: string, wordsPerMinute: number
   const factory = require('text2wav/lib/espeak-ng') as (module: EmscriptenModule) => void
   const wpm = String(Math.round(Math.min(MAX_WPM, Math.max(MIN_WPM, wordsPerMinute))))
   const errors: string[] = []
+  let mount: SpeechMount | undefined
+  const memory = spareMemories.pop() ?? new WebAssembly.Memory({ initial: MEMORY_BYTES / 65536, maximum: MEMORY_BYTES / 65536 })
+  let dynamicTopPointer: number | undefined
+  let finished = false
   const wav = await new Promise<Uint8Array>((resolve, reject) => {
     const instance: EmscriptenModule = {
+      TOTAL_MEMORY: MEMORY_BYTES,
+      wasmMemory: memory,
+      buffer: memory.buffer,
       // `--` ends the options: a text starting with "-" is spoken, not parsed.
-      arguments: ['-v', engineVoice, '-s', wpm, '-w', 'out.wav', '--', text],
+      arguments: ['-v', engineVoice, '-s', wpm, '-w', `${DATA_MOUNT}/${OUTPUT}`, '--', text],
       print: () => {},
       // Never the library's process.exit.
       quit: () => {},
@@ -101,15 +134,21 @@ export async function espeak(text: string, voice: string, wordsPerMinute: number
       // Instantiated from the compiled module, asynchronously: the library mounts its data folder
       // after this returns, and must have done so before main runs.
       instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        dynamicTopPointer = Number(imports.env?.DYNAMICTOP_PTR)
         WebAssembly.instantiate(module, imports).then(done, reject)
         return {}
       },
+      // The library mounts its data folder from disk (NODEFS); the same files are served from memory.
+      preRun() {
+        mount = mountSpeechData(instance.FS, DATA_MOUNT, packageDir)
+      },
       postRun() {
         try {
-          const file = instance.FS.root.contents['out.wav']
-          instance.FS.unmount('/usr/share')
-          if (!file) return reject(new Error(`espeak-ng failed: ${errors.join(' ') || 'no output'}`))
-          resolve(new Uint8Array(file.contents.buffer ?? file.contents, 0, file.usedBytes ?? file.contents.length).slice())
+          const wav = mount?.output(OUTPUT)
+          instance.FS.unmount(DATA_MOUNT)
+          if (!wav) return reject(new Error(`espeak-ng failed: ${errors.join(' ') || 'no output'}`))
+          finished = true
+          resolve(wav)
         } catch (error) {
           reject(error)
         }
@@ -126,7 +165,7 @@ export async function espeak(text: string, voice: string, wordsPerMinute: number
         for (const listener of process.listeners(event)) if (!before[event].includes(listener)) process.removeListener(event, listener)
       }
     }
-  })
+  }).finally(() => recycle(memory, finished ? dynamicTopPointer : undefined))
   const dataStart = 44
   const usable = wav.length - dataStart - ((wav.length - dataStart) % 2)
   return new Int16Array(wav.buffer.slice(wav.byteOffset + dataStart, wav.byteOffset + dataStart + usable))
