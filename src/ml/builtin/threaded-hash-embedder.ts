@@ -1,5 +1,5 @@
 import { sharedWorkPool, type WorkPool, workKind } from '../../core/work-pool'
-import type { Embedder } from '../types'
+import type { EmbedOptions, Embedder } from '../types'
 import { HashEmbedder } from './hash-embedder'
 
 /** Texts per call below which embedding stays on the calling thread (a query, a few chunks): a round trip would cost more. */
@@ -12,7 +12,8 @@ export const EMBED = workKind<{ texts: string[] }, Float32Array>('embed', new UR
  * The built-in embedder with large batches embedded on the work pool: an ingest embeds its next
  * batch there while this thread writes the previous one to SQLite. The workers run the same
  * HashEmbedder, so the vectors are the same, bit for bit; small calls (search queries) are
- * embedded here. A full pool is 503 BUSY, a crashed worker 500, for that call.
+ * embedded here. A full pool is 503 BUSY, a crashed worker 500, for that call; a call whose
+ * request went away (`signal`) leaves the queue or has its worker stopped.
  */
 export class ThreadedHashEmbedder implements Embedder {
   private readonly local = new HashEmbedder()
@@ -22,9 +23,10 @@ export class ThreadedHashEmbedder implements Embedder {
 
   constructor(private readonly pool: WorkPool = sharedWorkPool()) {}
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  async embed(texts: string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     if (texts.length < THREAD_MIN_TEXTS) return this.local.embed(texts)
-    const flat = await this.pool.run(EMBED, { texts })
+    // A cancel ends the worker's thread at once: the batch is one synchronous loop, and the worker loads no model.
+    const flat = await this.pool.run(EMBED, { texts }, { signal: options.signal, waitWhenBusy: options.background })
     const vectors: Float32Array[] = []
     for (let i = 0; i < texts.length; i++) vectors.push(flat.subarray(i * this.dimensions, (i + 1) * this.dimensions))
     return vectors
