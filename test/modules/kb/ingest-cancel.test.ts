@@ -220,6 +220,42 @@ describe('ingests and uploads embed on the work pool with the ONNX model, and st
     }
   })
 
+  test('POST /v1/embeddings of many inputs is embedded on the pool, and leaves it when its client goes away', async () => {
+    const { accessToken: token } = await server.login()
+    const input = documents(20, 'v1').map((d) => d.content.slice(0, 300))
+    const post = (signal?: AbortSignal) =>
+      fetch(`http://127.0.0.1:${listening.server!.port}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fixtures/tiny-bert', input }),
+        signal,
+      })
+    const okBefore = done.filter((task) => task.kind === 'onnx-embed' && task.outcome === 'ok').length
+    const answered = await post()
+    expect(answered.status).toBe(200)
+    expect(((await answered.json()) as { data: unknown[] }).data).toHaveLength(20)
+    expect(done.filter((task) => task.kind === 'onnx-embed' && task.outcome === 'ok').length).toBe(okBefore + 1)
+    const hold = new AbortController()
+    const held = pool.run(BLOCK, { ms: 20_000 }, { signal: hold.signal }).catch(() => 'stopped')
+    try {
+      await until(() => pool.state().busy === 1)
+      const before = pool.state().cancelled
+      const client = new AbortController()
+      const request = post(client.signal).then(
+        (response) => `answered ${response.status}`,
+        (error) => (error as Error).name,
+      )
+      await until(() => pool.state().queued === 1)
+      client.abort()
+      expect(await request).toBe('AbortError')
+      await until(() => pool.state().cancelled === before + 1)
+      expect(pool.state()).toMatchObject({ queued: 0, busy: 1 })
+    } finally {
+      hold.abort()
+      await held
+    }
+  })
+
   test('a job cancelled by its owner while its embedding waits for a worker (a job waits, however long the queue): it leaves the queue, nothing is written', async () => {
     const jobs = makeServer({ ...OPTIONS, env: { UAGENT_INGEST_JOB_AFTER_MS: '0' } }, readHere)
     try {
@@ -251,13 +287,13 @@ describe('ingests and uploads embed on the work pool with the ONNX model, and st
     const { accessToken: token } = await server.login()
     const metrics = await server.call('GET', '/metrics', { token })
     expect(metrics.status).toBe(200)
-    expect(metrics.text).toMatch(/^uagent_work_seconds_count\{kind="onnx-embed",outcome="cancelled"[^}]*\} 3$/m)
+    expect(metrics.text).toMatch(/^uagent_work_seconds_count\{kind="onnx-embed",outcome="cancelled"[^}]*\} 4$/m)
     expect(metrics.text).toMatch(/^uagent_work_seconds_count\{kind="onnx-embed",outcome="ok"[^}]*\} [1-9]\d*$/m)
     expect(metrics.text).toMatch(/^uagent_http_requests_total\{method="POST",route="\/rag\/ingest",status="499"[^}]*\} 2$/m)
     expect(metrics.text).toMatch(/^uagent_http_requests_total\{method="POST",route="\/rag\/collections\/:name\/files",status="499"[^}]*\} 1$/m)
     await Bun.sleep(300) // /health is re-probed at most every 250 ms
     const health = await server.call('GET', '/health')
     expect(health.json.workers).toMatchObject({ queued: 0, busy: 0 })
-    expect(health.json.workers.cancelled).toBeGreaterThanOrEqual(3)
+    expect(health.json.workers.cancelled).toBeGreaterThanOrEqual(4)
   })
 })
