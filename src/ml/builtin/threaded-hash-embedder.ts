@@ -5,6 +5,9 @@ import { HashEmbedder } from './hash-embedder'
 /** Texts per call below which embedding stays on the calling thread (a query, a few chunks): a round trip would cost more. */
 export const THREAD_MIN_TEXTS = 16
 
+/** How long a cancelled batch may run on before its worker is stopped (a write batch of chunks takes milliseconds). */
+const CANCEL_GRACE_MS = 2000
+
 /** A batch of texts → their vectors, one flat array (hash-embed.work.ts). */
 export const EMBED = workKind<{ texts: string[] }, Float32Array>('embed', new URL('./hash-embed.work.ts', import.meta.url).href)
 
@@ -25,8 +28,9 @@ export class ThreadedHashEmbedder implements Embedder {
 
   async embed(texts: string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     if (texts.length < THREAD_MIN_TEXTS) return this.local.embed(texts)
-    // A cancel ends the worker's thread at once: the batch is one synchronous loop, and the worker loads no model.
-    const flat = await this.pool.run(EMBED, { texts }, { signal: options.signal, waitWhenBusy: options.background })
+    // A batch is one synchronous loop of a few milliseconds: a cancelled one is let finish (it is
+    // then dropped) rather than its thread ended, which would lose what other kinds loaded there.
+    const flat = await this.pool.run(EMBED, { texts }, { signal: options.signal, waitWhenBusy: options.background, cancelGraceMs: CANCEL_GRACE_MS })
     const vectors: Float32Array[] = []
     for (let i = 0; i < texts.length; i++) vectors.push(flat.subarray(i * this.dimensions, (i + 1) * this.dimensions))
     return vectors
