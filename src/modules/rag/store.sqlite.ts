@@ -16,6 +16,13 @@ const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
 const TOKENIZER = 'porter unicode61 remove_diacritics 2'
 const FREQUENCY_CACHE_LIMIT = 50_000
 const WORD_TOKENS_LIMIT = 50_000
+const CHUNK_TOKENS_LIMIT = 100_000
+
+/** Where tokens occur in one chunk text, and which tokens were looked for (a token looked for and absent has no entry). */
+interface ChunkTokens {
+  offsets: Map<string, number[]>
+  looked: Set<string>
+}
 /** Terms in this many chunks or more are counted ahead in a large collection (see warmFrequencies). */
 const WARM_MIN_CHUNKS = 64
 /** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
@@ -52,6 +59,9 @@ export class SqliteRagStore implements RagStore {
    */
   private readonly frequencies = new Map<number, Map<string, number>>()
   private queryTokenizer = false
+  /** Token offsets read from chunk texts, by the text's hash and length (see termCounts); how many tokens were looked for in all. */
+  private readonly chunkTokens = new Map<string, ChunkTokens>()
+  private chunkTokenCount = 0
   /** Tokens FTS5 made of each word (see tokensOf), at most WORD_TOKENS_LIMIT words. */
   private readonly wordTokens = new Map<string, string[]>()
   readonly cache: VectorCache
@@ -333,28 +343,54 @@ export class SqliteRagStore implements RagStore {
     return query.offsets
   }
 
-  /** Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through the index's tokenizer. */
+  /**
+   * Where each of `wanted` tokens occurs in each chunk (token offsets): the chunks' text run through
+   * the index's tokenizer. The tokenizer is fixed, so what a text gives is kept (by the text's hash
+   * and length, at most CHUNK_TOKENS_LIMIT tokens in all): a text is run through it again only for
+   * tokens not looked for in it before.
+   */
   private termCounts(chunkIds: number[], wanted: string[]): Map<number, Map<string, number[]>> {
-    this.tokensOf([])
+    const tokens = [...new Set(wanted)]
     const counts = new Map<number, Map<string, number[]>>()
-    this.db.transaction(() => {
-      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
-      for (const row of this.db
-        .query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`)
-        .all(...chunkIds))
-        insert.run(row.id, row.content)
-      const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
-      for (const token of new Set(wanted)) {
-        for (const { doc, offset } of instances.all(token)) {
-          let own = counts.get(doc)
-          if (!own) counts.set(doc, (own = new Map()))
-          let offsets = own.get(token)
-          if (!offsets) own.set(token, (offsets = []))
-          offsets.push(offset)
-        }
+    const rows = this.db.query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`).all(...chunkIds)
+    const unread: { id: number; content: string; known: ChunkTokens; missing: string[] }[] = []
+    for (const row of rows) {
+      const key = `${Bun.hash(row.content)}:${row.content.length}`
+      let known = this.chunkTokens.get(key)
+      if (!known) {
+        known = { offsets: new Map(), looked: new Set() }
+        this.chunkTokens.set(key, known)
       }
-      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
-    })()
+      const missing = tokens.filter((token) => !known.looked.has(token))
+      if (missing.length) unread.push({ id: row.id, content: row.content, known, missing })
+      counts.set(row.id, known.offsets)
+    }
+    if (unread.length) {
+      this.tokensOf([])
+      this.db.transaction(() => {
+        const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
+        unread.forEach((chunk, i) => insert.run(i, chunk.content))
+        const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
+        for (const token of new Set(unread.flatMap((chunk) => chunk.missing))) {
+          for (const { doc, offset } of instances.all(token)) {
+            const own = unread[doc]!.known.offsets
+            let offsets = own.get(token)
+            if (!offsets) own.set(token, (offsets = []))
+            offsets.push(offset)
+          }
+        }
+        this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
+      })()
+      for (const chunk of unread) {
+        for (const token of chunk.missing) chunk.known.looked.add(token)
+        this.chunkTokenCount += chunk.missing.length
+      }
+      if (this.chunkTokenCount > CHUNK_TOKENS_LIMIT) {
+        // Kept for this call (the maps are in `counts`), forgotten for the next.
+        this.chunkTokens.clear()
+        this.chunkTokenCount = 0
+      }
+    }
     return counts
   }
 
