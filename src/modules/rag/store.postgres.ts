@@ -201,11 +201,17 @@ export class PostgresRagStore implements RagStore {
   }
 
   /**
-   * The collection, with its version and keyword statistics in the same row: they answer the
-   * search's state() for STATE_TTL_MS, one round trip fewer (a search looks its collection up first).
+   * The access lists over the same pool, whose resolver reads each collection with its version and
+   * keyword statistics: they answer the search's state() for STATE_TTL_MS, one round trip fewer
+   * (a search resolves its collection first). The service takes it when given none.
    */
   accessStore(): PostgresAccessStore {
-    return new PostgresAccessStore(this.sql)
+    return new PostgresAccessStore(this.sql, {
+      reading: () => {
+        const forgets = this.forgets
+        return (row) => this.learnState(Number(row.id), row, forgets)
+      },
+    })
   }
 
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
@@ -720,6 +726,17 @@ export class PostgresRagStore implements RagStore {
     return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
   }
 
+  /**
+   * Whether a search's collection is still there after its queries: its keyword query read that
+   * with its matches (in one statement, see keywordCandidates); a search that made none asks. The
+   * service asks this instead of looking the collection up again before the queries.
+   */
+  async stillThere(collection: CollectionRow, query: QueryTerms): Promise<boolean> {
+    if (query.present?.collectionId === collection.id) return query.present.there
+    const [row] = await this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collection.id}`
+    return row !== undefined
+  }
+
   async firstChunks(collection: CollectionRow, k: number): Promise<number[]> {
     const rows = await this.sql`SELECT id FROM rag_chunks WHERE collection_id = ${collection.id} ORDER BY id LIMIT ${k}`
     return rows.map((row: { id: number }) => Number(row.id))
@@ -822,8 +839,17 @@ export class PostgresRagStore implements RagStore {
     // the term holdings below need not read these chunks again.
     const limit = plan.capped ? CAPPED_CANDIDATES : null
     const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
-    const rows = await this.sql`SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
-      WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    // With the collection's row, in the same statement: no row at all when it was deleted while the
+    // search waited (see stillThere), one without a match when nothing matched.
+    const forgets = this.forgets
+    const read = await this.sql`SELECT col.version, col.chunk_count, col.token_count, k.id, k.tokens, k.found
+      FROM (SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collection.id}) col
+      LEFT JOIN LATERAL (SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
+        WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}) k ON true`
+    query.present = { collectionId: collection.id, there: read.length > 0 }
+    if (!read.length) return []
+    this.learnState(collection.id, read[0], forgets)
+    const rows = read[0].id === null ? [] : read
     // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
     // its tokens' positions), then the offsets of the best kept: they are what is read again.
     const quoted = kept.map((term) => term.tokens.map(printedLexeme))
