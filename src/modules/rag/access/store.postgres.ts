@@ -32,19 +32,24 @@ export class PostgresAccessStore implements AccessStore {
     private readonly seen?: CollectionRowsSeen,
   ) {}
 
-  /** One round trip for every form (a request naming a shared collection costs what one naming your own does). */
+  /**
+   * One round trip for every form (a request naming a shared collection costs what one naming your
+   * own does). The caller's own collection wins: found, the other forms are not looked for (the
+   * shared ones of that name would be every other user's collection of the name).
+   */
   async candidates(userId: string, ref: ParsedRef): Promise<Candidates> {
     const reaching = `LEFT JOIN rag_collection_shares s ON s.collection_id = c.id AND ${reachesUser('$1')}`
     const seen = this.seen?.reading()
     const rows = await this.sql.unsafe(
-      `SELECT 1 AS step, ${COLUMNS}, ${STATE}, NULL::text AS role, NULL::text AS owner_email FROM rag_collections c WHERE c.user_id = $1 AND c.name = $2
+      `WITH own AS (SELECT 1 AS step, ${COLUMNS}, ${STATE}, NULL::text AS role, NULL::text AS owner_email FROM rag_collections c WHERE c.user_id = $1 AND c.name = $2)
+       SELECT * FROM own
        UNION ALL
-       SELECT 2, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE c.public_id = $3
+       SELECT 2, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE c.public_id = $3 AND NOT EXISTS (SELECT 1 FROM own)
        UNION ALL
-       SELECT 3, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE u.email = $4 AND c.name = $5
+       SELECT 3, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE u.email = $4 AND c.name = $5 AND NOT EXISTS (SELECT 1 FROM own)
        UNION ALL
        SELECT 4, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
-         WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}`,
+         WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')} AND NOT EXISTS (SELECT 1 FROM own)`,
       [userId, ref.name ?? '', ref.publicId ?? '', ref.owner?.email ?? '', ref.owner?.name ?? ''],
     )
     if (seen) for (const row of rows) seen(row)
