@@ -727,10 +727,17 @@ export class PostgresRagStore implements RagStore {
   }
 
   /**
-   * Whether a search's collection is still there after its queries: its keyword query read that
-   * with its matches (in one statement, see keywordCandidates); a search that made none asks. The
-   * service asks this instead of looking the collection up again before the queries.
+   * Whether a search's collection is still there after its queries: its keyword query and the read
+   * of its candidates' rows read that too (in the same statements, see keywordCandidates and
+   * termHoldings); a search that made neither asks. The service asks this instead of looking the
+   * collection up again before the queries.
    */
+  /** What a search's read said of its collection: gone once any read found it gone. */
+  private sawCollection(query: QueryTerms, collectionId: number, there: boolean): void {
+    const before = query.present?.collectionId === collectionId ? query.present.there : true
+    query.present = { collectionId, there: before && there }
+  }
+
   async stillThere(collection: CollectionRow, query: QueryTerms): Promise<boolean> {
     if (query.present?.collectionId === collection.id) return query.present.there
     const [row] = await this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collection.id}`
@@ -773,7 +780,7 @@ export class PostgresRagStore implements RagStore {
     const words = [...queryWords(text), ...phrases]
     const state = await this.state(collection.id)
     const chunks = state?.chunks ?? 0
-    if (!words.length) return { terms: [], chunks, offsets: new Map() }
+    if (!words.length) return { terms: [], chunks, offsets: new Map(), collectionId: collection.id }
     let cached = this.frequencies.get(collection.id)
     if (!cached || cached.version !== state?.version || cached.known.size > FREQUENCY_CACHE_LIMIT) {
       this.frequencies.set(collection.id, (cached = { version: state?.version ?? 0, known: new Map() }))
@@ -801,7 +808,7 @@ export class PostgresRagStore implements RagStore {
         terms.push({ word, tokens: own, df, phrase: true, exact: exact.has(word) })
       } else terms.push({ word, tokens: own, df: own.length ? (known.get(own[0]!) ?? 0) : 0, phrase: false })
     }
-    return { terms, chunks, offsets: new Map() }
+    return { terms, chunks, offsets: new Map(), collectionId: collection.id }
   }
 
   private async matchCount(collectionId: number, query: string): Promise<number> {
@@ -846,7 +853,7 @@ export class PostgresRagStore implements RagStore {
       FROM (SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collection.id}) col
       LEFT JOIN LATERAL (SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
         WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}) k ON true`
-    query.present = { collectionId: collection.id, there: read.length > 0 }
+    this.sawCollection(query, collection.id, read.length > 0)
     if (!read.length) return []
     this.learnState(collection.id, read[0], forgets)
     const rows = read[0].id === null ? [] : read
@@ -900,11 +907,17 @@ export class PostgresRagStore implements RagStore {
       const missing = chunkIds.filter((id) => !query.offsets.has(id))
       const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
       for (const id of missing) query.offsets.set(id, new Map())
-      const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
+      // With the collection's row, as the keyword query reads it (see stillThere): none when it is gone.
+      const collectionId = query.collectionId ?? null
+      const collectionRow = collectionId === null ? this.sql`SELECT 1 AS there` : this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collectionId}`
+      const rows = await this.sql`SELECT r.* FROM (${collectionRow}) col
+        LEFT JOIN LATERAL (SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
           CASE WHEN c.id = ANY(${missing}::int[]) THEN ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')::text END AS found
-        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])`
+        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])) r ON true`
+      if (collectionId !== null) this.sawCollection(query, collectionId, rows.length > 0)
       query.rows = { asked: new Set(chunkIds), found: new Map() }
       for (const row of rows) {
+        if (row.id === null) continue
         const id = Number(row.id)
         query.rows.found.set(id, chunkHit(row))
         if (row.found !== null) query.offsets.set(id, filteredOffsets(row.found as string))

@@ -44,7 +44,9 @@ export interface QueryTerms {
   offsets: Map<number, Map<string, number[]>>
   /** Chunks read along with their offsets (PostgreSQL, see termHoldings): which were asked for, and those found. */
   rows?: { asked: Set<number>; found: Map<number, ChunkHit> }
-  /** Whether the collection was there when the keyword query of these terms ran (PostgreSQL, read with its matches; see RagStore.stillThere). */
+  /** The collection the terms were read for (PostgreSQL: its later reads read the collection's row too). */
+  collectionId?: number
+  /** Whether the collection was there when the search's keyword query or candidates' rows were read (PostgreSQL, in the same statements; see RagStore.stillThere). */
   present?: { collectionId: number; there: boolean }
 }
 
