@@ -141,8 +141,8 @@ interface Reply {
 
 const WORKER_URL = new URL('./work-pool.worker.ts', import.meta.url).href
 
-/** Why a task was cancelled: its caller's signal aborted. */
-function abortReason(signal: AbortSignal): Error {
+/** Why a task was cancelled: its caller's signal aborted (an Error: the signal's reason, else an AbortError). */
+export function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new DOMException('The request went away', 'AbortError')
 }
 

@@ -9,7 +9,7 @@ import { TransformersGenerator } from './transformers/generator'
 import type { Embedder, Generator } from './types'
 import { UpstreamClient, UpstreamEmbedder, UpstreamGenerator } from './upstream'
 
-export type { ChatMessage, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
+export type { ChatMessage, EmbedOptions, Embedder, GenerateOptions, GenerateResult, Generator } from './types'
 export { promptBudget, replyBudget } from './context-budget'
 
 /** Looked up under the models directory when no model is configured explicitly. */
@@ -46,7 +46,7 @@ function chooseEmbedder(config: ModelsConfig, upstream: UpstreamClient | null, p
     return { id: configured, kind: 'upstream', load: () => UpstreamEmbedder.load(upstream, configured.slice('upstream:'.length)) }
   }
   const id = configured ?? (existsSync(join(config.modelsDir, DEFAULT_EMBED_MODEL)) ? DEFAULT_EMBED_MODEL : null)
-  if (id) return { id, kind: 'local', load: () => TransformersEmbedder.load(config.modelsDir, id) }
+  if (id) return { id, kind: 'local', load: () => TransformersEmbedder.load(config.modelsDir, id, pool) }
   const builtin = new ThreadedHashEmbedder(pool)
   return { id: builtin.id, kind: 'builtin', load: async () => builtin }
 }
@@ -84,8 +84,8 @@ function once<T>(engine: Engine<T>, onState: (ok: boolean) => void): () => Promi
 /**
  * The one entry to models: callers ask for "an embedder" or "a generator" and never learn which
  * engine answers — a transformers.js model from the models directory, an OpenAI-compatible
- * upstream, or the built-in engines when no weights are installed. The built-in embedder embeds
- * large batches on `pool` (the server's work pool).
+ * upstream, or the built-in engines when no weights are installed. The local and the built-in
+ * embedders embed large batches on `pool` (the server's work pool).
  */
 export function createModels(config: ModelsConfig, pool: WorkPool = sharedWorkPool()): Models {
   const upstream = config.llmUrl ? new UpstreamClient({ url: config.llmUrl, model: config.llmModel, apiKey: config.llmApiKey }) : null

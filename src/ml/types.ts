@@ -20,13 +20,25 @@ export interface GenerateResult {
   noAnswer?: boolean
 }
 
+/** How an embedding call is run. */
+export interface EmbedOptions {
+  /**
+   * The request's signal: once it aborts, an embedder that runs on the work pool takes its task
+   * out of the queue (or stops its worker) and rejects with an AbortError; one that runs here stops
+   * between its batches.
+   */
+  signal?: AbortSignal
+  /** Background work (an ingestion job): it waits for a worker however long the queue is, instead of 503 BUSY. */
+  background?: boolean
+}
+
 /** Turns texts into vectors of `dimensions` floats, in batches. */
 export interface Embedder {
   readonly id: string
   readonly dimensions: number
   /** Longest input the model reads, in tokens (chunk sizes follow it); unset for engines without a limit. */
   readonly maxTokens?: number
-  embed(texts: string[]): Promise<Float32Array[]>
+  embed(texts: string[], options?: EmbedOptions): Promise<Float32Array[]>
   /**
    * Set when `embed` runs off this thread (a worker): a caller may hand it a whole batch at once and
    * do other work meanwhile, with no need to slice it and yield between slices.

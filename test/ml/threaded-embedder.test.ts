@@ -59,6 +59,27 @@ describe('built-in embedder on the work pool', () => {
   })
 })
 
+test('a cancelled batch leaves the queue, or is let finish and dropped: its worker (and what it loaded) stays', async () => {
+  const pool = new WorkPool({ size: 1, queueLimit: 4 })
+  const threaded = new ThreadedHashEmbedder(pool)
+  try {
+    const many = Array.from({ length: 40 }, () => texts).flat()
+    const first = new AbortController()
+    const second = new AbortController()
+    const running = threaded.embed(many, { signal: first.signal }).catch((e) => e)
+    const queued = threaded.embed(many, { signal: second.signal }).catch((e) => e)
+    expect(pool.state()).toMatchObject({ busy: 1, queued: 1 })
+    second.abort()
+    first.abort()
+    expect(await queued).toMatchObject({ name: 'AbortError' })
+    expect(await running).toMatchObject({ name: 'AbortError' })
+    expect(pool.state()).toMatchObject({ started: 1, busy: 0, queued: 0, cancelled: 2, completed: 0 })
+    expect(bytes(await threaded.embed(texts))).toEqual(bytes(await new HashEmbedder().embed(texts)))
+  } finally {
+    pool.close()
+  }
+})
+
 test('an ingest pipelined through the thread stores every chunk with its own vector, and the in-memory copy equals a rebuild', async () => {
   const db = openDatabase(':memory:')
   db.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u', 'u@example.com', 'x', '[\"user\"]', '')")

@@ -225,7 +225,7 @@ export class PrometheusMetrics {
       })
       const seconds = new Histogram({
         name: 'uagent_work_seconds',
-        help: 'Time of work pool tasks on their worker, by kind (tts, transcribe, extract, embed) and outcome (ok, failed, crashed, cancelled)',
+        help: 'Time of work pool tasks on their worker, by kind (tts, transcribe, extract, ocr-check, embed, onnx-embed) and outcome (ok, failed, crashed, cancelled)',
         labelNames: ['kind', 'outcome'] as const,
         buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
         registers,

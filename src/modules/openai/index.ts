@@ -86,7 +86,8 @@ export function openAiModule(v1: OpenAiService, auth: AuthService, limiter: Rate
     .post(
       '/embeddings',
       async ({ body, request }) => {
-        const result = await v1.embeddings(body)
+        // Many inputs are embedded on the work pool: a client that goes away takes them out of it.
+        const result = await v1.embeddings(body, request.signal)
         recordUsage(request, { model: result.model, promptTokens: result.usage.prompt_tokens, completionTokens: 0 })
         return result
       },

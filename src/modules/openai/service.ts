@@ -253,8 +253,8 @@ export class OpenAiService {
     }
   }
 
-  /** Embeddings of a string or an array of strings, as floats or base64 of little-endian float32s. */
-  async embeddings(body: { model: string; input: string | string[]; encoding_format?: 'float' | 'base64'; dimensions?: number }) {
+  /** Embeddings of a string or an array of strings, as floats or base64 of little-endian float32s; `signal` stops them (see Embedder.embed). */
+  async embeddings(body: { model: string; input: string | string[]; encoding_format?: 'float' | 'base64'; dimensions?: number }, signal?: AbortSignal) {
     // Token arrays are refused by the request schema, with a message saying so.
     const inputs = typeof body.input === 'string' ? [body.input] : body.input
     inputs.forEach((input, i) => {
@@ -266,7 +266,7 @@ export class OpenAiService {
     if (body.dimensions !== undefined && body.dimensions !== embedder.dimensions) {
       throw new OpenAiParamError('VALIDATION_ERROR', `${embedder.id} makes ${embedder.dimensions}-dimensional vectors and cannot shorten them: leave dimensions out or send ${embedder.dimensions}`, 'dimensions')
     }
-    const vectors = await embedder.embed(texts)
+    const vectors = await embedder.embed(texts, { signal })
     let tokens = 0
     for (const text of texts) tokens += embedder.countTokens ? await embedder.countTokens(text) : countTextTokens(text)
     const base64 = body.encoding_format === 'base64'

@@ -33,12 +33,17 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404
 export function ragModule(rag: RagService<RagStore>, auth: AuthService, limiter: RateLimiter, library: DocumentLibrary, sharing: CollectionSharing, addressOf: AddressOf) {
   return new Elysia({ name: 'module:rag', prefix: '/rag', tags: ['RAG'] })
     .use(authPlugin(auth, limiter))
-    .post('/ingest', ({ body, principal, request }) => library.ingest(principal.user.id, body.collection, body.documents, auditContextOf(request, principal, addressOf)), {
-      auth: true,
-      body: IngestRequest,
-      response: { 200: IngestResponse, ...errors },
-      detail: { summary: 'Add documents to a collection (chunked, embedded, indexed; re-ingesting an id replaces it)' },
-    })
+    .post(
+      '/ingest',
+      // A client that goes away stops the ingest between batches, its embedding with it (see RagService.ingest).
+      ({ body, principal, request }) => library.ingest(principal.user.id, body.collection, body.documents, auditContextOf(request, principal, addressOf), { signal: request.signal }),
+      {
+        auth: true,
+        body: IngestRequest,
+        response: { 200: IngestResponse, ...errors },
+        detail: { summary: 'Add documents to a collection (chunked, embedded, indexed; re-ingesting an id replaces it)' },
+      },
+    )
     .post(
       '/search',
       async ({ body, principal }) => {

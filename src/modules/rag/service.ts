@@ -1,7 +1,8 @@
 import type { Database } from 'bun:sqlite'
 import { AppError, notFound } from '../../core/errors'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
-import type { Embedder, Generator } from '../../ml'
+import type { EmbedOptions, Embedder, Generator } from '../../ml'
+import { abortReason } from '../../core/work-pool'
 import { STOPWORDS, words } from '../../ml/text'
 import { type ChunkOptions, chunkDocument, chunkOptionsFor } from './chunking'
 import { formsOf, MOST_SYNONYMS, RARE_SYNONYM_MIN, RARE_SYNONYM_SHARE, SYNONYM_POSTINGS, SYNONYM_VECTOR_SHARE, synonymGroups } from './ranking/expansion'
@@ -201,8 +202,16 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     }
   }
 
-  async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook, context?: AuditContext) {
+  /**
+   * Chunks, embeds and writes documents, in write batches of whole documents (each its own
+   * transaction), the next batch embedded while this one is written. A failure, or `run.signal`
+   * aborting (the client went away: its embedding leaves the work pool's queue or is stopped), ends
+   * it between batches: the batches written stay, each document whole; a new collection is made
+   * only once the first batch is embedded, so an ingest stopped before that leaves nothing.
+   */
+  async ingest(userId: string, name: string, documents: IngestDocument[], describe?: DescribeHook, context?: AuditContext, run: EmbedOptions = {}) {
     const started = performance.now()
+    const { signal } = run
     if (documents.length > MAX_DOCUMENTS) throw new AppError('VALIDATION_ERROR', `documents: at most ${MAX_DOCUMENTS} per request, got ${documents.length}`)
     const errors: { id: string; message: string }[] = []
     const accepted = documents.filter((document) => {
@@ -239,10 +248,11 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const embedBatch = async (batch: { chunks: string[] }[]): Promise<Float32Array[]> => {
       const texts = batch.flatMap((entry) => entry.chunks)
       // An embedder off this thread takes the batch whole; one on it is fed slices, with other requests let in between.
-      if (embedder.offThread) return embedder.embed(texts)
+      if (embedder.offThread) return embedder.embed(texts, run)
       const vectors: Float32Array[] = []
       for (let i = 0; i < texts.length; i += EMBED_BATCH) {
-        vectors.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH))))
+        if (signal?.aborted) throw abortReason(signal)
+        vectors.push(...(await embedder.embed(texts.slice(i, i + EMBED_BATCH), run)))
         await yieldToEventLoop()
       }
       return vectors
@@ -258,6 +268,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     let current = begin(nextBatch())
     while (current.batch.length) {
       const vectors = await current.vectors
+      // Embedded, but no one waits for it any more: nothing more is written.
+      if (signal?.aborted) throw abortReason(signal)
       const { batch } = current
       current = begin(nextBatch())
       let offset = 0

@@ -15,6 +15,7 @@ const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
 const TOKENIZER = 'porter unicode61 remove_diacritics 2'
 const FREQUENCY_CACHE_LIMIT = 50_000
+const WORD_TOKENS_LIMIT = 50_000
 /** Terms in this many chunks or more are counted ahead in a large collection (see warmFrequencies). */
 const WARM_MIN_CHUNKS = 64
 /** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
@@ -51,6 +52,8 @@ export class SqliteRagStore implements RagStore {
    */
   private readonly frequencies = new Map<number, Map<string, number>>()
   private queryTokenizer = false
+  /** Tokens FTS5 made of each word (see tokensOf), at most WORD_TOKENS_LIMIT words. */
+  private readonly wordTokens = new Map<string, string[]>()
   readonly cache: VectorCache
   /** Large collections' keyword queries run on this thread, with a read-only connection of its own (a database file only). */
   private readonly reader: WorkerCalls | null
@@ -117,14 +120,21 @@ export class SqliteRagStore implements RagStore {
       this.db.run('CREATE VIRTUAL TABLE IF NOT EXISTS temp.rag_query_vocab USING fts5vocab(temp, rag_query_tokens, instance)')
       this.queryTokenizer = true
     }
-    const tokens = words.map(() => [] as string[])
-    this.db.transaction(() => {
-      const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
-      words.forEach((word, i) => insert.run(i, word))
-      for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab ORDER BY doc, offset').all()) tokens[row.doc]!.push(row.term)
-      this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
-    })()
-    return tokens
+    // The tokenizer is fixed, so a word's tokens are too: words seen before are not tokenized again.
+    const missing = [...new Set(words.filter((word) => !this.wordTokens.has(word)))]
+    if (missing.length) {
+      if (this.wordTokens.size + missing.length > WORD_TOKENS_LIMIT) this.wordTokens.clear()
+      const tokens = missing.map(() => [] as string[])
+      this.db.transaction(() => {
+        const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
+        missing.forEach((word, i) => insert.run(i, word))
+        for (const row of this.db.query<{ term: string; doc: number }, []>('SELECT term, doc FROM temp.rag_query_vocab ORDER BY doc, offset').all()) tokens[row.doc]!.push(row.term)
+        this.db.run("INSERT INTO temp.rag_query_tokens (rag_query_tokens) VALUES ('delete-all')")
+      })()
+      missing.forEach((word, i) => this.wordTokens.set(word, tokens[i]!))
+    }
+    // Copies: callers may change what they get.
+    return words.map((word) => [...this.wordTokens.get(word)!])
   }
 
   private chunkCount(collectionId: number): number {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { notFound } from '../../../core/errors'
 import type { MaybePromise } from '../../../db/maybe-promise'
+import type { EmbedOptions } from '../../../ml'
 import type { AuditContext } from '../../audit/service'
 import type { RagService, SearchResult } from '../service'
 import type { CollectionRow, DocumentInfo, DocumentRow, RagStore } from '../store'
@@ -83,9 +84,9 @@ export class DocumentLibrary {
   /**
    * Ingests documents: those whose id already holds the same source hash and metadata are
    * `unchanged` and not touched; the others are chunked, embedded and written (replacing their earlier version in one
-   * transaction), then described in rag_document_info.
+   * transaction), then described in rag_document_info. `run.signal` stops it (see RagService.ingest).
    */
-  async ingest(userId: string, name: string, documents: DocumentInput[], context?: AuditContext) {
+  async ingest(userId: string, name: string, documents: DocumentInput[], context?: AuditContext, run: EmbedOptions = {}) {
     const started = performance.now()
     const withHash = documents.map((document) => ({ ...document, contentHash: document.contentHash ?? sha256(document.content) }))
     const existing = await this.rag.writable(userId, name)
@@ -116,6 +117,7 @@ export class DocumentLibrary {
           return describe(d, document.chunks)
         },
         context,
+        run,
       )
       const failed = new Map(result.errors.map((e) => [e.id, e.message]))
       for (const d of changed) {

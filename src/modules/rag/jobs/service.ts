@@ -7,7 +7,7 @@ import type { DocumentLibrary } from '../documents/library'
 import type { IngestJobView, JobStatusValue } from './model'
 import type { FileChange, IngestJobStore, JobRecord } from './store'
 import { applyChange, jobView } from './view'
-import type { WorkPool } from '../../../core/work-pool'
+import { abortReason, type WorkPool } from '../../../core/work-pool'
 import { type Extractor, extractorWithin, failureReason, ingestFiles, jobProgress, type OcrCheck, ocrCheckOn, type WorkFile, type WorkSink } from './work'
 
 /** Bus topic: `{kind: "queued"}`, `{kind: "cancelled", id}`, `{kind: "job", userId, job}` (a job's new state, for its owner's sockets). */
@@ -180,7 +180,11 @@ export class IngestJobService {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onGone)
     })
-    if (!late) return { kind: 'done', files: states }
+    if (!late) {
+      // Its client went away and the work stopped: no one reads an answer (recorded as 499, not as a 200 of half-done files).
+      if (signal?.aborted) throw abortReason(signal)
+      return { kind: 'done', files: states }
+    }
     background = true
     // Still reading: the upload becomes a job this process runs, stored with the bytes of the
     // files not done yet (for a restart, or another replica, to take over if this one stops).

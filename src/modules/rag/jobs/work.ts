@@ -206,7 +206,14 @@ export async function ingestFiles(files: WorkFile[], deps: WorkDeps, sink: WorkS
     })
     if (signal.aborted) return
     if (documents.length) {
-      const result = await deps.library.ingest(deps.userId, deps.collection, documents, deps.context)
+      let result: Awaited<ReturnType<DocumentLibrary['ingest']>>
+      try {
+        // Stopped with the work: the file's embedding leaves the work pool's queue, or its worker stops.
+        result = await deps.library.ingest(deps.userId, deps.collection, documents, deps.context, { signal, background: deps.background() })
+      } catch (error) {
+        if (signal.aborted) return
+        throw error
+      }
       result.documents.forEach((document, i) => {
         const outcome = sent[i]!
         outcome.status = document.status
