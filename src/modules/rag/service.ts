@@ -367,7 +367,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const vector = await this.queryVector(embedder, asked, synonyms)
     // On SQLite everything below is synchronous: checked here, the collection cannot change before the
     // queries. A store that tells from its own queries (PostgreSQL: RagStore.stillThere) is asked
-    // once its keyword query ran (candidateSteps): no look-up of its own.
+    // once its keyword query and candidates' rows were read (candidateSteps): no look-up of its own.
     if (!this.store.stillThere) {
       const there = this.stillThere(userId, collection)
       if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)

@@ -726,18 +726,18 @@ export class PostgresRagStore implements RagStore {
     return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
   }
 
-  /**
-   * Whether a search's collection is still there after its queries: its keyword query and the read
-   * of its candidates' rows read that too (in the same statements, see keywordCandidates and
-   * termHoldings); a search that made neither asks. The service asks this instead of looking the
-   * collection up again before the queries.
-   */
   /** What a search's read said of its collection: gone once any read found it gone. */
   private sawCollection(query: QueryTerms, collectionId: number, there: boolean): void {
     const before = query.present?.collectionId === collectionId ? query.present.there : true
     query.present = { collectionId, there: before && there }
   }
 
+  /**
+   * Whether a search's collection is still there after its queries: its keyword query and the read
+   * of its candidates' rows read that too (in the same statements, see keywordCandidates and
+   * termHoldings); a search that made neither asks. The service asks this instead of looking the
+   * collection up again before the queries.
+   */
   async stillThere(collection: CollectionRow, query: QueryTerms): Promise<boolean> {
     if (query.present?.collectionId === collection.id) return query.present.there
     const [row] = await this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collection.id}`

@@ -138,10 +138,11 @@ export interface RagStore {
   /** Chunks by id (those still there); `query`: the search they are for, whose reads may already hold them. */
   chunks(chunkIds: number[], query?: QueryTerms): MaybePromise<Map<number, ChunkHit>>
   /**
-   * Whether the collection is still there once a search's keyword query ran (`query`: its terms):
-   * a store whose queries read the collection along with the matches (PostgreSQL) tells, without
-   * another look-up. Without it, the service looks the collection up again before the search's
-   * queries (SQLite: synchronous from there on, so nothing can change in between).
+   * Whether the collection is still there once a search's keyword query and candidates' rows were
+   * read (`query`: its terms): a store whose queries read the collection along with them
+   * (PostgreSQL) tells, without another look-up. Without it, the service looks the collection up
+   * again before the search's queries (SQLite: synchronous from there on, so nothing can change in
+   * between).
    */
   stillThere?(collection: CollectionRow, query: QueryTerms): MaybePromise<boolean>
   /** The first chunks of a collection, for a query that has nothing to match on. */
