@@ -157,16 +157,18 @@ if (!TEST_DATABASE_URL) {
       pools.push(raw)
       const sql = measuredPostgres(raw, new PoolSlots(poolSize(raw), { waited: () => {} }))
       const embedder = new HashEmbedder()
-      const rag = new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+      // The collection's state is kept 1 s here (100 ms by default), so that a slow machine cannot make it expire within the search.
+      const rag = new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql, { stateTtlMs: 1000 }), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
       await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', ${new Date().toISOString()})`
       await rag.ingest(
         'u1',
         'handbook',
         Array.from({ length: 5 }, (_, d) => ({ id: `page-${d}`, content: `Page ${d}. The harbour office opens at ${6 + d} in the morning. The keys are kept by the duty officer of shift ${d}.` })),
       )
-      // The first search learns the tokens of its words (and loads the vectors); the next asks only what changes per search.
+      // The first search learns the tokens of its words (and loads the vectors); the next asks only
+      // what changes per search. The state it read has expired by then: the resolver's row brings it.
       expect((await rag.search('u1', 'handbook', 'harbour keys', 3)).results).toHaveLength(3)
-      await Bun.sleep(150)
+      await Bun.sleep(1100)
       const counter = { count: 0 }
       const found = await countingQueries(counter, () => rag.search('u1', 'handbook', 'harbour keys', 3))
       expect(found.results).toHaveLength(3)
