@@ -6,6 +6,8 @@ export interface RouteFigures {
   errors: number
   p50: number
   p99: number
+  /** p99 of the requests begun after `settledAfter` (see RouteTimings), when it is set. */
+  settledP99?: number
 }
 
 const percentile = (values: number[], p: number) => {
@@ -15,9 +17,16 @@ const percentile = (values: number[], p: number) => {
 
 export class RouteTimings {
   private readonly latencies = new Map<string, number[]>()
+  private readonly settled = new Map<string, number[]>()
   private readonly failures = new Map<string, number>()
   /** The first few failures, as `<route>: <status or error>`. */
   readonly firstErrors: string[] = []
+
+  /**
+   * `settledAfter` (a performance.now() time): the requests begun after it also make a p99 of their
+   * own, without the first burst of a start (every user's first requests at once, on a cold server).
+   */
+  constructor(private readonly settledAfter?: number) {}
 
   /** Times one request of `route` (its body read by `read`); a status >= 400 or a thrown error counts as a failure. */
   async timed(route: string, run: () => Promise<Response>, read: (response: Response) => Promise<unknown> = (response) => response.arrayBuffer()): Promise<void> {
@@ -31,9 +40,15 @@ export class RouteTimings {
     } catch (error) {
       if (this.firstErrors.length < 5) this.firstErrors.push(`${route}: ${(error as Error).message}`)
     }
+    const took = performance.now() - started
     const list = this.latencies.get(route) ?? []
-    list.push(performance.now() - started)
+    list.push(took)
     this.latencies.set(route, list)
+    if (this.settledAfter !== undefined && started >= this.settledAfter) {
+      const later = this.settled.get(route) ?? []
+      later.push(took)
+      this.settled.set(route, later)
+    }
     if (!ok) this.failures.set(route, (this.failures.get(route) ?? 0) + 1)
   }
 
@@ -44,6 +59,7 @@ export class RouteTimings {
     for (const [route, values] of this.latencies) {
       requests += values.length
       routes[route] = { count: values.length, errors: this.failures.get(route) ?? 0, p50: percentile(values, 50), p99: percentile(values, 99) }
+      if (this.settledAfter !== undefined) routes[route].settledP99 = percentile(this.settled.get(route) ?? [], 99)
     }
     return { routes, errors: this.firstErrors, requests }
   }

@@ -53,7 +53,6 @@ import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
-import { PostgresAccessStore } from './modules/rag/access/store.postgres'
 import { UploadService } from './modules/rag/documents/uploads'
 import { ingestJobsModule } from './modules/rag/jobs'
 import { IngestJobService } from './modules/rag/jobs/service'
@@ -295,7 +294,7 @@ export function createServices(options: AppOptions = {}): Services {
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres), access: new PostgresAccessStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
   if (postgres && redis && rag.store instanceof PostgresRagStore) {
     const store = rag.store
     store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })

@@ -1,7 +1,12 @@
 import { SQL } from 'bun'
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { loadConfig, ConfigError, DEFAULT_DATABASE_POOL } from '../../src/config'
 import { countingQueries, measuredPostgres, PoolSlots, poolSize } from '../../src/db/postgres-pool'
+import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
+import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
+import { RagService } from '../../src/modules/rag/service'
+import type { RagStore } from '../../src/modules/rag/store'
 import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
 import { shutdown } from '../../src/shutdown'
 import { ADMIN, makeServer } from '../helpers'
@@ -145,6 +150,29 @@ if (!TEST_DATABASE_URL) {
       const again = await store.createCollection('u1', 'docs', 'hash', 4)
       expect((await store.findCollection('u1', 'docs'))?.id).toBe(again.id)
       await pending
+    })
+
+    test('RAG: a search makes three queries once its words are known: the collection with the caller\'s access, the keyword matches (with the collection, still there), the candidates\' rows', async () => {
+      const raw = await freshPostgres()
+      pools.push(raw)
+      const sql = measuredPostgres(raw, new PoolSlots(poolSize(raw), { waited: () => {} }))
+      const embedder = new HashEmbedder()
+      // The collection's state is kept 1 s here (100 ms by default), so that a slow machine cannot make it expire within the search.
+      const rag = new RagService<RagStore>({ db: new Database(':memory:'), store: new PostgresRagStore(sql, { stateTtlMs: 1000 }), embedder: async () => embedder, generator: async () => new ExtractiveGenerator() })
+      await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', ${new Date().toISOString()})`
+      await rag.ingest(
+        'u1',
+        'handbook',
+        Array.from({ length: 5 }, (_, d) => ({ id: `page-${d}`, content: `Page ${d}. The harbour office opens at ${6 + d} in the morning. The keys are kept by the duty officer of shift ${d}.` })),
+      )
+      // The first search learns the tokens of its words (and loads the vectors); the next asks only
+      // what changes per search. The state it read has expired by then: the resolver's row brings it.
+      expect((await rag.search('u1', 'handbook', 'harbour keys', 3)).results).toHaveLength(3)
+      await Bun.sleep(1100)
+      const counter = { count: 0 }
+      const found = await countingQueries(counter, () => rag.search('u1', 'handbook', 'harbour keys', 3))
+      expect(found.results).toHaveLength(3)
+      expect(counter.count).toBe(3)
     })
 
     test('GET /metrics on a server on PostgreSQL shows each route\'s queries per request and the pool\'s waits', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import corpus from '../fixtures/rag-corpus.json'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
+import type { Embedder } from '../../src/ml'
 import { DocumentLibrary } from '../../src/modules/rag/documents/library'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
@@ -230,6 +231,28 @@ describeBackends('RAG store', (backend) => {
     // Passages to answer from (/rag/answer, grounded chat, research) never need the copies.
     const passages = (await rag.search(hana, 'twins', 'when are the harbor logs rotated', 10, null, { passages: true })).results
     expect(passages).toHaveLength(1)
+  })
+
+  test('a collection deleted while a search of it waits (its embedding): the search is a 404, with or without keyword terms', async () => {
+    // An embedder that holds the search's embedding until released: the collection is deleted meanwhile.
+    let hold: Promise<void> | null = null
+    const held: Embedder = { id: embedder.id, dimensions: embedder.dimensions, embed: async (texts) => (await hold, embedder.embed(texts)) }
+    const b = backend()
+    const store = b.kind === 'postgres' ? new PostgresRagStore(b.sql) : undefined
+    const rag = new RagService<RagStore>({ db: b.db, ...(store ? { store } : {}), embedder: async () => held, generator: async () => new ExtractiveGenerator() })
+    const grace = await insertTestUser(b)
+    for (const query of ['harbour keys', '?!']) {
+      await rag.ingest(grace, 'doomed', [{ id: 'keys', content: 'The harbour keys are kept by the duty officer.' }])
+      expect((await rag.search(grace, 'doomed', query, 3)).results.length).toBeGreaterThan(0)
+      let release = () => {}
+      hold = new Promise((resolve) => (release = resolve))
+      const searching = code(() => rag.search(grace, 'doomed', query, 3))
+      await Bun.sleep(20)
+      await rag.deleteCollection(grace, 'doomed')
+      release()
+      hold = null
+      expect(await searching).toBe('NOT_FOUND')
+    }
   })
 
   test('the document library: info rows with the document, unchanged documents skipped, listings by prefix, one document with its text', async () => {

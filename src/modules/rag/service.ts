@@ -365,9 +365,13 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const asked = questionFocus(query)
     const synonyms = await this.expansion(collection, asked)
     const vector = await this.queryVector(embedder, asked, synonyms)
-    // On SQLite everything below is synchronous: checked here, the collection cannot change before the queries.
-    const there = this.stillThere(userId, collection)
-    if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
+    // On SQLite everything below is synchronous: checked here, the collection cannot change before the
+    // queries. A store that tells from its own queries (PostgreSQL: RagStore.stillThere) is asked
+    // once its keyword query and candidates' rows were read (candidateSteps): no look-up of its own.
+    if (!this.store.stillThere) {
+      const there = this.stillThere(userId, collection)
+      if (!(there instanceof Promise ? await there : there)) throw notFound(`Collection ${collection.name}`)
+    }
     // Copies of one passage in several documents count once among the candidates, so the pools
     // hold as many different passages as they would without copies; in a search's results the
     // copies come back only when there are not `limit` different passages to show (after them, as
@@ -503,6 +507,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
       )
     }
     const keywordRanking = yield* wait(keywordAnswer)
+    // Deleted while the search waited (its embedding, its queries): 404, as retrieve's own check says on SQLite.
+    if (this.store.stillThere && !(yield* wait(this.store.stillThere(collection, terms)))) throw notFound(`Collection ${collection.name}`)
     const byId = new Map<number, Candidate>()
     vectorRanking.forEach((hit, rank) =>
       byId.set(hit.chunkId, { chunkId: hit.chunkId, similarity: similarity(hit.distance), held: [], features: 0, vectorRank: rank, keywordRank: Infinity }),

@@ -201,11 +201,17 @@ export class PostgresRagStore implements RagStore {
   }
 
   /**
-   * The collection, with its version and keyword statistics in the same row: they answer the
-   * search's state() for STATE_TTL_MS, one round trip fewer (a search looks its collection up first).
+   * The access lists over the same pool, whose resolver reads each collection with its version and
+   * keyword statistics: they answer the search's state() for STATE_TTL_MS, one round trip fewer
+   * (a search resolves its collection first). The service takes it when given none.
    */
   accessStore(): PostgresAccessStore {
-    return new PostgresAccessStore(this.sql)
+    return new PostgresAccessStore(this.sql, {
+      reading: () => {
+        const forgets = this.forgets
+        return (row) => this.learnState(Number(row.id), row, forgets)
+      },
+    })
   }
 
   async findCollection(userId: string, name: string): Promise<CollectionRow | null> {
@@ -720,6 +726,24 @@ export class PostgresRagStore implements RagStore {
     return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
   }
 
+  /** What a search's read said of its collection: gone once any read found it gone. */
+  private sawCollection(query: QueryTerms, collectionId: number, there: boolean): void {
+    const before = query.present?.collectionId === collectionId ? query.present.there : true
+    query.present = { collectionId, there: before && there }
+  }
+
+  /**
+   * Whether a search's collection is still there after its queries: its keyword query and the read
+   * of its candidates' rows read that too (in the same statements, see keywordCandidates and
+   * termHoldings); a search that made neither asks. The service asks this instead of looking the
+   * collection up again before the queries.
+   */
+  async stillThere(collection: CollectionRow, query: QueryTerms): Promise<boolean> {
+    if (query.present?.collectionId === collection.id) return query.present.there
+    const [row] = await this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collection.id}`
+    return row !== undefined
+  }
+
   async firstChunks(collection: CollectionRow, k: number): Promise<number[]> {
     const rows = await this.sql`SELECT id FROM rag_chunks WHERE collection_id = ${collection.id} ORDER BY id LIMIT ${k}`
     return rows.map((row: { id: number }) => Number(row.id))
@@ -756,7 +780,7 @@ export class PostgresRagStore implements RagStore {
     const words = [...queryWords(text), ...phrases]
     const state = await this.state(collection.id)
     const chunks = state?.chunks ?? 0
-    if (!words.length) return { terms: [], chunks, offsets: new Map() }
+    if (!words.length) return { terms: [], chunks, offsets: new Map(), collectionId: collection.id }
     let cached = this.frequencies.get(collection.id)
     if (!cached || cached.version !== state?.version || cached.known.size > FREQUENCY_CACHE_LIMIT) {
       this.frequencies.set(collection.id, (cached = { version: state?.version ?? 0, known: new Map() }))
@@ -784,7 +808,7 @@ export class PostgresRagStore implements RagStore {
         terms.push({ word, tokens: own, df, phrase: true, exact: exact.has(word) })
       } else terms.push({ word, tokens: own, df: own.length ? (known.get(own[0]!) ?? 0) : 0, phrase: false })
     }
-    return { terms, chunks, offsets: new Map() }
+    return { terms, chunks, offsets: new Map(), collectionId: collection.id }
   }
 
   private async matchCount(collectionId: number, query: string): Promise<number> {
@@ -822,8 +846,17 @@ export class PostgresRagStore implements RagStore {
     // the term holdings below need not read these chunks again.
     const limit = plan.capped ? CAPPED_CANDIDATES : null
     const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
-    const rows = await this.sql`SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
-      WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}`
+    // With the collection's row, in the same statement: no row at all when it was deleted while the
+    // search waited (see stillThere), one without a match when nothing matched.
+    const forgets = this.forgets
+    const read = await this.sql`SELECT col.version, col.chunk_count, col.token_count, k.id, k.tokens, k.found
+      FROM (SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collection.id}) col
+      LEFT JOIN LATERAL (SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
+        WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}) k ON true`
+    this.sawCollection(query, collection.id, read.length > 0)
+    if (!read.length) return []
+    this.learnState(collection.id, read[0], forgets)
+    const rows = read[0].id === null ? [] : read
     // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
     // its tokens' positions), then the offsets of the best kept: they are what is read again.
     const quoted = kept.map((term) => term.tokens.map(printedLexeme))
@@ -874,11 +907,17 @@ export class PostgresRagStore implements RagStore {
       const missing = chunkIds.filter((id) => !query.offsets.has(id))
       const wanted = [...new Set(query.terms.flatMap((term) => term.tokens))]
       for (const id of missing) query.offsets.set(id, new Map())
-      const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
+      // With the collection's row, as the keyword query reads it (see stillThere): none when it is gone.
+      const collectionId = query.collectionId ?? null
+      const collectionRow = collectionId === null ? this.sql`SELECT 1 AS there` : this.sql`SELECT 1 AS there FROM rag_collections WHERE id = ${collectionId}`
+      const rows = await this.sql`SELECT r.* FROM (${collectionRow}) col
+        LEFT JOIN LATERAL (SELECT c.id, c.content, c.position, d.doc_id, d.metadata,
           CASE WHEN c.id = ANY(${missing}::int[]) THEN ts_filter(setweight(c.tsv, 'A', ${wanted}::text[]), '{a}')::text END AS found
-        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])`
+        FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ANY(${chunkIds}::int[])) r ON true`
+      if (collectionId !== null) this.sawCollection(query, collectionId, rows.length > 0)
       query.rows = { asked: new Set(chunkIds), found: new Map() }
       for (const row of rows) {
+        if (row.id === null) continue
         const id = Number(row.id)
         query.rows.found.set(id, chunkHit(row))
         if (row.found !== null) query.offsets.set(id, filteredOffsets(row.found as string))

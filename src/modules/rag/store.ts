@@ -44,6 +44,10 @@ export interface QueryTerms {
   offsets: Map<number, Map<string, number[]>>
   /** Chunks read along with their offsets (PostgreSQL, see termHoldings): which were asked for, and those found. */
   rows?: { asked: Set<number>; found: Map<number, ChunkHit> }
+  /** The collection the terms were read for (PostgreSQL: its later reads read the collection's row too). */
+  collectionId?: number
+  /** Whether the collection was there when the search's keyword query or candidates' rows were read (PostgreSQL, in the same statements; see RagStore.stillThere). */
+  present?: { collectionId: number; there: boolean }
 }
 
 export interface StoredDocument {
@@ -133,6 +137,14 @@ export interface RagStore {
   vectors(collection: CollectionRow, chunkIds: number[]): MaybePromise<Map<number, Float32Array>>
   /** Chunks by id (those still there); `query`: the search they are for, whose reads may already hold them. */
   chunks(chunkIds: number[], query?: QueryTerms): MaybePromise<Map<number, ChunkHit>>
+  /**
+   * Whether the collection is still there once a search's keyword query and candidates' rows were
+   * read (`query`: its terms): a store whose queries read the collection along with them
+   * (PostgreSQL) tells, without another look-up. Without it, the service looks the collection up
+   * again before the search's queries (SQLite: synchronous from there on, so nothing can change in
+   * between).
+   */
+  stillThere?(collection: CollectionRow, query: QueryTerms): MaybePromise<boolean>
   /** The first chunks of a collection, for a query that has nothing to match on. */
   firstChunks(collection: CollectionRow, k: number): MaybePromise<number[]>
   /** Source hash (from the info row) and metadata (JSON) of some documents of a collection. */

@@ -4,6 +4,8 @@ import { collectionRow } from '../collection-row.postgres'
 import { type AccessibleRow, type AccessStore, type Candidates, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ParsedRef, type Reached, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
 
 const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'
+/** What candidates() reads beside each row: the collection's keyword statistics, which a search needs next (see CollectionRowsSeen). */
+const STATE = 'c.chunk_count, c.token_count'
 const COUNTS = 'c.chunk_count AS chunks, (SELECT count(*) FROM rag_documents d WHERE d.collection_id = c.id) AS documents'
 
 const accessibleRow = (row: Record<string, unknown>, access: AccessibleRow['access']): AccessibleRow => ({
@@ -14,24 +16,43 @@ const accessibleRow = (row: Record<string, unknown>, access: AccessibleRow['acce
   access,
 })
 
+/**
+ * Told of the collection rows the resolver read (with their version and keyword statistics), so
+ * that a search need not read them again (PostgresRagStore): `reading()` is called as a read
+ * begins, and the function it gives gets each row found.
+ */
+export interface CollectionRowsSeen {
+  reading(): (row: Record<string, unknown>) => void
+}
+
 /** Access lists in PostgreSQL (see AccessStore). */
 export class PostgresAccessStore implements AccessStore {
-  constructor(private readonly sql: Postgres) {}
+  constructor(
+    private readonly sql: Postgres,
+    private readonly seen?: CollectionRowsSeen,
+  ) {}
 
-  /** One round trip for every form (a request naming a shared collection costs what one naming your own does). */
+  /**
+   * One round trip for every form (a request naming a shared collection costs what one naming your
+   * own does). The caller's own collection wins: found, the other forms are not looked for (the
+   * shared ones of that name would be every other user's collection of the name).
+   */
   async candidates(userId: string, ref: ParsedRef): Promise<Candidates> {
     const reaching = `LEFT JOIN rag_collection_shares s ON s.collection_id = c.id AND ${reachesUser('$1')}`
+    const seen = this.seen?.reading()
     const rows = await this.sql.unsafe(
-      `SELECT 1 AS step, ${COLUMNS}, NULL::text AS role, NULL::text AS owner_email FROM rag_collections c WHERE c.user_id = $1 AND c.name = $2
+      `WITH own AS (SELECT 1 AS step, ${COLUMNS}, ${STATE}, NULL::text AS role, NULL::text AS owner_email FROM rag_collections c WHERE c.user_id = $1 AND c.name = $2)
+       SELECT * FROM own
        UNION ALL
-       SELECT 2, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE c.public_id = $3
+       SELECT 2, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE c.public_id = $3 AND NOT EXISTS (SELECT 1 FROM own)
        UNION ALL
-       SELECT 3, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE u.email = $4 AND c.name = $5
+       SELECT 3, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN users u ON u.id = c.user_id ${reaching} WHERE u.email = $4 AND c.name = $5 AND NOT EXISTS (SELECT 1 FROM own)
        UNION ALL
-       SELECT 4, ${COLUMNS}, s.role, u.email FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
-         WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')}`,
+       SELECT 4, ${COLUMNS}, ${STATE}, s.role, u.email FROM rag_collections c JOIN rag_collection_shares s ON s.collection_id = c.id JOIN users u ON u.id = c.user_id
+         WHERE c.name = $2 AND c.user_id <> $1 AND ${reachesUser('$1')} AND NOT EXISTS (SELECT 1 FROM own)`,
       [userId, ref.name ?? '', ref.publicId ?? '', ref.owner?.email ?? '', ref.owner?.name ?? ''],
     )
+    if (seen) for (const row of rows) seen(row)
     const at = (step: number) => rows.filter((row: Record<string, unknown>) => Number(row.step) === step)
     const own = at(1)[0]
     if (own) return { own: collectionRow(own), byId: null, byOwner: null, shared: [] }
