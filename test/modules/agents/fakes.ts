@@ -17,6 +17,9 @@ export class TokenGenerator implements Generator {
   padding = 0
   calls = 0
   aborted = 0
+  /** Calls under way, and when the last one started (ms). */
+  active = 0
+  lastStart = 0
   spans: { agent: string; start: number; end: number }[] = []
   prompts: ChatMessage[][] = []
 
@@ -36,14 +39,20 @@ export class TokenGenerator implements Generator {
     const start = Date.now()
     if (this.failFor === agent) throw new Error(`the ${agent} model ran out of memory`)
     if (this.delayMs) {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, this.delayMs)
-        signal?.addEventListener('abort', () => {
-          clearTimeout(timer)
-          this.aborted++
-          reject(signal.reason)
-        }, { once: true })
-      })
+      this.active++
+      this.lastStart = start
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, this.delayMs)
+          signal?.addEventListener('abort', () => {
+            clearTimeout(timer)
+            this.aborted++
+            reject(signal.reason)
+          }, { once: true })
+        })
+      } finally {
+        this.active--
+      }
     }
     this.spans.push({ agent, start, end: Date.now() })
     const seen = [...new Set([...(messages.at(-1)?.content ?? '').matchAll(/reply-\d+/g)].map((m) => m[0]))]

@@ -96,6 +96,10 @@ describe.skipIf(skipped !== null)(`agent tasks across two replicas on one Postgr
     expect(running.status).toBe('running')
     const owner = named(running.owner)
     const canceller = other(running.owner)
+    // Cancelled while a reply is being generated, early in it (not in the moment between two agents,
+    // when there is nothing to abort): the bus must reach the owner within the rest of it.
+    const generating = await until(async () => ({ active: owner.generator.active, since: Date.now() - owner.generator.lastStart }), ({ active, since }) => active > 0 && since < 60, 10_000)
+    expect(generating.active).toBeGreaterThan(0)
     const abortedBefore = owner.generator.aborted
     const callsBefore = owner.generator.calls
     const cancelled = await canceller.call('DELETE', `/agents/task/${taskId}`, { token: token(canceller) })
