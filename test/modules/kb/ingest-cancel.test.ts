@@ -63,15 +63,37 @@ const documents = (count: number, prefix = 'doc') =>
 
 /** POST /rag/ingest over a real socket, so that aborting the fetch closes the connection as a client going away does. */
 function ingestOverHttp(token: string, body: unknown, signal: AbortSignal) {
-  return fetch(`http://127.0.0.1:${listening.server!.port}/rag/ingest`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal,
-  }).then(
+  return outcome(
+    fetch(`http://127.0.0.1:${listening.server!.port}/rag/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    }),
+  )
+}
+
+/** A request's outcome as its client sees it: `answered <status>`, or the error's name (AbortError). */
+function outcome(response: Promise<Response>): Promise<string> {
+  return response.then(
     (response) => `answered ${response.status}`,
     (error) => (error as Error).name,
   )
+}
+
+/**
+ * With a worker held busy: sends a request with a signal of its own, aborts it once its task waits
+ * in the pool's queue, and checks that its client saw an AbortError and the task left the queue.
+ */
+async function abortWhileQueued(send: (signal: AbortSignal) => Promise<string>) {
+  const before = pool.state().cancelled
+  const client = new AbortController()
+  const request = send(client.signal)
+  await until(() => pool.state().queued === 1)
+  client.abort()
+  expect(await request).toBe('AbortError')
+  await until(() => pool.state().cancelled === before + 1)
+  expect(pool.state()).toMatchObject({ queued: 0, busy: 1 })
 }
 
 /** The stored documents of a collection, each with its chunks: the count of rows, of vectors, and whether an info row is there. */
@@ -123,17 +145,10 @@ describe('ingests and uploads embed on the work pool with the ONNX model, and st
 
   test('a client that goes away while its embedding waits for a worker: the task leaves the queue, nothing is written', async () => {
     const { accessToken: token } = await server.login()
-    const before = pool.state().cancelled
     const hold = new AbortController()
     const held = pool.run(BLOCK, { ms: 20_000 }, { signal: hold.signal }).catch(() => 'stopped')
     await until(() => pool.state().busy === 1)
-    const client = new AbortController()
-    const request = ingestOverHttp(token, { collection: 'gone', documents: documents(40, 'gone') }, client.signal)
-    await until(() => pool.state().queued === 1)
-    client.abort()
-    expect(await request).toBe('AbortError')
-    await until(() => pool.state().cancelled === before + 1)
-    expect(pool.state()).toMatchObject({ queued: 0, busy: 1 })
+    await abortWhileQueued((signal) => ingestOverHttp(token, { collection: 'gone', documents: documents(40, 'gone') }, signal))
     hold.abort()
     expect(await held).toBe('stopped')
     await Bun.sleep(200)
@@ -196,22 +211,16 @@ describe('ingests and uploads embed on the work pool with the ONNX model, and st
     await until(() => pool.state().busy === 1)
     try {
       // A plain upload (no job: its client waits for the answer).
-      const before = pool.state().cancelled
-      const client = new AbortController()
-      const request = fetch(`http://127.0.0.1:${listening.server!.port}/rag/collections/uploaded/files`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-        body: formOf([['handbook.txt', text]]),
-        signal: client.signal,
-      }).then(
-        (response) => `answered ${response.status}`,
-        (error) => (error as Error).name,
+      await abortWhileQueued((signal) =>
+        outcome(
+          fetch(`http://127.0.0.1:${listening.server!.port}/rag/collections/uploaded/files`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}` },
+            body: formOf([['handbook.txt', text]]),
+            signal,
+          }),
+        ),
       )
-      await until(() => pool.state().queued === 1)
-      client.abort()
-      expect(await request).toBe('AbortError')
-      await until(() => pool.state().cancelled === before + 1)
-      expect(pool.state()).toMatchObject({ queued: 0, busy: 1 })
       expect(collectionCount('uploaded')).toBe(0)
 
     } finally {
@@ -239,17 +248,7 @@ describe('ingests and uploads embed on the work pool with the ONNX model, and st
     const held = pool.run(BLOCK, { ms: 20_000 }, { signal: hold.signal }).catch(() => 'stopped')
     try {
       await until(() => pool.state().busy === 1)
-      const before = pool.state().cancelled
-      const client = new AbortController()
-      const request = post(client.signal).then(
-        (response) => `answered ${response.status}`,
-        (error) => (error as Error).name,
-      )
-      await until(() => pool.state().queued === 1)
-      client.abort()
-      expect(await request).toBe('AbortError')
-      await until(() => pool.state().cancelled === before + 1)
-      expect(pool.state()).toMatchObject({ queued: 0, busy: 1 })
+      await abortWhileQueued((signal) => outcome(post(signal)))
     } finally {
       hold.abort()
       await held
