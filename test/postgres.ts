@@ -54,6 +54,24 @@ export async function freshPostgres(): Promise<Postgres> {
   return sql
 }
 
+/**
+ * DROP DATABASE … WITH (FORCE). PostgreSQL 15 refuses it (42501) when an autovacuum worker has just
+ * started on the database: FORCE signals every other backend first, and the worker counts as one
+ * the test role may not signal. A plain DROP then does what it always does with autovacuum (cancels
+ * it and waits); both are tried in turn for a few seconds. A CI run failed its final hook on this once.
+ */
+async function dropDatabase(admin: InstanceType<typeof SQL>, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name}${attempt % 2 ? ' WITH (FORCE)' : ''}`)
+      return
+    } catch (error) {
+      if (attempt >= 20) throw error
+      await Bun.sleep(250)
+    }
+  }
+}
+
 /** Drops every database this test process made (their pools are closed first). */
 export async function dropPostgresDatabases(): Promise<void> {
   if (!made.length || !TEST_DATABASE_URL) return
@@ -65,7 +83,7 @@ export async function dropPostgresDatabases(): Promise<void> {
   try {
     let next = 0
     const worker = async () => {
-      while (next < databases.length) await admin.unsafe(`DROP DATABASE IF EXISTS ${databases[next++]!.name} WITH (FORCE)`)
+      while (next < databases.length) await dropDatabase(admin, databases[next++]!.name)
     }
     await Promise.all([worker(), worker(), worker(), worker()])
   } finally {
