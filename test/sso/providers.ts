@@ -2,6 +2,7 @@ import { type Subprocess, spawn } from 'bun'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
+import { freePort } from '../redis'
 import { tempDir } from '../temp'
 
 /** Reads a child's stdout until a line matches; fails after `ms` with what it printed. */
@@ -79,14 +80,6 @@ export async function startOidcProvider(redirectUris: string[], accounts: Record
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as net.AddressInfo).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
 export interface LdapFixture {
   url: string
   suffix: string
@@ -130,7 +123,7 @@ export async function startSlapd(ldif: string): Promise<LdapFixture> {
       '',
     ].join('\n'),
   )
-  const port = await freePort()
+  const port = freePort()
   const url = `ldap://127.0.0.1:${port}`
   let child: Subprocess<'ignore', 'pipe', 'pipe'> | null = null
   const start = async () => {

@@ -1,6 +1,7 @@
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { buildApp, createServices, type Services } from '../../src/app'
 import type { Generator } from '../../src/ml'
+import { shutdown } from '../../src/shutdown'
 import { AgentService } from '../../src/modules/agents/service'
 import { ChatService } from '../../src/modules/chat/service'
 import { ADMIN, ScriptedGenerator } from '../helpers'
@@ -33,17 +34,8 @@ export async function startServer(options: { chat?: Generator; agents?: Generato
   return {
     base: `http://127.0.0.1:${app.server!.port}`,
     services,
-    async stop() {
-      await app.stop(true)
-      services.ingestJobs.close()
-      services.plugins.close()
-      await services.mcp.close()
-      services.speech.close()
-      await services.recorder.close()
-      await services.audit.close()
-      services.analyticsDb?.close()
-      services.db.close()
-    },
+    // The server's own shutdown, with no grace: open connections are cut at once.
+    stop: () => shutdown(app, services, 0),
   }
 }
 

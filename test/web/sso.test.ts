@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import net from 'node:net'
 import { buildApp, createServices, type Services } from '../../src/app'
+import { shutdown } from '../../src/shutdown'
 import { type OidcFixture, startOidcProvider } from '../sso/providers'
+import { freePort } from '../redis'
 import { tempDir } from '../temp'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { ADMIN, CHROMIUM_ARGS } from './harness'
@@ -20,14 +21,6 @@ const stops: (() => Promise<void>)[] = []
 let base = ''
 let ssoOnlyBase = ''
 
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as net.AddressInfo).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
 /** A server on `port` of localhost signing in through the provider, with `env` added; stopped in afterAll. */
 async function startServer(port: number, env: Record<string, string> = {}): Promise<Services> {
   const services = createServices({
@@ -45,23 +38,14 @@ async function startServer(port: number, env: Record<string, string> = {}): Prom
     },
   })
   const app = buildApp(services).listen({ port, hostname: '127.0.0.1' })
-  stops.push(async () => {
-    await app.stop(true)
-    services.plugins.close()
-    await services.mcp.close()
-    services.speech.close()
-    await services.recorder.close()
-    await services.audit.close()
-    services.analyticsDb?.close()
-    services.db.close()
-  })
+  stops.push(() => shutdown(app, services, 0))
   await services.web.ready()
   return services
 }
 
 beforeAll(async () => {
-  const port = await freePort()
-  const ssoOnlyPort = await freePort()
+  const port = freePort()
+  const ssoOnlyPort = freePort()
   base = `http://localhost:${port}`
   ssoOnlyBase = `http://localhost:${ssoOnlyPort}`
   provider = await startOidcProvider([`${base}/auth/oidc/callback`, `${ssoOnlyBase}/auth/oidc/callback`], {
