@@ -32,6 +32,8 @@ interface DataEntry {
   /** The file on disk, or the folder. */
   path: string
   children?: Map<string, DataEntry>
+  /** The same children by their names in lower case (see `lookup`). */
+  folded?: Map<string, DataEntry>
 }
 
 interface OutputEntry {
@@ -51,7 +53,8 @@ function readTree(path: string): DataEntry {
   if (!stat.isDirectory()) return { kind: 'data', mode: FILE | 0o444, size: stat.size, path }
   const children = new Map<string, DataEntry>()
   for (const name of readdirSync(path).sort()) children.set(name, readTree(join(path, name)))
-  return { kind: 'data', mode: DIR | 0o755, size: 4096, path, children }
+  const folded = new Map([...children].map(([name, entry]) => [name.toLowerCase(), entry]))
+  return { kind: 'data', mode: DIR | 0o755, size: 4096, path, children, folded }
 }
 
 function dataBytes(entry: DataEntry): Uint8Array {
@@ -94,12 +97,11 @@ export function mountSpeechData(FS: EmscriptenFS, mountpoint: string, root: stri
     return node
   }
 
-  const childrenOf = (node: FSNode): Map<string, Entry> | undefined => {
+  /** A folder's names; the root's include the files written to this mount. */
+  const namesOf = (node: FSNode): string[] => {
     const entry = node.entry as Entry
-    if (entry.kind !== 'data' || !entry.children) return undefined
-    if (entry.children !== rootEntries) return entry.children
-    // The root also lists the files written to this mount.
-    return new Map<string, Entry>([...rootEntries, ...outputs])
+    if (entry.kind !== 'data' || !entry.children) return []
+    return entry === tree ? [...rootEntries.keys(), ...outputs.keys()] : [...entry.children.keys()]
   }
 
   const nodeOps = {
@@ -114,17 +116,14 @@ export function mountSpeechData(FS: EmscriptenFS, mountpoint: string, root: stri
       entry.size = Math.min(entry.size, attr.size)
     },
     lookup(parent: FSNode, name: string) {
-      const children = childrenOf(parent)
+      const folder = parent.entry as Entry
       // espeak-ng lowercases a voice's name before it tries it as a file (`gmw/en-us` for
       // `gmw/en-US`); on a case-sensitive disk that fails and it reads all ~300 voice files to find
       // the voice by name, on every call. Names are matched as on a case-insensitive disk (no two
       // names in the data differ only by case), so the file is found at once: same voice, same
       // samples (all 106 voices compared).
-      let entry = children?.get(name)
-      if (!entry && children) {
-        const wanted = name.toLowerCase()
-        for (const [other, candidate] of children) if (other.toLowerCase() === wanted) entry = candidate
-      }
+      const entry: Entry | undefined =
+        folder.kind === 'data' ? ((folder === tree ? outputs.get(name) : undefined) ?? folder.children?.get(name) ?? folder.folded?.get(name.toLowerCase())) : undefined
       if (!entry) throw FS.genericErrors[ENOENT]
       return createNode(parent, name, entry)
     },
@@ -136,7 +135,7 @@ export function mountSpeechData(FS: EmscriptenFS, mountpoint: string, root: stri
       return createNode(parent, name, entry)
     },
     readdir(node: FSNode) {
-      return ['.', '..', ...(childrenOf(node)?.keys() ?? [])]
+      return ['.', '..', ...namesOf(node)]
     },
     rename() {
       throw new FS.ErrnoError(EPERM)
