@@ -54,7 +54,9 @@ export async function startInProcess(options: AppOptions = {}) {
 export async function startServerProcess(options: { env?: Record<string, string>; root?: string; dataDir?: string; onSpawn?: (pid: number) => void } = {}) {
   const serverRoot = options.root ?? root
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'uagent-bench-'))
-  const proc = Bun.spawn(['bun', '--max-http-header-size=524288', join(serverRoot, 'src/index.ts')], {
+  // BENCH_CPU_PROF=<folder>: each server writes a CPU profile there when it stops (bun --cpu-prof).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
+  const proc = Bun.spawn(['bun', ...profile, '--max-http-header-size=524288', join(serverRoot, 'src/index.ts')], {
     cwd: serverRoot,
     env: { ...process.env, PORT: '0', UAGENT_DATA_DIR: dataDir, UAGENT_ADMIN_EMAIL: BENCH_ADMIN.email, UAGENT_ADMIN_PASSWORD: BENCH_ADMIN.password, ...options.env },
     stdout: 'pipe',
