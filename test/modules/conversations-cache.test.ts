@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomUUID } from 'node:crypto'
+import { openDatabase } from '../../src/db'
+import type { Postgres } from '../../src/db/postgres'
+import { MessageCache } from '../../src/modules/conversations/message-cache'
+import type { Message } from '../../src/modules/conversations/store'
+import { PostgresConversationStore } from '../../src/modules/conversations/store.postgres'
+import { freshPostgres, insertTestUser, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
+
+const said = (conversation: { messages: readonly { content: string }[] }) => conversation.messages.map((message) => message.content)
+const message = (content: string): Message => ({ role: 'user', content, timestamp: '2026-11-28T00:00:00.000Z', tokens: 0 })
+
+describe('the message cache', () => {
+  test('keeps the least recently used out once it holds more than its limit; a conversation larger than the limit is not kept', () => {
+    const cache = new MessageCache(1000)
+    cache.keep('a', 'u', 1, 2, undefined, [message('x'.repeat(300)), message('y')])
+    cache.keep('b', 'u', 3, 3, undefined, [message('z'.repeat(300))])
+    expect(cache.get('a', 'u')?.messages).toHaveLength(2)
+    // a was used last: b goes first.
+    cache.keep('c', 'u', 4, 4, undefined, [message('w'.repeat(300))])
+    expect(cache.get('b', 'u')).toBeUndefined()
+    expect(cache.get('a', 'u')).toBeDefined()
+    expect(cache.size).toBeLessThanOrEqual(1000)
+    cache.keep('huge', 'u', 5, 5, undefined, [message('h'.repeat(2000))])
+    expect(cache.get('huge', 'u')).toBeUndefined()
+    expect(cache.size).toBeLessThanOrEqual(1000)
+    // Another user's conversation is never handed out.
+    expect(cache.get('a', 'someone else')).toBeUndefined()
+    expect(cache.ofUser('u', 10).map(([id]) => id)).toEqual(['a', 'c'])
+  })
+
+  test('messages handed out cannot be changed for the next reader', () => {
+    const cache = new MessageCache()
+    const kept = cache.keep('a', 'u', 1, 1, undefined, [{ ...message('q'), metadata: { sources: [{ id: 1 }] } }])
+    expect(() => (kept as Message[]).push(message('more'))).toThrow()
+    expect(() => {
+      ;(kept[0]!.metadata!.sources as { id: number }[])[0]!.id = 2
+    }).toThrow()
+  })
+})
+
+describe.skipIf(!TEST_DATABASE_URL)(`conversations read again on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {
+  let sql: Postgres
+  const db = openDatabase(':memory:')
+  const user = () => insertTestUser({ kind: 'postgres', sql, db })
+  beforeAll(async () => {
+    sql = await freshPostgres()
+  })
+  afterAll(async () => {
+    db.close()
+    await sql?.close()
+  })
+
+  test('two replicas: what one appends, the other reads, in order, on get and list', async () => {
+    const here = new PostgresConversationStore(sql)
+    const there = new PostgresConversationStore(sql)
+    const owner = await user()
+    const id = randomUUID()
+    await here.append(id, [{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1', metadata: { model: 'm' } }], { userId: owner, title: 't' })
+    expect(said(await here.get(id, owner))).toEqual(['q1', 'a1'])
+    expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['q1', 'a1'])
+    for (let i = 2; i <= 4; i++) {
+      await there.append(id, [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }])
+      const expected = Array.from({ length: i }, (_, n) => [`q${n + 1}`, `a${n + 1}`]).flat()
+      expect(said(await here.get(id, owner))).toEqual(expected)
+      expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(expected)
+      // What a store that read nothing before reads.
+      expect(await here.get(id, owner)).toEqual(await new PostgresConversationStore(sql).get(id, owner))
+    }
+    expect((await here.get(id, owner)).messages[1]).toMatchObject({ role: 'assistant', content: 'a1', metadata: { model: 'm' } })
+    expect(await here.list(owner, 10, 0)).toEqual(await new PostgresConversationStore(sql).list(owner, 10, 0))
+  })
+
+  test('messages read before are not read again: only those written since come from the database', async () => {
+    const store = new PostgresConversationStore(sql)
+    const owner = await user()
+    const id = randomUUID()
+    await store.append(id, [{ role: 'user', content: 'first' }], { userId: owner, title: 't' })
+    await store.get(id, owner)
+    // Messages are never changed in place; changing one behind the store's back shows which rows are read.
+    await sql`UPDATE messages SET content = 'changed' WHERE conversation_id = ${id}`
+    await store.append(id, [{ role: 'assistant', content: 'second' }])
+    expect(said(await store.get(id, owner))).toEqual(['first', 'second'])
+    expect(said((await store.list(owner, 10, 0)).conversations[0]!)).toEqual(['first', 'second'])
+    expect(said(await new PostgresConversationStore(sql).get(id, owner))).toEqual(['changed', 'second'])
+  })
+
+  test('a conversation deleted elsewhere and made again under the same id, or one that lost messages, is read whole again', async () => {
+    const here = new PostgresConversationStore(sql)
+    const there = new PostgresConversationStore(sql)
+    const owner = await user()
+    const id = randomUUID()
+    await here.append(id, [{ role: 'user', content: 'old 1' }, { role: 'assistant', content: 'old 2' }], { userId: owner, title: 'old' })
+    expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['old 1', 'old 2'])
+    await there.delete(id, owner)
+    await there.append(id, [{ role: 'user', content: 'new 1' }], { userId: owner, title: 'new' })
+    expect(said(await here.get(id, owner))).toEqual(['new 1'])
+    await there.delete(id, owner)
+    await there.create(owner, 'empty', id)
+    expect((await here.list(owner, 10, 0)).conversations[0]).toMatchObject({ id, title: 'empty', messages: [] })
+    expect((await here.get(id, owner)).messages).toEqual([])
+
+    // The last messages gone (a database restored from an earlier backup): the rest is read again.
+    await here.append(id, [{ role: 'user', content: 'r1' }, { role: 'assistant', content: 'r2' }, { role: 'user', content: 'r3' }])
+    expect(said(await here.get(id, owner))).toEqual(['r1', 'r2', 'r3'])
+    await sql`DELETE FROM messages WHERE id = (SELECT max(id) FROM messages WHERE conversation_id = ${id})`
+    expect(said(await here.get(id, owner))).toEqual(['r1', 'r2'])
+    expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['r1', 'r2'])
+  })
+
+  test('another user never gets a conversation through the cache', async () => {
+    const store = new PostgresConversationStore(sql)
+    const owner = await user()
+    const other = await user()
+    const id = randomUUID()
+    await store.append(id, [{ role: 'user', content: 'private' }], { userId: owner, title: 't' })
+    await store.get(id, owner)
+    await store.list(owner, 10, 0)
+    expect(await store.get(id, other).then(() => 'ok', (error) => error.code)).toBe('NOT_FOUND')
+    expect(await store.list(other, 10, 0)).toEqual({ conversations: [], total: 0 })
+  })
+})
