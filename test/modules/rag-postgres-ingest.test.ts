@@ -6,7 +6,8 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../src/modules/rag/store'
-import { filteredOffsets, keywordText, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
+import { bestFirst, filteredOffsets, keywordText, positionCount, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
+import { distinctHits } from '../../src/modules/rag/vectors/cache'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 const embedder = new HashEmbedder()
@@ -41,6 +42,34 @@ test("the positions of a tsvector's text as keyword search reads them: quotes an
   expect(termFrequency(text, ["'backup'", "'nightli'"])).toBe(0)
   expect(termFrequency("'xbackup':5A", ["'backup'"])).toBe(0)
   expect(termFrequency("'data':4A,5A,6A", ["'data'", "'data'"])).toBe(2)
+  // A word's count as keyword search takes it (the needle built once per query): termFrequency's.
+  for (const [own, quoted] of [[text, "'backup'"], [text, "'nightli'"], [text, "'xbackup'"], [text, "'restor'"], ["'xbackup':5A", "'backup'"], ["'o''reilli':1A,4A", "'o''reilli'"], ['', "'backup'"]] as const) {
+    expect(positionCount(own, `${quoted}:`)).toBe(termFrequency(own, [quoted]))
+  }
+  expect(positionCount(text, "'backup':")).toBe(3)
+})
+
+test("keyword matches in the order of a full sort by (BM25, id), sorted only as far as they are read", () => {
+  let seed = 7
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  for (const n of [0, 1, 5, 50, 239, 240, 241, 3000]) {
+    // Few distinct scores, ids out of order: ties are broken by id, as the query's rows were sorted.
+    const scores = Float64Array.from({ length: n }, () => -Math.floor(random() * 20) / 4)
+    const ids = Float64Array.from({ length: n }, (_, i) => (i * 7919) % 100_003)
+    const sorted = Array.from({ length: n }, (_, r) => r).sort((a, b) => scores[a]! - scores[b]! || ids[a]! - ids[b]!)
+    expect([...bestFirst(scores, ids, 120)]).toEqual(sorted)
+  }
+  // distinctHits reads no further than its k-th kept hit: the rest of such an order is never sorted.
+  let read = 0
+  const hits = (function* () {
+    for (let chunkId = 1; chunkId <= 1000; chunkId++) {
+      read++
+      yield { chunkId, bm25: -chunkId }
+    }
+  })()
+  expect(distinctHits(undefined, hits, 120, (hit) => hit.bm25).map((hit) => hit.chunkId)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1))
+  expect(read).toBe(120)
+  expect(distinctHits(undefined, [{ chunkId: 1 }], 0, () => 0)).toEqual([])
 })
 
 describe.skipIf(!TEST_DATABASE_URL)(`RAG ingest on PostgreSQL${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, () => {

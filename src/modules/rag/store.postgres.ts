@@ -719,11 +719,22 @@ export class PostgresRagStore implements RagStore {
 
   async chunks(chunkIds: number[], query?: QueryTerms): Promise<Map<number, ChunkHit>> {
     if (!chunkIds.length) return new Map()
+    // The rows termHoldings read with the candidates' offsets (those of the vector candidates, read
+    // while the keyword query ran) are not read again: only the others (the keyword candidates).
     const read = query?.rows
-    if (read && chunkIds.every((id) => read.asked.has(id))) return new Map(chunkIds.flatMap((id) => (read.found.has(id) ? [[id, read.found.get(id)!] as const] : [])))
-    const rows = await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
-      WHERE c.id = ANY(${chunkIds}::int[])`
-    return new Map(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
+    const missing = read ? chunkIds.filter((id) => !read.asked.has(id)) : chunkIds
+    const rows = missing.length
+      ? await this.sql`SELECT c.id, c.content, c.position, d.doc_id, d.metadata FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id
+      WHERE c.id = ANY(${missing}::int[])`
+      : []
+    const fresh = new Map<number, ChunkHit>(rows.map((row: Record<string, unknown>) => [Number(row.id), chunkHit(row)]))
+    if (!read) return fresh
+    const found = new Map<number, ChunkHit>()
+    for (const id of chunkIds) {
+      const hit = read.asked.has(id) ? read.found.get(id) : fresh.get(id)
+      if (hit) found.set(id, hit)
+    }
+    return found
   }
 
   /** What a search's read said of its collection: gone once any read found it gone. */
@@ -859,21 +870,32 @@ export class PostgresRagStore implements RagStore {
     const rows = read[0].id === null ? [] : read
     // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
     // its tokens' positions), then the offsets of the best kept: they are what is read again.
+    // Scores in arrays, one counts list reused (bm25 reads it in the same order, so the same
+    // float results), and only as much of the order as distinctHits reads (see bestFirst): this
+    // runs on the search's path once the database answered, over up to a few thousand matches.
     const quoted = kept.map((term) => term.tokens.map(printedLexeme))
-    const found = new Map<number, string>()
+    const needles = quoted.map((tokens) => (tokens.length === 1 ? `${tokens[0]!}:` : null))
+    const counts = kept.map((term) => ({ tf: 0, df: term.df }))
+    const ids = new Float64Array(rows.length)
+    const lengths = new Float64Array(rows.length)
+    const scores = new Float64Array(rows.length)
+    const texts: string[] = new Array(rows.length)
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r] as { id: number; tokens: number; found: string }
+      const text = (texts[r] = row.found)
+      for (let i = 0; i < counts.length; i++) counts[i]!.tf = needles[i] ? positionCount(text, needles[i]!) : termFrequency(text, quoted[i]!)
+      ids[r] = Number(row.id)
+      lengths[r] = Number(row.tokens)
+      scores[r] = bm25(counts, lengths[r]!, averageLength, rowsInIndex)
+    }
     const pool = Math.max(k, RESCORE_POOL)
-    const ranked = rows
-      .map((row: { id: number; tokens: number; found: string }) => {
-        const id = Number(row.id)
-        found.set(id, row.found)
-        const counts = kept.map((term, i) => ({ tf: termFrequency(row.found, quoted[i]!), df: term.df }))
-        return { chunkId: id, bm25: bm25(counts, Number(row.tokens), averageLength, rowsInIndex), tokens: Number(row.tokens) }
-      })
-      .sort((a: { bm25: number; chunkId: number }, b: { bm25: number; chunkId: number }) => a.bm25 - b.bm25 || a.chunkId - b.chunkId) as { chunkId: number; bm25: number; tokens: number }[]
+    const ordered = (function* () {
+      for (const r of bestFirst(scores, ids, pool)) yield { chunkId: ids[r]!, bm25: scores[r]!, tokens: lengths[r]!, text: texts[r]! }
+    })()
     // Twins (one passage copied into several documents) count once (see distinctHits).
-    const hits = distinctHits(distinct && this.cache.peek(collection.id), ranked, pool, (hit) => hit.bm25, distinct)
+    const hits = distinctHits(distinct && this.cache.peek(collection.id), ordered, pool, (hit) => hit.bm25, distinct)
     // Offsets read now are the whole of them for these chunks: replace any partial entry.
-    for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(found.get(hit.chunkId)!))
+    for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(hit.text))
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
     // The candidates' BM25 with every informative word, as if one query had ranked them all.
     await this.readOffsets(
@@ -1033,6 +1055,75 @@ export function termFrequency(text: string, quoted: string[]): number {
     quoted.map((_, i) => String(i)),
     offsets,
   )
+}
+
+/**
+ * How many positions a lexeme has in a tsvector's text (`needle`: the lexeme as the text quotes it,
+ * then a colon): termFrequency's count for a one-token term, without building its needle per row.
+ */
+export function positionCount(text: string, needle: string): number {
+  let at = text.indexOf(needle)
+  // At the start of an entry: the first one, or after a space.
+  while (at > 0 && text.charCodeAt(at - 1) !== 32) at = text.indexOf(needle, at + 1)
+  if (at < 0) return 0
+  let count = 1
+  for (let i = at + needle.length; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === 32) break
+    if (code === 44) count++
+  }
+  return count
+}
+
+/**
+ * Row numbers in the order of (score, id), lowest first, as sorting them all would give them (ids
+ * are distinct: the order is total), sorted only as far as read: the first `first` from a heap
+ * over all of them, the rest sorted only when more are asked for (distinctHits reads past its
+ * pool only when it leaves twins out).
+ */
+export function* bestFirst(scores: Float64Array, ids: Float64Array, first: number): Generator<number> {
+  const n = scores.length
+  const before = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! < ids[b]!)
+  if (n <= first * 2) {
+    const all = Array.from({ length: n }, (_, r) => r).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
+    yield* all
+    return
+  }
+  // A heap of the `first` best so far, its worst at the top.
+  const heap: number[] = []
+  const down = (from: number) => {
+    let at = from
+    for (;;) {
+      const left = at * 2 + 1
+      if (left >= heap.length) return
+      const right = left + 1
+      const worse = right < heap.length && before(heap[left]!, heap[right]!) ? right : left
+      if (!before(heap[at]!, heap[worse]!)) return
+      ;[heap[at], heap[worse]] = [heap[worse]!, heap[at]!]
+      at = worse
+    }
+  }
+  for (let r = 0; r < n; r++) {
+    if (heap.length < first) {
+      heap.push(r)
+      let at = heap.length - 1
+      while (at > 0) {
+        const parent = (at - 1) >> 1
+        if (!before(heap[parent]!, heap[at]!)) break
+        ;[heap[at], heap[parent]] = [heap[parent]!, heap[at]!]
+        at = parent
+      }
+    } else if (before(r, heap[0]!)) {
+      heap[0] = r
+      down(0)
+    }
+  }
+  const best = heap.sort((a, b) => (before(a, b) ? -1 : 1))
+  yield* best
+  const taken = new Set(best)
+  const rest: number[] = []
+  for (let r = 0; r < n; r++) if (!taken.has(r)) rest.push(r)
+  yield* rest.sort((a, b) => (before(a, b) ? -1 : 1))
 }
 
 /**

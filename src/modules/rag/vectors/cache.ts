@@ -144,9 +144,10 @@ export function distinctHits<T extends { chunkId: number }>(matrix: Matrix | und
  */
 function firstDistinct<T>(items: Iterable<T>, k: number, key: (item: T) => number | undefined, score: (item: T) => number | null, report?: { dropped: number }): T[] {
   const kept: T[] = []
+  if (k <= 0) return kept
   const seen = new Map<number, (number | null)[]>()
+  // Stops once `k` are kept, without asking `items` for one more (a lazy order sorts no further).
   for (const item of items) {
-    if (kept.length >= k) break
     const own = key(item)
     if (own !== undefined) {
       const scores = seen.get(own)
@@ -159,6 +160,7 @@ function firstDistinct<T>(items: Iterable<T>, k: number, key: (item: T) => numbe
       else seen.set(own, [value])
     }
     kept.push(item)
+    if (kept.length >= k) break
   }
   return kept
 }
