@@ -6,7 +6,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../src/modules/rag/store'
-import { bestFirst, filteredOffsets, keywordText, positionCount, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
+import { bestFirst, filteredOffsets, keywordText, matchLines, positionCount, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
 import { distinctHits } from '../../src/modules/rag/vectors/cache'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
@@ -47,6 +47,12 @@ test("the positions of a tsvector's text as keyword search reads them: quotes an
     expect(positionCount(own, `${quoted}:`)).toBe(termFrequency(own, [quoted]))
   }
   expect(positionCount(text, "'backup':")).toBe(3)
+  // The keyword query's matches, a line each: id, length in tokens, the tsvector text cut down.
+  const lines = matchLines(`17 12 ${text}\n3 9 'o''reilli':1A\n120045 1 `)
+  expect([...lines.ids]).toEqual([17, 3, 120045])
+  expect([...lines.lengths]).toEqual([12, 9, 1])
+  expect(lines.texts).toEqual([text, "'o''reilli':1A", ''])
+  expect(matchLines('')).toEqual({ ids: new Float64Array(0), lengths: new Float64Array(0), texts: [] })
 })
 
 test("keyword matches in the order of a full sort by (BM25, id), sorted only as far as they are read", () => {

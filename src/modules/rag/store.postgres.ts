@@ -858,34 +858,30 @@ export class PostgresRagStore implements RagStore {
     const limit = plan.capped ? CAPPED_CANDIDATES : null
     const wanted = [...new Set(terms.flatMap((term) => term.tokens))]
     // With the collection's row, in the same statement: no row at all when it was deleted while the
-    // search waited (see stillThere), one without a match when nothing matched.
+    // search waited (see stillThere), one whose `matches` is null when nothing matched. The matches
+    // come as one text, a line each (`id tokens found`: lexemes are letters and digits, never a line
+    // break), not a row each: at a few thousand matches the rows (with the collection's columns on
+    // each) cost this thread twice the CPU, on the search's path once the database answered.
     const forgets = this.forgets
-    const read = await this.sql`SELECT col.version, col.chunk_count, col.token_count, k.id, k.tokens, k.found
-      FROM (SELECT version, chunk_count, token_count FROM rag_collections WHERE id = ${collection.id}) col
-      LEFT JOIN LATERAL (SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
-        WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}) k ON true`
+    const read = await this.sql`SELECT c.version, c.chunk_count, c.token_count,
+        (SELECT string_agg(m.id || ' ' || m.tokens || ' ' || m.found, E'\n') FROM (SELECT id, tokens, ts_filter(setweight(tsv, 'A', ${wanted}::text[]), '{a}')::text AS found FROM rag_chunks
+          WHERE collection_id = ${collection.id} AND tsv @@ ${tsquery}::tsquery ${limit === null ? this.sql`` : this.sql`ORDER BY id LIMIT ${limit}`}) m) AS matches
+      FROM rag_collections c WHERE c.id = ${collection.id}`
     this.sawCollection(query, collection.id, read.length > 0)
     if (!read.length) return []
     this.learnState(collection.id, read[0], forgets)
-    const rows = read[0].id === null ? [] : read
+    const { ids, lengths, texts } = matchLines((read[0].matches as string | null) ?? '')
     // BM25 of every match from its text (a word's count is its positions; a phrase's, read from
     // its tokens' positions), then the offsets of the best kept: they are what is read again.
     // Scores in arrays, one counts list reused (bm25 reads it in the same order, so the same
-    // float results), and only as much of the order as distinctHits reads (see bestFirst): this
-    // runs on the search's path once the database answered, over up to a few thousand matches.
+    // float results), and only as much of the order as distinctHits reads (see bestFirst).
     const quoted = kept.map((term) => term.tokens.map(printedLexeme))
     const needles = quoted.map((tokens) => (tokens.length === 1 ? `${tokens[0]!}:` : null))
     const counts = kept.map((term) => ({ tf: 0, df: term.df }))
-    const ids = new Float64Array(rows.length)
-    const lengths = new Float64Array(rows.length)
-    const scores = new Float64Array(rows.length)
-    const texts: string[] = new Array(rows.length)
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r] as { id: number; tokens: number; found: string }
-      const text = (texts[r] = row.found)
+    const scores = new Float64Array(ids.length)
+    for (let r = 0; r < ids.length; r++) {
+      const text = texts[r]!
       for (let i = 0; i < counts.length; i++) counts[i]!.tf = needles[i] ? positionCount(text, needles[i]!) : termFrequency(text, quoted[i]!)
-      ids[r] = Number(row.id)
-      lengths[r] = Number(row.tokens)
       scores[r] = bm25(counts, lengths[r]!, averageLength, rowsInIndex)
     }
     const pool = Math.max(k, RESCORE_POOL)
@@ -1055,6 +1051,33 @@ export function termFrequency(text: string, quoted: string[]): number {
     quoted.map((_, i) => String(i)),
     offsets,
   )
+}
+
+/**
+ * The keyword query's matches from its lines (`id tokens found`, see keywordCandidates): each
+ * chunk's id, length in tokens and tsvector text cut down to the query's tokens.
+ */
+export function matchLines(text: string): { ids: Float64Array; lengths: Float64Array; texts: string[] } {
+  let lines = text ? 1 : 0
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++
+  const ids = new Float64Array(lines)
+  const lengths = new Float64Array(lines)
+  const texts: string[] = new Array(lines)
+  let at = 0
+  for (let r = 0; r < lines; r++) {
+    let end = text.indexOf('\n', at)
+    if (end < 0) end = text.length
+    let id = 0
+    let i = at
+    for (; i < end && text.charCodeAt(i) !== 32; i++) id = id * 10 + text.charCodeAt(i) - 48
+    let tokens = 0
+    for (i++; i < end && text.charCodeAt(i) !== 32; i++) tokens = tokens * 10 + text.charCodeAt(i) - 48
+    ids[r] = id
+    lengths[r] = tokens
+    texts[r] = text.slice(i + 1, end)
+    at = end + 1
+  }
+  return { ids, lengths, texts }
 }
 
 /**
