@@ -51,13 +51,13 @@ export class PostgresConversationStore implements ConversationStore {
 
   /**
    * A page of conversations with their messages and the owner's total, in one round trip: the
-   * total comes with every row, and with a row of its own (no conversation) when the page is empty.
+   * total (kept by triggers in conversation_counts, migration 045) comes with every row, and with a row of its own (no conversation) when the page is empty.
    * The user's cached conversations go along (id, first and last message id): for each of them on
    * the page whose first message is still the same, only the messages after the last are read.
    */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
     const hints = this.cache.ofUser(userId, HINTS_PER_LIST)
-    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT (SELECT count(*) FROM conversations WHERE user_id = ${userId}) AS total,
+    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0) AS total,
         p.id, p.user_id, p.title, p.created_at, p.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
         m.id AS m_id, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one
