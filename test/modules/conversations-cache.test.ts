@@ -27,15 +27,7 @@ describe('the message cache', () => {
     // Another user's conversation is never handed out.
     expect(cache.get('a', 'someone else')).toBeUndefined()
     expect(cache.ofUser('u', 10).map(([id]) => id)).toEqual(['a', 'c'])
-  })
-
-  test('messages handed out cannot be changed for the next reader', () => {
-    const cache = new MessageCache()
-    const kept = cache.keep('a', 'u', 1, 1, undefined, [{ ...message('q'), metadata: { sources: [{ id: 1 }] } }])
-    expect(() => (kept as Message[]).push(message('more'))).toThrow()
-    expect(() => {
-      ;(kept[0]!.metadata!.sources as { id: number }[])[0]!.id = 2
-    }).toThrow()
+    expect(cache.ofUser('u', 1).map(([id]) => id)).toEqual(['a'])
   })
 })
 
