@@ -88,6 +88,7 @@ import { PrometheusMetrics } from './modules/analytics/prometheus'
 import { RequestRecorder } from './modules/analytics/recorder'
 import { RouteTable } from './modules/analytics/route-table'
 import { recordSocketMessage, requestRecording } from './modules/analytics/recording'
+import { admission } from './core/admission'
 import { queryCounting } from './modules/analytics/query-counting'
 import { AnalyticsService } from './modules/analytics/service'
 import { type Analytics, PostgresAnalyticsService } from './modules/analytics/service.postgres'
@@ -533,6 +534,9 @@ export function buildApp(services: Services) {
     // A WebSocket frame over the request size limit closes the socket (1009, RFC 6455) unread.
     websocket: { maxPayloadLength: config.maxRequestBytes },
   })
+    // At most UAGENT_MAX_ACTIVE_REQUESTS at once. Used before the recording, which so wraps it: a
+    // recorded duration includes the wait at the door.
+    .use(admission(config.maxActiveRequests))
     // Wraps the whole app: every request is recorded, /health and unknown paths included.
     .use(requestRecording(recorder, routes, config.analyticsEnabled))
     // On PostgreSQL, the queries each request makes (uagent_db_queries_per_request).

@@ -95,6 +95,8 @@ export interface Config {
   databaseUrl?: string
   /** Connections to PostgreSQL (`UAGENT_DATABASE_URL`) this server opens at most. How long queries wait for one is `uagent_db_pool_wait_seconds` on `/metrics`; docs/postgresql.md, "Under load", says how the default was chosen. Each replica opens its own: keep replicas × pool under PostgreSQL's `max_connections` (100 by default). */
   databasePool: number
+  /** Requests worked on at once; more wait, in order of arrival, for one to end or to have run 50 ms (a long one then stops counting). Under load each request then waits once, at the door, instead of behind every other one after each database or Redis round trip (docs/postgresql.md, "Under load"). 0: no limit. */
+  maxActiveRequests: number
   /** A Redis 7 URL, `redis://host:port`: rate-limit windows and events shared by every replica (see docs/replicas.md). */
   redisUrl?: string
   /** Worker threads of the work pool (speech, text extraction, OCR, embedding of ingested chunks), started as work comes. @default one less than the cores, at least 1 */
@@ -339,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
     speechModelDir: resolve(text(env, 'UAGENT_SPEECH_MODEL_DIR') ?? '/usr/share/pocketsphinx/model/en-us'),
     databaseUrl: serviceUrl(env, 'UAGENT_DATABASE_URL', ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/database'),
     databasePool: integer(env, 'UAGENT_DATABASE_POOL', 20, 1, 1000),
+    maxActiveRequests: integer(env, 'UAGENT_MAX_ACTIVE_REQUESTS', 16, 0, 100_000),
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
     workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
     workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),

@@ -78,7 +78,8 @@ export function registerMigrateToPostgres(admin: Command): void {
               console.log('SQLite tables not copied (their rows stay in the SQLite files):')
               console.log(table(['TABLE', 'FROM', 'ROWS', 'WHY'], report.skipped.map((s) => [s.table, s.source, s.rows ?? '?', s.why])))
             }
-            const made = [...(rag ? ['rag_terms', 'rag_vectors'] : []), ...(keyMoved ? ['server_secrets'] : [])]
+            // conversation_counts is kept by triggers as conversations are copied.
+            const made = ['conversation_counts', ...(rag ? ['rag_terms', 'rag_vectors'] : []), ...(keyMoved ? ['server_secrets'] : [])]
             const empty = report.postgresOnly.filter((name) => !made.includes(name))
             if (empty.length) console.log(dim(`PostgreSQL tables no SQLite file has (left empty): ${empty.join(', ')}`))
             if (rag) console.log(`RAG: ${rag.chunks} chunks indexed for keyword search (tsvector, document frequencies) and ${rag.vectors} vectors copied from SQLite's vector tables.`)

@@ -17,15 +17,6 @@ export interface CachedMessages {
 /** What a message costs the cache besides its text. */
 const PER_MESSAGE = 96
 
-/** Freezes a cached message (and its metadata, all the way down): nothing that reads it may change it for the next reader. */
-function freeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) freeze(inner)
-    Object.freeze(value)
-  }
-  return value
-}
-
 function sizeOf(message: Message): number {
   return PER_MESSAGE + message.content.length + (message.metadata ? JSON.stringify(message.metadata).length : 0)
 }
@@ -42,6 +33,12 @@ function sizeOf(message: Message): number {
  *
  * Bounded: the least recently used conversations go once the entries hold more than `limit`
  * characters; a conversation larger than that is not kept at all.
+ *
+ * What it hands out is shared with the next reader: the messages, and the list itself when no
+ * message was added. Readers only read them (the route serializes them; a chat maps its history
+ * into new objects). They are not frozen: JSON.stringify takes three times as long over frozen
+ * objects in Bun (measured: 1.6 against 0.5 ms for 3,000 messages), which under the team load
+ * cost more than the cache saved.
  */
 export class MessageCache {
   /** By conversation id, least recently used first. */
@@ -62,8 +59,13 @@ export class MessageCache {
 
   /** A user's cached conversations, the most recently used first, at most `max`. */
   ofUser(userId: string, max: number): [string, CachedMessages][] {
-    const ids = [...(this.byUser.get(userId) ?? [])].slice(-max).reverse()
-    return ids.map((id) => [id, this.entries.get(id)!])
+    const ids = this.byUser.get(userId)
+    if (!ids) return []
+    // The last `max` of the set (the most recently used), newest first.
+    const last: string[] = []
+    let skip = ids.size - max
+    for (const id of ids) if (skip-- <= 0) last.push(id)
+    return last.reverse().map((id) => [id, this.entries.get(id)!])
   }
 
   /**
@@ -72,8 +74,7 @@ export class MessageCache {
    * meanwhile kept a longer run of the same messages.
    */
   keep(conversationId: string, userId: string, firstId: number, lastId: number, base: CachedMessages | undefined, read: Message[]): readonly Message[] {
-    for (const message of read) freeze(message)
-    const messages = Object.freeze(base ? (read.length ? [...base.messages, ...read] : base.messages) : read)
+    const messages = base ? (read.length ? base.messages.concat(read) : base.messages) : read
     if (!messages.length) return messages
     const current = this.entries.get(conversationId)
     if (current && current.userId === userId && current.firstId === firstId && current.lastId > lastId) return messages

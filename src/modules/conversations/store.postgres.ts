@@ -8,7 +8,11 @@ import { type Conversation, type ConversationRow, type ConversationStore, delete
 // Titles and message contents go through toPgText / fromPgText: a message holding U+0000 is kept
 // as sent, as SQLite keeps it (PostgreSQL's text refuses that character as it is).
 const readConversation = (row: ConversationRow, messages: Message[]) => toConversation({ ...row, title: fromPgText(row.title) }, messages)
-/** How many of a user's cached conversations a page's query names (the most recently used). */
+/**
+ * How many of a user's cached conversations a page's query names at most (the most recently used;
+ * twice the page, since a page read marks its conversations used): each is three array elements
+ * the client writes out as text, which at 100 per page cost more than what they saved.
+ */
 const HINTS_PER_LIST = 100
 
 const readMessage = (row: MessageRow) => toMessage({ ...row, content: fromPgText(row.content) })
@@ -51,13 +55,13 @@ export class PostgresConversationStore implements ConversationStore {
 
   /**
    * A page of conversations with their messages and the owner's total, in one round trip: the
-   * total comes with every row, and with a row of its own (no conversation) when the page is empty.
+   * total (kept by triggers in conversation_counts, migration 045) comes with every row, and with a row of its own (no conversation) when the page is empty.
    * The user's cached conversations go along (id, first and last message id): for each of them on
    * the page whose first message is still the same, only the messages after the last are read.
    */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
-    const hints = this.cache.ofUser(userId, HINTS_PER_LIST)
-    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT (SELECT count(*) FROM conversations WHERE user_id = ${userId}) AS total,
+    const hints = this.cache.ofUser(userId, Math.min(HINTS_PER_LIST, 2 * limit))
+    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0) AS total,
         p.id, p.user_id, p.title, p.created_at, p.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
         m.id AS m_id, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one

@@ -23,6 +23,7 @@ import { ragChunkStorage } from './200_rag_chunk_storage'
 import { groups } from './040_groups'
 import { auditEvents } from './041_audit_events'
 import { singleSignOn } from './044_single_sign_on'
+import { conversationCounts } from './045_conversation_counts'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 
@@ -40,4 +41,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts]
