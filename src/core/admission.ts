@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { type Handler, wrapHandlers } from './wrap-handlers'
 
 /** How long an admitted request may keep its place before it stops counting (see Admission). */
 export const DEFAULT_LEASE_MS = 50
@@ -7,8 +8,6 @@ interface Lease {
   readonly at: number
   done: boolean
 }
-
-type Handler = (request: Request) => unknown
 
 /**
  * At most `limit` requests are worked on at once; those that come while that many are under way
@@ -137,6 +136,5 @@ export function admission(limit: number, leaseMs = DEFAULT_LEASE_MS) {
     const lease = door.enter()
     return lease instanceof Promise ? lease.then((admitted) => run(handle, request, admitted)) : run(handle, request, lease)
   }
-  const WRAPPED = Symbol('admitted')
-  return plugin.wrap((handle: Handler & { [WRAPPED]?: Handler }): Handler => handle[WRAPPED] ?? (handle[WRAPPED] = wrap(handle)))
+  return wrapHandlers(plugin, 'admitted', wrap)
 }

@@ -1,9 +1,8 @@
 import { Elysia } from 'elysia'
+import { type Handler, wrapHandlers } from '../../core/wrap-handlers'
 import { countingQueries, type RequestQueries } from '../../db/postgres-pool'
 import type { PrometheusMetrics } from './prometheus'
 import type { RouteTable } from './route-table'
-
-type Handler = (request: Request) => unknown
 
 /**
  * On PostgreSQL: counts the queries each request makes until its response is handed over
@@ -40,6 +39,5 @@ export function queryCounting(prometheus: PrometheusMetrics, routes: RouteTable)
       return result
     }
   }
-  const WRAPPED = Symbol('query counted')
-  return plugin.wrap((handle: Handler & { [WRAPPED]?: Handler }): Handler => handle[WRAPPED] ?? (handle[WRAPPED] = wrap(handle)))
+  return wrapHandlers(plugin, 'query counted', wrap)
 }

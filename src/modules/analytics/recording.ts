@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { type Handler, wrapHandlers } from '../../core/wrap-handlers'
 import { principalOf } from '../../core/auth'
 import { claimEventStream, unclaimedEventStreams } from '../../core/sse'
 import { usageOf } from '../../core/usage'
@@ -30,8 +31,6 @@ function watchEnd(body: ReadableStream<Uint8Array>, end: () => void): ReadableSt
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100
-
-type Handler = (request: Request) => unknown
 
 /**
  * Records every request: method, route pattern (so a path with ids is never stored, and a path
@@ -132,11 +131,7 @@ export function requestRecording(recorder: RequestRecorder, routes: RouteTable, 
       return finish(request, arrived, result)
     }
   }
-  // Elysia asks for the wrapped handler with every request: it is made once per handler, and kept
-  // on the handler under this recording's own symbol (a property read, where a WeakMap lookup was a
-  // hash and a probe per request).
-  const WRAPPED = Symbol('recorded')
-  return plugin.wrap((handle: Handler & { [WRAPPED]?: Handler }): Handler => handle[WRAPPED] ?? (handle[WRAPPED] = wrap(handle)))
+  return wrapHandlers(plugin, 'recorded', wrap)
 }
 
 /** Records a WebSocket message as method `WS`, route its type (`WS stream_chat`). */
