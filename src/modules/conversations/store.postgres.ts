@@ -8,14 +8,14 @@ import { type Conversation, type ConversationRow, type ConversationStore, delete
 // Titles and message contents go through toPgText / fromPgText: a message holding U+0000 is kept
 // as sent, as SQLite keeps it (PostgreSQL's text refuses that character as it is).
 const readConversation = (row: ConversationRow, messages: Message[]) => toConversation({ ...row, title: fromPgText(row.title) }, messages)
+const readMessage = (row: MessageRow) => toMessage({ ...row, content: fromPgText(row.content) })
+
 /**
  * How many of a user's cached conversations a page's query names at most (the most recently used;
  * twice the page, since a page read marks its conversations used): each is three array elements
  * the client writes out as text, which at 100 per page cost more than what they saved.
  */
 const HINTS_PER_LIST = 100
-
-const readMessage = (row: MessageRow) => toMessage({ ...row, content: fromPgText(row.content) })
 
 /** Conversations in PostgreSQL (UAGENT_DATABASE_URL). */
 export class PostgresConversationStore implements ConversationStore {
@@ -44,7 +44,7 @@ export class PostgresConversationStore implements ConversationStore {
     const after = base?.lastId ?? 0
     const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, b.first_id, b.last_id,
         (b.first_id = ${first} AND ${after} <= b.last_id) AS known,
-        m.id AS m_id, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
+        m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM conversations c
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = c.id) AS b ON true
       LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > (CASE WHEN b.first_id = ${first} AND ${after} <= b.last_id THEN ${after}::bigint ELSE 0 END)
@@ -55,15 +55,15 @@ export class PostgresConversationStore implements ConversationStore {
 
   /**
    * A page of conversations with their messages and the owner's total, in one round trip: the
-   * total (kept by triggers in conversation_counts, migration 045) comes with every row, and with a row of its own (no conversation) when the page is empty.
-   * The user's cached conversations go along (id, first and last message id): for each of them on
+   * total (kept by triggers in conversation_counts, migration 045) comes with every row, and with a
+   * row of its own (no conversation) when the page is empty. The user's cached conversations go along (id, first and last message id): for each of them on
    * the page whose first message is still the same, only the messages after the last are read.
    */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
     const hints = this.cache.ofUser(userId, Math.min(HINTS_PER_LIST, 2 * limit))
     const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0) AS total,
         p.id, p.user_id, p.title, p.created_at, p.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
-        m.id AS m_id, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
+        m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
@@ -155,7 +155,6 @@ interface JoinedRow extends ConversationRow {
   first_id: string | number | null
   last_id: string | number | null
   known: boolean | null
-  m_id: string | number | null
   m_role: Message['role'] | null
   m_content: string | null
   m_tokens: number | null
