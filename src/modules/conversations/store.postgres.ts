@@ -42,12 +42,13 @@ export class PostgresConversationStore implements ConversationStore {
     const base = this.cache.get(id, userId)
     const first = base?.firstId ?? -1
     const after = base?.lastId ?? 0
-    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, b.first_id, b.last_id,
-        (b.first_id = ${first} AND ${after} <= b.last_id) AS known,
+    // As in list(): the cached run is confirmed once (k), and only the messages after it are read.
+    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
         m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM conversations c
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = c.id) AS b ON true
-      LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > (CASE WHEN b.first_id = ${first} AND ${after} <= b.last_id THEN ${after}::bigint ELSE 0 END)
+      LEFT JOIN LATERAL (SELECT ${after}::bigint AS after WHERE b.first_id = ${first} AND ${after} <= b.last_id) AS k ON true
+      LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > COALESCE(k.after, 0)
       WHERE c.id = ${id} AND c.user_id = ${userId} ORDER BY m.id`
     if (!rows.length) throw notFound(`Conversation ${id}`)
     return this.conversationsOf(rows, base ? new Map([[id, base]]) : undefined)[0]!
