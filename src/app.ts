@@ -49,7 +49,7 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
-import { PostgresRagStore } from './modules/rag/store.postgres'
+import { PostgresRagStore } from './modules/rag/store/postgres'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
@@ -291,11 +291,12 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt,
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
+    vectorSearch: () => (rag.store instanceof PostgresRagStore ? { path: rag.store.vectorSearch, reason: rag.store.vectorSearchReason } : null),
   })
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres, { log }) } : {}), embedder: models.embedder, generator: models.generator, storage })
   if (postgres && redis && rag.store instanceof PostgresRagStore) {
     const store = rag.store
     store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
@@ -445,6 +446,11 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
     const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
+    // Vector search in the database (pgvector) when it is there, else in this server's memory.
+    if (services.rag.store instanceof PostgresRagStore) {
+      const setup = await services.rag.store.prepareVectors()
+      services.log(setup.kind === 'pgvector' ? `RAG vector search: pgvector in PostgreSQL (${setup.reason})` : `RAG vector search: in this server's memory (${setup.reason})`)
+    }
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length

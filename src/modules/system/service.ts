@@ -35,6 +35,11 @@ export interface SystemDeps {
   dataDir?: string | null
   /** Free bytes below which /health is degraded (UAGENT_MIN_FREE_MB). */
   minFreeBytes?: number
+  /**
+   * Which path serves RAG's vector search (`connections.vectorSearch` in /health, `vectorSearch`
+   * in /system/info): on PostgreSQL 'pgvector' or 'memory', with why.
+   */
+  vectorSearch?: () => { path: string; reason?: string } | null
 }
 
 /** Pages a write may need beyond the current end of the database; fewer left counts as full. */
@@ -144,6 +149,8 @@ export class SystemService {
     if (this.deps.postgres) connections.postgres = postgresProblem === null ? 'connected' : 'unreachable'
     const redisProblem = this.deps.redis?.problem ?? null
     if (this.deps.redis) connections.redis = redisProblem === null ? 'connected' : 'unreachable'
+    const vectorSearch = this.deps.vectorSearch?.()
+    if (vectorSearch) connections.vectorSearch = vectorSearch.path
     const storage = this.storage()
     const reasons: string[] = []
     if (postgresProblem !== null) reasons.push(`postgresql: DATABASE_UNAVAILABLE, UAGENT_DATABASE_URL cannot be reached (${postgresProblem})`)
@@ -177,6 +184,12 @@ export class SystemService {
         .filter(([, enabled]) => enabled)
         .map(([name]) => name),
       limits: { maxRequestSize: this.deps.maxRequestSize, rateLimit: { ...this.deps.rateLimit } },
+      ...this.vectorSearchInfo(),
     }
+  }
+
+  private vectorSearchInfo(): { vectorSearch?: { path: string; reason?: string } } {
+    const vectorSearch = this.deps.vectorSearch?.()
+    return vectorSearch ? { vectorSearch: { ...vectorSearch } } : {}
   }
 }

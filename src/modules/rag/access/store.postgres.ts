@@ -1,6 +1,6 @@
 import type { Postgres } from '../../../db/postgres'
 import type { CollectionRow } from '../store'
-import { collectionRow } from '../collection-row.postgres'
+import { collectionRow } from '../store/postgres/collection-row'
 import { type AccessibleRow, type AccessStore, type Candidates, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ParsedRef, type Reached, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
 
 const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
-import { CopyError } from '../../db/copy-to-postgres'
-import type { Postgres } from '../../db/postgres'
-import { keywordText } from './store.postgres'
+import { CopyError } from '../../../../db/copy-to-postgres'
+import type { Postgres } from '../../../../db/postgres'
+import { keywordText } from './keywords'
 
 /** Chunks (and vectors) a statement carries. */
 const BATCH = 2000
