@@ -115,10 +115,11 @@ export async function ragScalePostgres(documents = DOCUMENTS): Promise<void> {
     const worker = async () => {
       while (next < documents) {
         const from = next
-        next = Math.min(documents, next + BATCH)
-        const answer = await post(first!.base, token, '/rag/ingest', { collection: 'scale', documents: scaleDocuments(from, next) })
-        if (answer.status !== 200 || answer.json.ingested !== next - from) throw new Error(`ingest of ${from}..${next} failed: ${answer.status} ${JSON.stringify(answer.json).slice(0, 300)}`)
-        ingested += next - from
+        const to = Math.min(documents, from + BATCH)
+        next = to
+        const answer = await post(first!.base, token, '/rag/ingest', { collection: 'scale', documents: scaleDocuments(from, to) })
+        if (answer.status !== 200 || answer.json.ingested !== to - from) throw new Error(`ingest of ${from}..${to} failed: ${answer.status} ${JSON.stringify(answer.json).slice(0, 300)}`)
+        ingested += to - from
         done.push({ at: performance.now(), documents: ingested })
         if (ingested % 100_000 < BATCH) console.log(`  ${ingested.toLocaleString('en')} documents, ${(ingested / ((performance.now() - started) / 1000)).toFixed(0)} documents/s, server ${mb(rss(first!.pid))}`)
       }
