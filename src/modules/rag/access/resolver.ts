@@ -53,7 +53,8 @@ export class CollectionResolver {
     if (ACCESS_RANK[found.access] >= ACCESS_RANK[need]) return found
     // Admins manage every collection (all but what only its owner is: none of the operations needs 'owner').
     if (need !== 'owner' && (yield* wait(this.store.isAdmin(userId)))) return { collection: found.collection, access: 'manager' }
-    throw new AppError('FORBIDDEN', `Your access to collection ${ref} (${found.access}) does not allow this: it needs ${need}`)
+    const owner = yield* wait(this.store.owner(found.collection.user_id))
+    throw new AppError('FORBIDDEN', forbiddenMessage(ref, found.collection, `${owner?.email ?? found.collection.user_id}/${found.collection.name}`, found.access, need))
   }
 
   /** `<owner email>/<name>` of the collection a reference names (one name for it whichever way it was named: analytics labels). */
@@ -94,6 +95,20 @@ export class CollectionResolver {
     if (yield* wait(this.store.isAdmin(userId))) return { collection, access: 'manager' }
     return null
   }
+}
+
+/**
+ * Why a reached collection refuses an operation, naming the collection the reference resolved to
+ * (`<owner email>/<name>`): a bare name the caller has no collection of resolves to one shared with
+ * them, so a write meant to make their own lands there; the message says how to make one instead.
+ */
+function forbiddenMessage(ref: string, collection: CollectionRow, qualified: string, access: Access, need: Need): string {
+  const refused = `Your access to collection ${qualified} (${access}) does not allow this: it needs ${need}`
+  if (ref !== collection.name) return `${refused}.`
+  return (
+    `${refused}. "${ref}" names ${qualified}, shared with you, because you have no collection of your own by that name: ` +
+    `to make one, create it first (POST /rag/collections {"name":"${ref}"}, or uagent rag create ${ref}), then write to it.`
+  )
 }
 
 /** The forms a reference may be: a name, a public id (a UUID is also a valid name), `<owner email>/<name>`. */
