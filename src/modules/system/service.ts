@@ -35,6 +35,11 @@ export interface SystemDeps {
   dataDir?: string | null
   /** Free bytes below which /health is degraded (UAGENT_MIN_FREE_MB). */
   minFreeBytes?: number
+  /**
+   * Which path serves vector search (`/health` connections.vectorSearch, `/system/info` vectorSearch):
+   * on SQLite `usearch` (large collections through their approximate index) or `exact`, with why.
+   */
+  vectorSearch?: () => { path: string; reason?: string } & Record<string, unknown>
 }
 
 /** Pages a write may need beyond the current end of the database; fewer left counts as full. */
@@ -144,6 +149,7 @@ export class SystemService {
     if (this.deps.postgres) connections.postgres = postgresProblem === null ? 'connected' : 'unreachable'
     const redisProblem = this.deps.redis?.problem ?? null
     if (this.deps.redis) connections.redis = redisProblem === null ? 'connected' : 'unreachable'
+    if (this.deps.vectorSearch) connections.vectorSearch = this.deps.vectorSearch().path
     const storage = this.storage()
     const reasons: string[] = []
     if (postgresProblem !== null) reasons.push(`postgresql: DATABASE_UNAVAILABLE, UAGENT_DATABASE_URL cannot be reached (${postgresProblem})`)
@@ -177,6 +183,7 @@ export class SystemService {
         .filter(([, enabled]) => enabled)
         .map(([name]) => name),
       limits: { maxRequestSize: this.deps.maxRequestSize, rateLimit: { ...this.deps.rateLimit } },
+      ...(this.deps.vectorSearch ? { vectorSearch: this.deps.vectorSearch() } : {}),
     }
   }
 }
