@@ -125,6 +125,8 @@ export interface Config {
   oidcGroupsClaim: string
   /** Groups (comma-separated) of the groups claim whose members are admins. */
   oidcAdminGroups: string[]
+  /** The scopes a sign-in asks for (space- or comma-separated; must include `openid`). Unset: `openid email profile`, and `groups` when the provider's discovery lists it in `scopes_supported` (Dex, Okta and oidc-provider release the groups claim only for it). @default `openid email profile` (+ `groups` when the provider supports it) */
+  oidcScopes: string[] | null
   /** An LDAP directory (`ldap://host:389`, `ldaps://host:636`): OpenLDAP, Active Directory. See docs/single-sign-on.md. */
   ldapUrl?: string
   /** The service account that looks users up (`cn=uagent,ou=services,dc=example,dc=com`). */
@@ -272,6 +274,17 @@ function issuer(env: Env, name: string): string | undefined {
 
 const groupNames = (env: Env, name: string) => list(env, name, (item) => item)
 
+/** OAuth scopes: space- or comma-separated scope tokens (RFC 6749 §3.3), `openid` among them. */
+function scopes(env: Env, name: string): string[] | null {
+  const raw = text(env, name)
+  if (raw === undefined) return null
+  const names = [...new Set(raw.split(/[\s,]+/).filter(Boolean))]
+  const bad = names.find((scope) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))
+  if (bad !== undefined) throw new ConfigError(name, `"${bad}" is not a scope name (printable characters, no quotes or backslashes)`)
+  if (!names.includes('openid')) throw new ConfigError(name, `must include openid (an OpenID Connect sign-in), got "${raw}"`)
+  return names
+}
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -367,6 +380,7 @@ export function loadConfig(env: Env = process.env): Config {
     oidcName: text(env, 'UAGENT_OIDC_NAME'),
     oidcGroupsClaim: text(env, 'UAGENT_OIDC_GROUPS_CLAIM') ?? 'groups',
     oidcAdminGroups: groupNames(env, 'UAGENT_OIDC_ADMIN_GROUPS'),
+    oidcScopes: scopes(env, 'UAGENT_OIDC_SCOPES'),
     ldapUrl,
     ldapBindDn,
     ldapBindPassword,
