@@ -324,7 +324,7 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool, () => vectorSearchState(rag.store))
   poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -620,12 +620,23 @@ export function createApp(options: AppOptions = {}) {
 
 export type App = ReturnType<typeof createApp>
 
-/** Which path serves vector search (see SystemDeps.vectorSearch): SQLite's index state; another store's own, when it tells. */
-function vectorSearchState(store: RagStore): { path: string; reason?: string } & Record<string, unknown> {
-  if (store instanceof SqliteRagStore) {
-    const state = store.indexes.state()
-    return { ...state, cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
-  }
+/**
+ * Which path serves vector search and the memory it uses (SystemDeps.vectorSearch, the Prometheus
+ * gauges): SQLite's index state; another store's own when it reports one (`vectorSearch()`).
+ */
+export interface VectorSearchReport {
+  path: string
+  reason?: string
+  cacheBytes: number
+  cacheBudgetBytes: number
+  mappedBytes?: number
+  pendingBytes?: number
+  [detail: string]: unknown
+}
+
+function vectorSearchState(store: RagStore): VectorSearchReport {
+  const cache = { cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
+  if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache }
   const own = (store as { vectorSearch?: () => { path: string; reason?: string } & Record<string, unknown> }).vectorSearch
-  return own ? own.call(store) : { path: 'in-memory', cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
+  return { path: 'in-memory', ...(own ? own.call(store) : {}), ...cache }
 }
