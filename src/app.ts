@@ -53,6 +53,7 @@ import { PostgresRagStore } from './modules/rag/store.postgres'
 import { DEFAULT_VECTOR_CACHE } from './modules/rag/vectors/cache'
 import { SqliteRagStore } from './modules/rag/store/sqlite'
 import { DEFAULT_VECTOR_INDEX } from './modules/rag/store/sqlite/vector-index'
+import type { VectorSearchInfo } from './modules/system/service'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
@@ -624,19 +625,9 @@ export type App = ReturnType<typeof createApp>
  * Which path serves vector search and the memory it uses (SystemDeps.vectorSearch, the Prometheus
  * gauges): SQLite's index state; another store's own when it reports one (`vectorSearch()`).
  */
-export interface VectorSearchReport {
-  path: string
-  reason?: string
-  cacheBytes: number
-  cacheBudgetBytes: number
-  mappedBytes?: number
-  pendingBytes?: number
-  [detail: string]: unknown
-}
-
-function vectorSearchState(store: RagStore): VectorSearchReport {
+function vectorSearchState(store: RagStore): VectorSearchInfo {
   const cache = { cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
   if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache }
-  const own = (store as { vectorSearch?: () => { path: string; reason?: string } & Record<string, unknown> }).vectorSearch
+  const own = (store as { vectorSearch?: () => Omit<VectorSearchInfo, 'cacheBytes' | 'cacheBudgetBytes'> }).vectorSearch
   return { path: 'in-memory', ...(own ? own.call(store) : {}), ...cache }
 }

@@ -2,6 +2,8 @@ import type { Database } from 'bun:sqlite'
 import pkg from '../../../package.json'
 import { formatBytes, freeBytes } from '../../core/storage'
 import type { WorkPoolState } from '../../core/work-pool'
+import type { Static } from 'elysia'
+import type { SystemInfoResponse } from './model'
 
 export interface Features {
   rag: boolean
@@ -39,8 +41,11 @@ export interface SystemDeps {
    * Which path serves vector search (`/health` connections.vectorSearch, `/system/info` vectorSearch):
    * on SQLite `usearch` (large collections through their approximate index) or `exact`, with why.
    */
-  vectorSearch?: () => { path: string; reason?: string } & Record<string, unknown>
+  vectorSearch?: () => VectorSearchInfo
 }
+
+/** What /system/info says of vector search (SystemInfoResponse.vectorSearch). */
+export type VectorSearchInfo = NonNullable<Static<typeof SystemInfoResponse>['vectorSearch']>
 
 /** Pages a write may need beyond the current end of the database; fewer left counts as full. */
 const SPARE_PAGES = 16
