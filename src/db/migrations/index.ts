@@ -20,6 +20,7 @@ import { singleSignOn } from './044_single_sign_on'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 import type { Database } from 'bun:sqlite'
+import { assistants } from './070_assistants'
 
 export interface Migration {
   version: number
@@ -49,6 +50,7 @@ export const MIGRATIONS: Migration[] = [
   singleSignOn,
   agentTaskRoles,
   collectionShares,
+  assistants,
 ]
 
 /**
