@@ -57,6 +57,10 @@ import type { VectorSearchInfo } from './modules/system/service'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
+import { assistantsModule } from './modules/assistants'
+import { AssistantService } from './modules/assistants/service'
+import { SqliteAssistantStore } from './modules/assistants/store.sqlite'
+import { PostgresAssistantStore } from './modules/assistants/store.postgres'
 import { UploadService } from './modules/rag/documents/uploads'
 import { ingestJobsModule } from './modules/rag/jobs'
 import { IngestJobService } from './modules/rag/jobs/service'
@@ -180,6 +184,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Assistants: shared presets, used by chat, /v1, MCP and agent tasks with the caller's rights. */
+  assistants: AssistantService
   /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
   ingestJobs: IngestJobService
   speech: SpeechService
@@ -438,13 +444,23 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, assistants: null as unknown as AssistantService, log }
+  services.assistants = new AssistantService({
+    store: postgres ? new PostgresAssistantStore(postgres) : new SqliteAssistantStore(db),
+    rag: () => services.rag,
+    collectionSharing: () => new CollectionSharing(services.rag.resolver, services.audit),
+    tools: () => services.tools,
+    generator: () => services.chat.generator(),
+    grounding: () => services.chat.grounding,
+    audit,
+  })
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
     generator: () => services.chat.generator(),
     embedder: () => services.models.embedder(),
     rag: () => services.rag,
+    assistants: () => services.assistants,
     startedAt: Math.floor(Date.now() / 1000),
   })
   return services
@@ -522,6 +538,8 @@ export function buildApp(services: Services) {
   const library = new DocumentLibrary(rag)
   const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes, (userId, ref) => library.writable(userId, ref))
   chat.grounding ??= new CollectionGrounding(rag, library)
+  chat.assistants ??= services.assistants
+  agents.assistants ??= services.assistants
   rag.audit ??= services.audit
   const sharing = new CollectionSharing(rag.resolver, services.audit)
   registerChatSocket(sockets, chat)
@@ -590,10 +608,11 @@ export function buildApp(services: Services) {
     .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
+    .use(assistantsModule(services.assistants, auth, limiter, addressOf))
     .use(
       mcpModule(
         // Only the plugins' own actions are served: a registered server's tools are not passed on.
-        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents }), log }),
+        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents, assistants: services.assistants }), log }),
         services.mcp,
         auth,
         limiter,

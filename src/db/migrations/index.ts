@@ -21,6 +21,7 @@ import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 import { ragVectorIndex } from './050_rag_vector_index'
 import type { Database } from 'bun:sqlite'
+import { assistants } from './070_assistants'
 
 export interface Migration {
   version: number
@@ -51,6 +52,7 @@ export const MIGRATIONS: Migration[] = [
   agentTaskRoles,
   collectionShares,
   ragVectorIndex,
+  assistants,
 ]
 
 /**
