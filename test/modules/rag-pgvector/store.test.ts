@@ -58,8 +58,8 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
   test('search gives what the memory path gives on the same data (ids, order, scores); the pgvector store holds no vector in memory', async () => {
     const pgvector = await ragOn((await freshPgvectorPostgres()).sql)
     const memory = await ragOn(await freshPostgres())
-    expect(pgvector.store.vectorSearch).toBe('pgvector')
-    expect(memory.store.vectorSearch).toBe('memory')
+    expect(pgvector.store.vectorSearchPath).toBe('pgvector')
+    expect(memory.store.vectorSearchPath).toBe('in-memory')
     expect(memory.store.vectorSearchReason).toContain('pgvector')
     for (const side of [pgvector, memory]) await side.rag.ingest(side.user, 'kb', corpus.documents)
     for (const query of QUERIES) {
@@ -71,7 +71,7 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
     const [rows] = await pgvector.store['sql']`SELECT count(vec)::int AS vec, count(embedding)::int AS bytes FROM rag_vectors`
     expect(rows).toEqual({ vec: expect.any(Number), bytes: 0 })
     expect(rows.vec).toBeGreaterThan(0)
-    expect(pgvector.store.cache.bytesUsed).toBe(0)
+    expect(pgvector.store.cache.usedBytes).toBe(0)
     expect(pgvector.store.vectorMemoryBytes()).toBe(0)
     expect(memory.store.vectorMemoryBytes()).toBeGreaterThan(0)
     // A deleted document is gone from the next search.
@@ -154,7 +154,7 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
     const { sql } = await freshPgvectorPostgres()
     // Written before anything looked for pgvector (as a server of the previous version did).
     const before = await ragOn(sql, {}, false)
-    expect(before.store.vectorSearch).toBe('memory')
+    expect(before.store.vectorSearchPath).toBe('in-memory')
     await before.rag.ingest(before.user, 'kb', corpus.documents)
     const expected = await Promise.all(QUERIES.map((query) => before.rag.search(before.user, 'kb', query, 5)))
     const [stored] = await sql`SELECT count(*)::int AS n, count(embedding)::int AS bytes FROM rag_vectors`
@@ -193,7 +193,7 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
     await b.ingest(a.user, 'kb', [{ id: 'new-vpn', content: 'WireGuard VPN configuration for the new office: import the tunnel file.' }])
     await Bun.sleep(150)
     expect((await a.rag.search(a.user, 'kb', 'WireGuard VPN configuration new office', 3)).results.map((r) => r.id)).toContain('new-vpn')
-    expect(a.store.cache.bytesUsed + bStore.cache.bytesUsed).toBe(0)
+    expect(a.store.cache.usedBytes + bStore.cache.usedBytes).toBe(0)
     // Another user never sees the collection.
     const other = await insertTestUser({ kind: 'postgres', sql, db: a.db })
     expect(b.search(other, 'kb', 'WireGuard', 3)).rejects.toMatchObject({ code: 'NOT_FOUND' })
@@ -206,7 +206,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG on PostgreSQL without pgvector${TEST_DA
     const sql = await freshPostgres()
     // 3,000 vectors of 384 dimensions: some 6 MB in the cache; a budget of 1 MB holds none of them.
     const { store, user } = await ragOn(sql, { vectorCache: { minRows: 0, budgetBytes: 1024 * 1024 }, streamRows: 700 })
-    expect(store.vectorSearch).toBe('memory')
+    expect(store.vectorSearchPath).toBe('in-memory')
     const big = await store.createCollection(user, 'big', embedder.id, embedder.dimensions)
     const all = vectors(3_000, 7)
     for (let i = 0; i < all.length; i += 1000) await store.writeDocuments(big, documentsOf('big', all.slice(i, i + 1000), i))
@@ -216,7 +216,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`RAG on PostgreSQL without pgvector${TEST_DA
     const docOf = new Map(rows.map((row: { id: number; doc_id: string }) => [Number(row.id), row.doc_id]))
     const exact = all.map((v, i) => ({ doc: `big-${i}`, d: cosineDistance(query, v) })).sort((a, b) => a.d - b.d)
     expect(near.map((hit) => docOf.get(hit.chunkId))).toEqual(exact.slice(0, 10).map((e) => e.doc))
-    expect(store.cache.bytesUsed).toBe(0)
+    expect(store.cache.usedBytes).toBe(0)
     expect(store.vectorMemoryBytes()).toBe(0)
   })
 })

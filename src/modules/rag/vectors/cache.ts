@@ -221,8 +221,8 @@ export class VectorCache {
 
   constructor(readonly options: VectorCacheOptions = DEFAULT_VECTOR_CACHE) {}
 
-  /** Bytes the cached matrices take (what the budget counts). */
-  get bytesUsed(): number {
+  /** Bytes the cached matrices take, in all (Prometheus: uagent_vector_cache_bytes). */
+  get usedBytes(): number {
     return this.bytes
   }
 

@@ -119,14 +119,19 @@ export class PostgresRagStore implements RagStore {
     return this.vectorPath.cache
   }
 
-  /** Which path serves vector search: 'pgvector' (in the database) or 'memory' (this server's copies). */
-  get vectorSearch(): PostgresVectorSearch {
+  /** Which path serves vector search: 'pgvector' (in the database) or 'in-memory' (this server's copies). */
+  get vectorSearchPath(): PostgresVectorSearch {
     return this.vectorPath.kind
   }
 
   /** Why this path serves (one sentence), once prepareVectors() ran. */
   get vectorSearchReason(): string {
-    return this.vectorSetup?.reason ?? 'pgvector not looked for yet'
+    return this.vectorSetup?.reason ?? 'pgvector not looked for yet (the server looks at start)'
+  }
+
+  /** What /health (connections.vectorSearch) and /system/info (vectorSearch) say of it (see app.ts vectorSearchState). */
+  vectorSearch(): { path: PostgresVectorSearch; reason: string } {
+    return { path: this.vectorSearchPath, reason: this.vectorSearchReason }
   }
 
   /** Bytes of vectors this server holds in memory for search (Prometheus: uagent_vector_memory_bytes). */

@@ -29,7 +29,7 @@ export type VersionOf = (collectionId: number) => Promise<{ version: number; chu
  * document written through another server is found (or gone) within a second.
  */
 export class MemoryVectors implements VectorPath {
-  readonly kind = 'memory' as const
+  readonly kind = 'in-memory' as const
   readonly cache: VectorCache
   /** The version each cached matrix holds. */
   private readonly loaded = new Map<number, number>()
@@ -47,7 +47,7 @@ export class MemoryVectors implements VectorPath {
   }
 
   bytesUsed(): number {
-    return this.cache.bytesUsed
+    return this.cache.usedBytes
   }
 
   insertValue(vector: Float32Array): Uint8Array {

@@ -37,7 +37,7 @@ const BUILD_MEMORY = '1GB'
 
 /** Why the server serves from memory, or that it serves with pgvector. */
 export interface PgvectorSetup {
-  kind: 'pgvector' | 'memory'
+  kind: 'pgvector' | 'in-memory'
   /** One sentence: what the server found (for the start-up line, /health and /system/info). */
   reason: string
   /** pgvector's version, when it serves. */
@@ -79,7 +79,7 @@ export async function preparePgvector(sql: Postgres, log: (line: string) => void
   let installed = await version()
   if (!installed) {
     const [available] = await sql`SELECT default_version FROM pg_available_extensions WHERE name = 'vector'`
-    if (!available) return { kind: 'memory', reason: 'the vector extension (pgvector) is not installed on the PostgreSQL server' }
+    if (!available) return { kind: 'in-memory', reason: 'the vector extension (pgvector) is not installed on the PostgreSQL server' }
     try {
       await sql.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${SETUP_LOCK})`
@@ -87,10 +87,10 @@ export async function preparePgvector(sql: Postgres, log: (line: string) => void
       })
     } catch (error) {
       const message = (error as Error).message.replace(/\s+/g, ' ').trim()
-      return { kind: 'memory', reason: `pgvector ${available.default_version} is installed but this role may not create the extension (${message}); a superuser can, once: CREATE EXTENSION vector` }
+      return { kind: 'in-memory', reason: `pgvector ${available.default_version} is installed but this role may not create the extension (${message}); a superuser can, once: CREATE EXTENSION vector` }
     }
     installed = await version()
-    if (!installed) return { kind: 'memory', reason: 'the vector extension could not be created' }
+    if (!installed) return { kind: 'in-memory', reason: 'the vector extension could not be created' }
     log(`pgvector ${installed}: CREATE EXTENSION vector done in this database`)
   }
   try {
@@ -101,7 +101,7 @@ export async function preparePgvector(sql: Postgres, log: (line: string) => void
     })
   } catch (error) {
     const message = (error as Error).message.replace(/\s+/g, ' ').trim()
-    return { kind: 'memory', reason: `pgvector ${installed} is there but rag_vectors could not get its vector column (${message}); start a server whose role owns the tables once` }
+    return { kind: 'in-memory', reason: `pgvector ${installed} is there but rag_vectors could not get its vector column (${message}); start a server whose role owns the tables once` }
   }
   const converted = await convertVectors(sql, log)
   if (converted) log(`pgvector: ${converted} vector(s) stored before the extension was there moved into rag_vectors.vec`)

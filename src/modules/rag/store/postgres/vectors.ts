@@ -2,7 +2,7 @@ import type { CollectionRow } from '../../store'
 import type { Matrix, VectorCache } from '../../vectors/cache'
 
 /** Which path serves a PostgreSQL store's vector search: pgvector in the database, or the server's memory. */
-export type PostgresVectorSearch = 'pgvector' | 'memory'
+export type PostgresVectorSearch = 'pgvector' | 'in-memory'
 
 /**
  * Where a PostgreSQL store's vectors live and how they are searched: in rag_vectors' `embedding`
