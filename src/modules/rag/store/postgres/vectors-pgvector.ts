@@ -130,13 +130,20 @@ export async function preparePgvector(sql: Postgres, log: (line: string) => void
     const message = (error as Error).message.replace(/\s+/g, ' ').trim()
     return { kind: 'in-memory', reason: `pgvector ${installed} is there but rag_vectors could not get its vector column (${message}); start a server whose role owns the tables once` }
   }
-  const converted = await convertVectors(sql, log)
-  if (converted) log(`pgvector: ${converted} vector(s) stored before the extension was there moved into rag_vectors.vec`)
+  // Once every vector was in `vec` (rag_vector_layout says so), nothing more is looked for: the
+  // look through rag_vectors reads all of it (seconds at a million rows).
+  const [layout] = await sql`SELECT value FROM rag_vector_layout WHERE name = 'vectors'`
+  if (layout?.value !== 'pgvector') {
+    const converted = await convertVectors(sql, log)
+    if (converted) log(`pgvector: ${converted} vector(s) stored before the extension was there moved into rag_vectors.vec`)
+    await sql`INSERT INTO rag_vector_layout (name, value, changed_at) VALUES ('vectors', 'pgvector', ${new Date().toISOString()})
+      ON CONFLICT (name) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at`
+  }
   // Indexes of collections deleted since (a server stopped before it dropped them): they index nothing.
   for (const row of await sql`SELECT i.relname FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid
       WHERE x.indrelid = 'rag_vectors'::regclass AND i.relname ~ '^rag_vectors_hnsw_[0-9]+$'
         AND NOT EXISTS (SELECT 1 FROM rag_collections c WHERE 'rag_vectors_hnsw_' || c.id = i.relname)`) {
-    await sql.unsafe(`DROP INDEX IF EXISTS ${String(row.relname).replace(/[^a-z0-9_]/g, '')}`).catch(() => {})
+    await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${String(row.relname).replace(/[^a-z0-9_]/g, '')}`).catch(() => {})
   }
   return { kind: 'pgvector', reason: `pgvector ${installed}: vectors are searched in the database (an HNSW index over halfvec per collection of more than ${INDEX_MIN_ROWS} chunks, candidates rescored exactly; smaller ones exactly)`, version: installed }
 }
@@ -232,7 +239,8 @@ export class PgvectorVectors implements VectorPath {
     clearTimeout(this.timers.get(collectionId))
     this.timers.delete(collectionId)
     void (this.building.get(collectionId) ?? Promise.resolve())
-      .then(() => this.sql.unsafe(`DROP INDEX IF EXISTS ${indexName(collectionId)}`))
+      // CONCURRENTLY: a plain DROP INDEX locks rag_vectors for every collection until it is done.
+      .then(() => this.sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${indexName(collectionId)}`))
       .catch(() => {})
   }
 
