@@ -19,6 +19,7 @@ import { auditEvents } from './041_audit_events'
 import { singleSignOn } from './044_single_sign_on'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
+import { chatEveryDay } from './080_chat_every_day'
 import type { Database } from 'bun:sqlite'
 
 export interface Migration {
@@ -49,6 +50,7 @@ export const MIGRATIONS: Migration[] = [
   singleSignOn,
   agentTaskRoles,
   collectionShares,
+  chatEveryDay,
 ]
 
 /**

@@ -4,11 +4,18 @@ import type { RateLimiter } from '../../core/rate-limit'
 import type { AuthService } from '../auth/service'
 import { ErrorResponse } from '../system/model'
 import { Conversation, ConversationParams, ConversationsQuery, ConversationsResponse, DeletedResponse, OwnerQuery, RenameRequest } from './model'
+import type { ConversationFiles } from './files'
+import { searchTerms } from './search'
 import type { ConversationStore } from './store'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse }
 
-export function conversationsModule(store: ConversationStore, auth: AuthService, limiter: RateLimiter) {
+/** What the listing adds when the app has it: the files deleted with a conversation. */
+export interface ConversationsExtras {
+  files?: ConversationFiles
+}
+
+export function conversationsModule(store: ConversationStore, auth: AuthService, limiter: RateLimiter, extras: ConversationsExtras = {}) {
   return new Elysia({ name: 'module:conversations', prefix: '/conversations', tags: ['Conversations'] })
     .use(authPlugin(auth, limiter))
     .get(
@@ -16,14 +23,20 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
       async ({ query, principal }) => {
         const limit = query.limit ?? 50
         const offset = query.offset ?? 0
-        const { conversations, total } = await store.list(actingUserId(principal, query.userId), limit, offset)
-        return { conversations, total, hasMore: offset + conversations.length < total }
+        const userId = actingUserId(principal, query.userId)
+        const { conversations, total } = query.q !== undefined ? await store.search(userId, searchTerms(query.q), limit, offset) : await store.list(userId, limit, offset)
+        const own = userId === principal.user.id ? { id: userId, email: principal.user.email } : undefined
+        return {
+          conversations: conversations.map((conversation) => ({ ...conversation, access: 'owner' as const, ...(own ? { owner: own } : {}) })),
+          total,
+          hasMore: offset + conversations.length < total,
+        }
       },
       {
         auth: true,
         query: ConversationsQuery,
         response: { 200: ConversationsResponse, ...errors },
-        detail: { summary: 'Your conversations, newest activity first (limit 1..100, offset)' },
+        detail: { summary: 'Your conversations, newest activity first (limit 1..100, offset); with q, those holding its words, each with a match excerpt' },
       },
     )
     .get('/:id', ({ params, query, principal }) => store.get(params.id, actingUserId(principal, query.userId)), {
@@ -44,7 +57,10 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
     .delete(
       '/:id',
       async ({ params, query, principal }) => {
-        await store.delete(params.id, actingUserId(principal, query.userId))
+        const userId = actingUserId(principal, query.userId)
+        // Its files first: a conversation is deleted only once they are gone (a failure leaves both, to try again).
+        if (extras.files && (await store.ownerOf(params.id)) === userId) await extras.files.removeAll(userId, params.id)
+        await store.delete(params.id, userId)
         return { success: true, id: params.id }
       },
       {
