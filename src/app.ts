@@ -53,9 +53,17 @@ import { ragModule } from './modules/rag'
 import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
 import { PostgresRagStore } from './modules/rag/store.postgres'
+import { DEFAULT_VECTOR_CACHE } from './modules/rag/vectors/cache'
+import { SqliteRagStore } from './modules/rag/store/sqlite'
+import { DEFAULT_VECTOR_INDEX } from './modules/rag/store/sqlite/vector-index'
+import type { VectorSearchInfo } from './modules/system/service'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
+import { assistantsModule } from './modules/assistants'
+import { AssistantService } from './modules/assistants/service'
+import { SqliteAssistantStore } from './modules/assistants/store.sqlite'
+import { PostgresAssistantStore } from './modules/assistants/store.postgres'
 import { UploadService } from './modules/rag/documents/uploads'
 import { ingestJobsModule } from './modules/rag/jobs'
 import { IngestJobService } from './modules/rag/jobs/service'
@@ -179,6 +187,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Assistants: shared presets, used by chat, /v1, MCP and agent tasks with the caller's rights. */
+  assistants: AssistantService
   /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
   ingestJobs: IngestJobService
   speech: SpeechService
@@ -294,11 +304,29 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt,
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
+    // Read when asked (the knowledge base is made below).
+    vectorSearch: () => vectorSearchState(rag.store),
   })
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  // The memory the exact in-memory copy of vectors may use (UAGENT_VECTOR_CACHE_MB).
+  const vectorCache = { minRows: DEFAULT_VECTOR_CACHE.minRows, budgetBytes: config.vectorCacheMb * 1024 * 1024 }
+  // Large SQLite collections' approximate indexes (UAGENT_ANN_MIN_CHUNKS, UAGENT_VECTOR_INDEX).
+  const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, log }
+  const rag = new RagService<RagStore>({
+    db,
+    ...(postgres ? { store: new PostgresRagStore(postgres) } : {}),
+    embedder: models.embedder,
+    generator: models.generator,
+    storage,
+    vectorCache,
+    ...(postgres ? {} : { vectorIndex }),
+  })
+  if (rag.store instanceof SqliteRagStore) {
+    const { path, reason } = rag.store.indexes.state()
+    if (!inMemory) log(path === 'usearch' ? `Vector search: collections of ${config.annMinChunks} chunks or more through an approximate index (usearch), others exactly` : `Vector search: exact for every collection (${reason})`)
+  }
   if (postgres && redis && rag.store instanceof PostgresRagStore) {
     const store = rag.store
     store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
@@ -306,7 +334,7 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool, () => vectorSearchState(rag.store))
   poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -419,13 +447,23 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, assistants: null as unknown as AssistantService, log }
+  services.assistants = new AssistantService({
+    store: postgres ? new PostgresAssistantStore(postgres) : new SqliteAssistantStore(db),
+    rag: () => services.rag,
+    collectionSharing: () => new CollectionSharing(services.rag.resolver, services.audit),
+    tools: () => services.tools,
+    generator: () => services.chat.generator(),
+    grounding: () => services.chat.grounding,
+    audit,
+  })
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
     generator: () => services.chat.generator(),
     embedder: () => services.models.embedder(),
     rag: () => services.rag,
+    assistants: () => services.assistants,
     startedAt: Math.floor(Date.now() / 1000),
   })
   return services
@@ -503,6 +541,8 @@ export function buildApp(services: Services) {
   const library = new DocumentLibrary(rag)
   const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes, (userId, ref) => library.writable(userId, ref))
   chat.grounding ??= new CollectionGrounding(rag, library)
+  chat.assistants ??= services.assistants
+  agents.assistants ??= services.assistants
   rag.audit ??= services.audit
   const sharing = new CollectionSharing(rag.resolver, services.audit)
   // Chat for every day (docs/chat.md): a conversation's files, and who reaches a conversation.
@@ -576,10 +616,11 @@ export function buildApp(services: Services) {
     .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
+    .use(assistantsModule(services.assistants, auth, limiter, addressOf))
     .use(
       mcpModule(
         // Only the plugins' own actions are served: a registered server's tools are not passed on.
-        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents }), log }),
+        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents, assistants: services.assistants }), log }),
         services.mcp,
         auth,
         limiter,
@@ -606,3 +647,14 @@ export function createApp(options: AppOptions = {}) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * Which path serves vector search and the memory it uses (SystemDeps.vectorSearch, the Prometheus
+ * gauges): SQLite's index state; another store's own when it reports one (`vectorSearch()`).
+ */
+function vectorSearchState(store: RagStore): VectorSearchInfo {
+  const cache = { cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
+  if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache }
+  const own = (store as { vectorSearch?: () => Omit<VectorSearchInfo, 'cacheBytes' | 'cacheBudgetBytes'> }).vectorSearch
+  return { path: 'in-memory', ...(own ? own.call(store) : {}), ...cache }
+}

@@ -19,8 +19,10 @@ import { auditEvents } from './041_audit_events'
 import { singleSignOn } from './044_single_sign_on'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
+import { ragVectorIndex } from './050_rag_vector_index'
 import { chatEveryDay } from './080_chat_every_day'
 import type { Database } from 'bun:sqlite'
+import { assistants } from './070_assistants'
 
 export interface Migration {
   version: number
@@ -50,6 +52,8 @@ export const MIGRATIONS: Migration[] = [
   singleSignOn,
   agentTaskRoles,
   collectionShares,
+  ragVectorIndex,
+  assistants,
   chatEveryDay,
 ]
 

@@ -6,6 +6,7 @@ import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } f
 import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import { titleFrom } from '../conversations/service'
+import { conversationAssistant } from '../conversations/store'
 import type { Conversation, ConversationStore, Message, NewMessage } from '../conversations/store'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
@@ -17,6 +18,24 @@ export interface ChatInput {
   conversationId?: string | null
   /** Collections to ground the reply in (extension). */
   collections?: string[]
+  /** An assistant reference: its instructions, collections and temperature shape the reply (issue 55). */
+  assistant?: string | null
+}
+
+/** An assistant as chat uses it (AssistantService.persona): what the caller may read of it, now. */
+export interface ChatPersona {
+  id: string
+  name: string
+  instructions: string
+  /** Its collections the caller can read, as collection references. */
+  collections: string[]
+  collectionsSkipped: number
+  temperature: number | null
+}
+
+/** Finds assistants for chat (set by the app; chat works without it, but not with `assistant`). */
+export interface AssistantDirectory {
+  persona(userId: string, ref: string): Promise<ChatPersona>
 }
 
 /**
@@ -57,6 +76,10 @@ export interface ChatResponse {
     /** The stored user message's and reply's ids. */
     messageId?: string
     replyId?: string
+    /** The assistant the reply came from. */
+    assistant?: { id: string; name: string }
+    /** How many of the assistant's collections the caller cannot read (left out; never named). */
+    collectionsSkipped?: number
   }
 }
 
@@ -74,6 +97,11 @@ export interface Exchange {
   startedAt: number
   /** For a reply grounded in collections: the passages given to the model. */
   sources?: (GroundingSource & { file?: boolean })[]
+  /** The assistant answering, and how many of its collections were left out. */
+  assistant?: { id: string; name: string }
+  collectionsSkipped?: number
+  /** What to generate with: the reply budget, and the assistant's temperature when it has one. */
+  options: GenerateOptions
   /** Stores the user message and the reply (as far as it got) and returns the response. */
   finish(reply: string, options?: { cancelled?: boolean; error?: string }): Promise<ChatResponse>
 }
@@ -91,6 +119,8 @@ export class ChatService {
   grounding: Grounding | null = null
   /** The files attached to conversations; set by the app. */
   files: ConversationFilesLookup | null = null
+  /** Finds assistants (`assistant` in a request); set by the app. */
+  assistants: AssistantDirectory | null = null
 
   constructor(private readonly deps: ChatDeps) {}
 
@@ -114,7 +144,9 @@ export class ChatService {
     const history: ChatMessage[] = (rework?.history ?? existing?.messages ?? [])
       .filter((m) => m.role !== 'system' && m.content)
       .map((m) => ({ role: m.role, content: m.content }))
-    const collections = [...new Set(input.collections ?? [])]
+    const persona = await this.personaFor(input.userId, input.assistant, existing?.messages)
+    const requested = [...new Set(input.collections ?? [])]
+    const collections = [...new Set([...(persona?.collections ?? []), ...requested])]
     // The conversation's own files ground its replies too (once one is ready).
     const files = existing && this.files ? await this.files.groundingCollection(existing.userId, existing.id) : null
     let grounded: Awaited<ReturnType<Grounding['ground']>> | null = null
@@ -124,7 +156,7 @@ export class ChatService {
       grounded = await this.grounding.ground(input.userId, files ? [...collections, files] : collections, userMessage, earlierQuestions, generator)
     }
     const context = grounded?.context ? [input.context?.trim(), grounded.context].filter(Boolean).join('\n\n') : input.context
-    const { messages, promptTokens } = await assemblePrompt(generator, { context, history, message: userMessage, optimized })
+    const { messages, promptTokens } = await assemblePrompt(generator, { context, history, message: userMessage, optimized, ...(persona?.instructions.trim() ? { instructions: persona.instructions } : {}) })
     const conversationId = existing?.id ?? randomUUID()
     // Nothing relevant in the collections: the reply says so rather than letting a model answer
     // from nowhere. (A conversation's files alone that hold nothing relevant: the model answers
@@ -137,13 +169,18 @@ export class ChatService {
     const replaced = rework
       ? (stored: NewMessage[]) => conversations.replaceFrom(conversationId, rework.fromId, rework.storeUser ? stored : stored.slice(1))
       : null
+    const assistant = persona ? { id: persona.id, name: persona.name } : undefined
+    const withAssistant = persona ? { assistant: assistant!, collectionsSkipped: persona.collectionsSkipped } : {}
+    const maxTokens = replyBudget(generator)
     return {
       conversationId,
       model: generator.id,
       generator: replier,
       ...(sources ? { sources } : {}),
       messages,
-      maxTokens: replyBudget(generator),
+      maxTokens,
+      options: { maxTokens, ...(persona?.temperature != null ? { temperature: persona.temperature } : {}) },
+      ...withAssistant,
       promptTokens,
       optimized,
       userMessage,
@@ -151,7 +188,13 @@ export class ChatService {
       finish: async (reply, options = {}) => {
         const completionTokens = await generator.countTokens(reply)
         const stored: NewMessage[] = [
-          { ...(rework?.keepUserId ? { id: rework.keepUserId } : {}), role: 'user', content: input.message, tokens: promptTokens, metadata: optimized ? { optimizedPrompt: userMessage } : undefined },
+          {
+            ...(rework?.keepUserId ? { id: rework.keepUserId } : {}),
+            role: 'user',
+            content: input.message,
+            tokens: promptTokens,
+            metadata: optimized || assistant ? { ...(optimized ? { optimizedPrompt: userMessage } : {}), ...(assistant ? { assistant } : {}) } : undefined,
+          },
           {
             role: 'assistant',
             content: reply,
@@ -159,7 +202,8 @@ export class ChatService {
             metadata: {
               model: generator.id,
               ...(sources ? { sources } : {}),
-              ...(collections.length ? { collections } : {}),
+              ...(requested.length ? { collections: requested } : {}),
+              ...(assistant ? { assistant } : {}),
               ...(options.cancelled ? { cancelled: true } : {}),
               ...(options.error ? { error: options.error } : {}),
             },
@@ -184,6 +228,7 @@ export class ChatService {
             ...(sources ? { sources } : {}),
             ...(messageId ? { messageId } : {}),
             ...(replyId ? { replyId } : {}),
+            ...withAssistant,
           },
         }
       },
@@ -228,8 +273,21 @@ export class ChatService {
   /** POST /chat: the whole reply at once. */
   async chat(input: ChatInput, signal?: AbortSignal): Promise<ChatResponse> {
     const exchange = await this.prepare(input)
-    const result = await exchange.generator.generate(exchange.messages, { maxTokens: exchange.maxTokens }, signal)
+    const result = await exchange.generator.generate(exchange.messages, exchange.options, signal)
     return exchange.finish(result.text, { cancelled: result.finishReason === 'cancelled' })
+  }
+
+  /**
+   * The assistant of an exchange: the one the conversation started with (a request naming another
+   * is a 400), else the one the request names; resolved with the caller's rights at every request.
+   */
+  private async personaFor(userId: string, ref: string | null | undefined, history: { metadata?: Record<string, unknown> }[] | undefined): Promise<ChatPersona | null> {
+    const kept = history ? conversationAssistant(history) : null
+    if (!ref && !kept) return null
+    if (!this.assistants) throw new AppError('VALIDATION_ERROR', 'assistant: this server has no assistants')
+    const persona = await this.assistants.persona(userId, ref || kept!.id)
+    if (kept && persona.id !== kept.id) throw new AppError('VALIDATION_ERROR', `assistant: this conversation is with the assistant ${kept.name}; start a new conversation to talk to ${persona.name}`)
+    return persona
   }
 }
 

@@ -66,7 +66,7 @@ export function conversationActionsModule(deps: ConversationActionsDeps) {
   const answer = async (exchange: Exchange, request: Request, set: { headers: Record<string, unknown> }, route: string): Promise<ChatResponseBody> => {
     // A Response is sent as it is (the schema describes the JSON answer).
     if (wantsEvents(request)) return streamReply(exchange, set, request, log, route) as unknown as ChatResponseBody
-    const result = await exchange.generator.generate(exchange.messages, { maxTokens: exchange.maxTokens }, request.signal)
+    const result = await exchange.generator.generate(exchange.messages, exchange.options, request.signal)
     const response = await exchange.finish(result.text, { cancelled: result.finishReason === 'cancelled' })
     recordUsage(request, usageOfChat(response))
     return response

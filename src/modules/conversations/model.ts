@@ -16,6 +16,7 @@ export const Conversation = t.Object({
   messages: t.Array(Message),
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),
+  assistant: t.Optional(t.Object({ id: t.String(), name: t.String() }, { description: 'The assistant this conversation is with' })),
 })
 
 export const ConversationsQuery = t.Object({

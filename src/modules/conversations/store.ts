@@ -18,6 +18,8 @@ export interface Conversation {
   messages: Message[]
   createdAt: string
   updatedAt: string
+  /** The assistant the conversation is with (kept in its messages' metadata). */
+  assistant?: { id: string; name: string }
 }
 
 /** A conversation found by a search, with the excerpt that matched. */
@@ -114,7 +116,19 @@ export function toMessage(row: MessageRow): Message {
 }
 
 export function toConversation(row: ConversationRow, messages: Message[]): Conversation {
-  return { id: row.id, userId: row.user_id, title: row.title, messages, createdAt: row.created_at, updatedAt: row.updated_at }
+  const conversation: Conversation = { id: row.id, userId: row.user_id, title: row.title, messages, createdAt: row.created_at, updatedAt: row.updated_at }
+  const assistant = conversationAssistant(messages)
+  if (assistant) conversation.assistant = assistant
+  return conversation
+}
+
+/** The assistant a conversation started with: the first message that names one (`metadata.assistant`). */
+export function conversationAssistant(messages: { metadata?: Record<string, unknown> }[]): { id: string; name: string } | null {
+  for (const message of messages) {
+    const found = message.metadata?.assistant as { id?: unknown; name?: unknown } | undefined
+    if (found && typeof found.id === 'string' && typeof found.name === 'string') return { id: found.id, name: found.name }
+  }
+  return null
 }
 
 export function deletedMeanwhile(conversationId: string): string {

@@ -8,13 +8,16 @@ import { UpstreamGenerator } from '../../ml/upstream'
 import { answerPrompt, answerQuestion } from '../rag/answer/answer'
 import { collectionRef, type RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
+import { ASSISTANT_MODEL_PREFIX, type AssistantService } from '../assistants/service'
 import type { ChatCompletion } from './model'
-import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
+import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, systemInstructions, toChatMessages, wantsTools } from './request'
 
 export interface OpenAiDeps {
   generator: () => Promise<Generator>
   embedder: () => Promise<Embedder>
   rag: () => RagService<RagStore>
+  /** Assistants answer as `assistant:<owner email>/<name>` models (absent: no such models). */
+  assistants?: () => AssistantService
   /** Unix seconds: the `created` of the engines. */
   startedAt: number
 }
@@ -41,7 +44,7 @@ export interface Source {
 /** A chat completion, resolved and checked, not yet run. */
 export type CompletionPlan =
   | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
-  | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
+  | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; instructions: string; options: GenerateOptions; includeUsage: boolean }
   | { kind: 'relay'; model: string; generator: UpstreamGenerator; body: Record<string, unknown> }
 
 export type ChatCompletionObject = Static<typeof ChatCompletion>
@@ -88,6 +91,9 @@ export class OpenAiService {
     for (const collection of (await this.deps.rag().listCollections(userId)).collections) {
       models.push({ id: `${RAG_PREFIX}${collectionRef(collection)}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: collection.owner.id })
     }
+    for (const assistant of (await this.deps.assistants?.().models(userId)) ?? []) {
+      models.push({ id: assistant.id, object: 'model', created: assistant.created, owned_by: assistant.owner })
+    }
     return models
   }
 
@@ -107,8 +113,9 @@ export class OpenAiService {
       const label = `${RAG_PREFIX}${await this.reachableCollection(userId, collection, body.model)}`
       if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers from a collection and cannot call tools`, 'tools')
       const question = lastQuestion(body)
-      return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
+      return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), instructions: systemInstructions(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
     }
+    if (body.model.startsWith(ASSISTANT_MODEL_PREFIX) && this.deps.assistants) return this.assistantPlan(userId, body, includeUsage, tools)
     const generator = await this.deps.generator()
     if (body.model !== generator.id) await this.explainUnknown(body.model, 'chat')
     if (tools) {
@@ -122,6 +129,29 @@ export class OpenAiService {
       return { kind: 'relay', model: body.model, generator, body: relayBody(body) }
     }
     return { kind: 'engine', model: body.model, generator, messages: toChatMessages(body), options: generateOptions(body, replyBudget(generator)), includeUsage }
+  }
+
+  /**
+   * `assistant:<ref>`: the assistant's instructions and its collections' passages (those the caller
+   * can read) before the conversation; its temperature unless the request sets one. 404 (an unknown
+   * model) for an assistant the caller cannot use.
+   */
+  private async assistantPlan(userId: string, body: CompletionRequest, includeUsage: boolean, tools: boolean): Promise<CompletionPlan> {
+    const assistants = this.deps.assistants!()
+    const ref = body.model.slice(ASSISTANT_MODEL_PREFIX.length)
+    let persona
+    try {
+      persona = await assistants.persona(userId, ref)
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(body.model, `you have no assistant "${ref}" (your own or one shared with you)`)
+      throw error
+    }
+    if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers as an assistant and does not relay tools`, 'tools')
+    const generator = await this.deps.generator()
+    const { messages } = await assistants.prompt(persona, userId, toChatMessages(body), generator)
+    const options = generateOptions(body, replyBudget(generator))
+    if (options.temperature === undefined && persona.temperature !== null) options.temperature = persona.temperature
+    return { kind: 'engine', model: body.model, generator, messages, options, includeUsage }
   }
 
   /** A non-streamed completion: the `chat.completion` object (a relayed one is the model server's own). */
@@ -238,13 +268,13 @@ export class OpenAiService {
 
   /** A grounded answer from the collection, cut by `stop` and `max_tokens` as a generated reply would be. */
   private async ragAnswer(plan: Extract<CompletionPlan, { kind: 'rag' }>) {
-    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
+    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, instructions: plan.instructions, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
     const pieces = textPieces(applyStops(result.answer, plan.options.stop))
     const limit = plan.options.maxTokens ?? Number.POSITIVE_INFINITY
     const text = pieces.slice(0, limit).join('')
     const generator = await this.deps.rag().generator()
     const passages = (result.context ?? []).map((c) => ({ id: c.source, content: c.content, score: c.confidence, metadata: {} }))
-    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages, plan.conversation)) : 0
+    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages, plan.conversation, plan.instructions)) : 0
     return {
       text,
       finishReason: pieces.length > limit ? ('length' as const) : ('stop' as const),

@@ -1,7 +1,8 @@
 import type { Postgres } from '../../../db/postgres'
 import type { CollectionRow } from '../store'
 import { collectionRow } from '../collection-row.postgres'
-import { type AccessibleRow, type AccessStore, type Candidates, highestPerCollection, highestRole, isAdminRoles, reachesUser, type ParsedRef, type Reached, type ShareEntry, type SharedRow, type ShareRole, shareView, type ShareView } from './store'
+import { PostgresShareList } from '../../access/shares.postgres'
+import { type AccessibleRow, type AccessStore, type Candidates, COLLECTION_SHARES, highestPerCollection, highestRole, reachesUser, type ParsedRef, type Reached, type ShareRole } from './store'
 
 const COLUMNS = 'c.id, c.public_id, c.user_id, c.name, c.embedder, c.dimensions, c.created_at, c.version'
 /** What candidates() reads beside each row: the collection's keyword statistics, which a search needs next (see CollectionRowsSeen). */
@@ -26,11 +27,13 @@ export interface CollectionRowsSeen {
 }
 
 /** Access lists in PostgreSQL (see AccessStore). */
-export class PostgresAccessStore implements AccessStore {
+export class PostgresAccessStore extends PostgresShareList implements AccessStore {
   constructor(
-    private readonly sql: Postgres,
+    sql: Postgres,
     private readonly seen?: CollectionRowsSeen,
-  ) {}
+  ) {
+    super(sql, COLLECTION_SHARES)
+  }
 
   /**
    * One round trip for every form (a request naming a shared collection costs what one naming your
@@ -57,11 +60,11 @@ export class PostgresAccessStore implements AccessStore {
     const own = at(1)[0]
     if (own) return { own: collectionRow(own), byId: null, byOwner: null, shared: [] }
     const reached = (found: Record<string, unknown>[]): Reached | null =>
-      found.length ? { collection: collectionRow(found[0]!), role: highestRole(found.map((row) => row.role as ShareRole | null).filter((role): role is ShareRole => role !== null)) } : null
+      found.length ? { row: collectionRow(found[0]!), role: highestRole(found.map((row) => row.role as ShareRole | null).filter((role): role is ShareRole => role !== null)) } : null
     const shared = highestPerCollection<CollectionRow & { owner_email: string; role: ShareRole }>(
       at(4).map((row: Record<string, unknown>) => ({ ...collectionRow(row), owner_email: row.owner_email as string, role: row.role as ShareRole })),
     )
-      .map(({ owner_email, role, ...collection }) => ({ collection, role, ownerEmail: owner_email }))
+      .map(({ owner_email, role, ...collection }) => ({ row: collection, role, ownerEmail: owner_email }))
       .sort((a, b) => (a.ownerEmail < b.ownerEmail ? -1 : 1))
     return { own: null, byId: reached(at(2)), byOwner: reached(at(3)), shared }
   }
@@ -69,11 +72,6 @@ export class PostgresAccessStore implements AccessStore {
   async byPublicId(publicId: string): Promise<CollectionRow | null> {
     const [row] = await this.sql.unsafe(`SELECT ${COLUMNS} FROM rag_collections c WHERE c.public_id = $1`, [publicId])
     return row ? collectionRow(row) : null
-  }
-
-  async isAdmin(userId: string): Promise<boolean> {
-    const [row] = await this.sql`SELECT roles FROM users WHERE id = ${userId}`
-    return isAdminRoles(row?.roles)
   }
 
   async accessible(userId: string): Promise<AccessibleRow[]> {
@@ -91,42 +89,5 @@ export class PostgresAccessStore implements AccessStore {
       ...highestPerCollection(shared.map((row: Record<string, unknown>) => ({ ...accessibleRow(row, row.role as ShareRole), role: row.role as ShareRole }))).map(({ role: _role, ...row }) => row),
     ]
     return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.owner_email < b.owner_email ? -1 : 1))
-  }
-
-  async owner(userId: string): Promise<{ id: string; email: string } | null> {
-    const [row] = await this.sql`SELECT id, email FROM users WHERE id = ${userId}`
-    return row ? { id: row.id, email: row.email } : null
-  }
-
-  async shares(collectionId: number): Promise<ShareView[]> {
-    const rows = await this.sql`
-      SELECT s.principal_type AS type, s.principal_id AS id, s.role, u.email, g.name
-      FROM rag_collection_shares s
-      LEFT JOIN users u ON s.principal_type = 'user' AND u.id = s.principal_id
-      LEFT JOIN groups g ON s.principal_type = 'group' AND g.id = s.principal_id
-      WHERE s.collection_id = ${collectionId} AND (s.principal_type = 'everyone' OR u.id IS NOT NULL OR g.id IS NOT NULL)
-      ORDER BY s.principal_type, coalesce(u.email, g.name, '')`
-    return rows.map(shareView)
-  }
-
-  async replaceShares(collectionId: number, entries: ShareEntry[]): Promise<void> {
-    const at = new Date().toISOString()
-    await this.sql.begin(async (tx) => {
-      await tx`DELETE FROM rag_collection_shares WHERE collection_id = ${collectionId}`
-      for (const entry of entries) {
-        await tx`INSERT INTO rag_collection_shares (collection_id, principal_type, principal_id, role, created_at)
-          VALUES (${collectionId}, ${entry.type}, ${entry.principalId}, ${entry.role}, ${at})`
-      }
-    })
-  }
-
-  async findUser(by: { id?: string; email?: string }): Promise<{ id: string; email: string } | null> {
-    const [row] = by.id !== undefined ? await this.sql`SELECT id, email FROM users WHERE id = ${by.id}` : await this.sql`SELECT id, email FROM users WHERE email = ${by.email ?? ''}`
-    return row ? { id: row.id, email: row.email } : null
-  }
-
-  async findGroup(by: { id?: string; name?: string }): Promise<{ id: string; name: string } | null> {
-    const [row] = by.id !== undefined ? await this.sql`SELECT id, name FROM groups WHERE id = ${by.id}` : await this.sql`SELECT id, name FROM groups WHERE name = ${by.name ?? ''}`
-    return row ? { id: row.id, name: row.name } : null
   }
 }
