@@ -24,6 +24,8 @@ import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
 import { ConversationResolver } from './modules/conversations/access'
+import { PostgresConversationLookup } from './modules/conversations/access.postgres'
+import { SqliteConversationLookup } from './modules/conversations/access.sqlite'
 import { conversationActionsModule } from './modules/conversations/actions'
 import { ConversationFiles } from './modules/conversations/files'
 import type { ConversationStore } from './modules/conversations/store'
@@ -548,7 +550,12 @@ export function buildApp(services: Services) {
   // Chat for every day (docs/chat.md): a conversation's files, and who reaches a conversation.
   const conversationFiles = new ConversationFiles(rag, library, uploads, services.ingestJobs)
   chat.files ??= conversationFiles
-  const conversationResolver = new ConversationResolver(conversations)
+  const conversationResolver = new ConversationResolver(
+    conversations,
+    services.postgres ? new PostgresConversationLookup(services.postgres) : new SqliteConversationLookup(services.db),
+    services.audit,
+  )
+  chat.conversationAccess ??= (userId, id) => conversationResolver.resolve(userId, id, 'owner')
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
@@ -609,7 +616,7 @@ export function buildApp(services: Services) {
     .use(ssoModule(services.sso, auth, limiter, audit, log))
     .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
-    .use(conversationsModule(conversations, auth, limiter, { files: conversationFiles }))
+    .use(conversationsModule(conversations, auth, limiter, { files: conversationFiles, resolver: conversationResolver }))
     .use(conversationActionsModule({ store: conversations, resolver: conversationResolver, chat, files: conversationFiles, auth, limiter, addressOf, prometheus, log }))
     .use(ragModule(rag, auth, limiter, library, sharing, addressOf))
     .use(documentsModule(rag, library, uploads, auth, limiter, addressOf))

@@ -21,6 +21,7 @@ import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 import { ragVectorIndex } from './050_rag_vector_index'
 import { chatEveryDay } from './080_chat_every_day'
+import { conversationShares } from './081_conversation_shares'
 import type { Database } from 'bun:sqlite'
 import { assistants } from './070_assistants'
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: Migration[] = [
   ragVectorIndex,
   assistants,
   chatEveryDay,
+  conversationShares,
 ]
 
 /**

@@ -121,6 +121,8 @@ export class ChatService {
   files: ConversationFilesLookup | null = null
   /** Finds assistants (`assistant` in a request); set by the app. */
   assistants: AssistantDirectory | null = null
+  /** Who may post to a conversation (its owner; a viewer of a shared one gets 403, anyone else 404); set by the app. */
+  conversationAccess: ((userId: string, conversationId: string) => Promise<unknown>) | null = null
 
   constructor(private readonly deps: ChatDeps) {}
 
@@ -137,6 +139,7 @@ export class ChatService {
     const { conversations } = this.deps
     const exists = this.deps.userExists(input.userId)
     if (!(exists instanceof Promise ? await exists : exists)) throw notFound(`User ${input.userId}`)
+    if (input.conversationId && !rework && this.conversationAccess) await this.conversationAccess(input.userId, input.conversationId)
     const existing = rework?.conversation ?? (input.conversationId ? await conversations.get(input.conversationId, input.userId) : null)
     const generator = await this.deps.generator()
     const optimized = input.optimizePrompt === true

@@ -16,6 +16,8 @@ import { attachment, conversationJson, conversationMarkdown, exportFileName } fr
 import type { ConversationFiles } from './files'
 import {
   Conversation,
+  ConversationAccessRequest,
+  ConversationAccessResponse,
   ConversationParams,
   EditRequest,
   ExportQuery,
@@ -33,6 +35,8 @@ import {
 import type { ConversationStore } from './store'
 
 type ChatResponseBody = typeof ChatResponse.static
+/** An access list as stored: every entry's role is viewer (the table's CHECK). */
+type AccessBody = typeof ConversationAccessResponse.static
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse }
 const STREAMED = 'multipart body, read as a stream by the handler'
@@ -198,6 +202,27 @@ export function conversationActionsModule(deps: ConversationActionsDeps) {
         params: FileParams,
         response: { 200: FileDeleted, ...errors },
         detail: { summary: 'Remove a file from a conversation' },
+      },
+    )
+    .get('/:id/access', async ({ params, principal }) => (await resolver.access(principal.user.id, params.id)) as AccessBody, {
+      auth: true,
+      params: ConversationParams,
+      response: { 200: ConversationAccessResponse, ...errors },
+      detail: { summary: "A conversation's owner and access list (its owner only)" },
+    })
+    .put(
+      '/:id/access',
+      async ({ params, body, principal, request }) =>
+        (await resolver.replaceAccess({ ...auditContextOf(request, principal, deps.addressOf), userId: principal.user.id }, params.id, body.shares)) as AccessBody,
+      {
+        auth: true,
+        params: ConversationParams,
+        body: ConversationAccessRequest,
+        response: { 200: ConversationAccessResponse, ...errors },
+        detail: {
+          summary:
+            'Share a conversation to read: replaces its access list (users by id or email, groups, everyone; role viewer). Viewers read, export and rate it; revocation counts at their next request',
+        },
       },
     )
     .get(

@@ -79,11 +79,19 @@ export class PostgresConversationStore implements ConversationStore {
    */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
     const hints = this.cache.ofUser(userId, Math.min(HINTS_PER_LIST, 2 * limit))
-    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0) AS total,
+    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0)
+          + (SELECT count(*) FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))) AS total,
         p.id, p.user_id, p.title, p.created_at, p.updated_at, p.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
         m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one
-      LEFT JOIN (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
+      LEFT JOIN (SELECT * FROM (
+          (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
+          UNION ALL
+          (SELECT * FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
+            ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
+        ) AS mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
       LEFT JOIN LATERAL (
         SELECT h.after FROM unnest(${hints.map(([id]) => id)}::text[], ${hints.map(([, entry]) => entry.revision)}::bigint[], ${hints.map(([, entry]) => entry.firstId)}::bigint[], ${hints.map(([, entry]) => entry.lastId)}::bigint[]) AS h(id, revision, first, after)
@@ -207,7 +215,8 @@ export class PostgresConversationStore implements ConversationStore {
       ),
       mine AS (
         SELECT c.id, c.updated_at FROM conversations c JOIN hit ON hit.id = c.id
-        WHERE c.user_id = ${userId} OR c.id IN (${this.sharedWith(userId)})
+        WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
       )
       SELECT id, count(*) OVER () AS total FROM mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
     let total = rows.length ? Number(rows[0]!.total) : 0
@@ -217,7 +226,8 @@ export class PostgresConversationStore implements ConversationStore {
           SELECT m.conversation_id AS id FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q
           UNION SELECT c.id FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
         )
-        SELECT count(*) AS n FROM conversations c JOIN hit ON hit.id = c.id WHERE c.user_id = ${userId} OR c.id IN (${this.sharedWith(userId)})`
+        SELECT count(*) AS n FROM conversations c JOIN hit ON hit.id = c.id WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
       total = Number(counted!.n)
     }
     const conversations = await this.withMessages(rows.map((row) => row.id))
@@ -243,11 +253,6 @@ export class PostgresConversationStore implements ConversationStore {
       LEFT JOIN messages m ON m.conversation_id = p.id AND m.id > COALESCE(k.after, 0)
       ORDER BY wanted.n, m.id`
     return this.conversationsOf(rows, new Map(hints))
-  }
-
-  /** The ids of conversations shared with the user (none until conversation shares exist). */
-  private sharedWith(_userId: string) {
-    return this.sql`SELECT NULL::text WHERE false`
   }
 
   async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {

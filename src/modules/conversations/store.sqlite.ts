@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
+import { reachesUser } from '../access/roles'
 import { fts5Query, matchExcerpt } from './search'
 import {
   type Conversation,
@@ -50,14 +51,23 @@ export class SqliteConversationStore implements ConversationStore {
     return toConversation(row, messages)
   }
 
-  /** Two queries, not one per conversation. */
+  /**
+   * Three queries, not one per conversation: the total, the page (the user's own and those shared
+   * with them, each side read in index order up to the page's end, then merged), their messages.
+   */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
-    const total = this.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM conversations WHERE user_id = ?').get(userId)!.n
+    const total = this.db
+      .query<{ n: number }, [string]>(`SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversations WHERE user_id <> ?1 AND id IN (${SHARED_WITH})) AS n`)
+      .get(userId)!.n
     const rows = this.db
-      .query<ConversationRow, [string, number, number]>(
-        'SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+      .query<ConversationRow, [string, number, number, number]>(
+        `SELECT * FROM (
+           SELECT * FROM (SELECT * FROM conversations WHERE user_id = ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2)
+           UNION ALL
+           SELECT * FROM (SELECT * FROM conversations WHERE user_id <> ?1 AND id IN (${SHARED_WITH}) ORDER BY updated_at DESC, id DESC LIMIT ?2)
+         ) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
       )
-      .all(userId, limit, offset)
+      .all(userId, limit + offset, limit, offset)
     return { total, conversations: this.withMessages(rows) }
   }
 
@@ -85,7 +95,7 @@ export class SqliteConversationStore implements ConversationStore {
         UNION SELECT c.id FROM conversations_fts t JOIN conversations c ON c.rowid = t.rowid WHERE conversations_fts MATCH ?1
       )
       SELECT c.* FROM conversations c JOIN hit ON hit.id = c.id
-      WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH})`
+      WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
     const total = this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n
     const rows = total > offset ? this.db.query<ConversationRow, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
     return { total, conversations: this.withMessages(rows).map((conversation) => ({ ...conversation, match: matchExcerpt(conversation, terms) })) }
@@ -175,8 +185,8 @@ export class SqliteConversationStore implements ConversationStore {
   }
 }
 
-/** The conversations shared with user ?2 (none until conversation shares exist: see ConversationShares). */
-const SHARED_WITH = 'SELECT NULL WHERE 0'
+/** The ids of the conversations shared with user ?1 (conversation_shares, migration 081). */
+const SHARED_WITH = `SELECT s.conversation_id FROM conversation_shares s WHERE ${reachesUser('?1')}`
 
 /** The model a stored reply names (`metadata.model`), or `unknown`. */
 export function modelOf(metadata: string | null): string {
