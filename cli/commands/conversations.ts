@@ -5,6 +5,7 @@ import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, keyValues, table } from '../output'
 import { integer } from '../parse'
 import { printSources, resolveConversation } from './chat'
+import { asInput, matches, printAccess, principalOf, type Share, type Target } from './rag-access'
 import { attachFiles, type ConversationFile } from './conversation-files'
 
 const path = (id: string, rest = '') => `/conversations/${encodeURIComponent(id)}${rest}`
@@ -197,5 +198,66 @@ export function registerConversations(program: Command): void {
         emit(command, body, () => console.log(keyValues([['removed', body.id]])))
       }),
     'uagent conversations detach 4f1c contract.pdf',
+  )
+  example(
+    conversations
+      .command('access <id>')
+      .description('Who may read a conversation of yours: its access list')
+      .action(async (ref: string, _options: unknown, command: Command) => {
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref)
+        const body = await client.json('GET', path(id, '/access'))
+        emit(command, body, () => printAccess(body))
+      }),
+    'uagent conversations access 4f1c',
+  )
+  example(
+    conversations
+      .command('share <id>')
+      .description('Let a group, a user or everyone read a conversation of yours (viewer: read, export, rate; never post)')
+      .option('--group <name>', 'a group, by name or id')
+      .option('--user <email>', 'a user, by email or id')
+      .option('--everyone', 'every user of this server')
+      .action(async (ref: string, options: Target, command: Command) => {
+        const principal = principalOf(options)
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref)
+        const current = await client.json('GET', path(id, '/access'))
+        const kept = (current.shares as Share[]).filter((share) => !matches(share, principal)).map(asInput)
+        const body = await client.json('PUT', path(id, '/access'), { shares: [...kept, { type: principal.type, ...principal.input, role: 'viewer' }] })
+        emit(command, body, () => {
+          console.log(`Shared ${id} with ${principal.type === 'everyone' ? 'everyone' : `${principal.type} ${principal.key}`} to read (link: /app/c/${id}).`)
+          printAccess(body)
+        })
+      }),
+    'uagent conversations share 4f1c --user bob@example.com',
+    'uagent conversations share 4f1c --group staff',
+  )
+  example(
+    conversations
+      .command('unshare <id>')
+      .description("Remove a group's, a user's or everyone's access to a conversation of yours (from their next request)")
+      .option('--group <name>', 'a group, by name or id')
+      .option('--user <email>', 'a user, by email or id')
+      .option('--everyone', 'the entry for every user')
+      .action(async (ref: string, options: Target, command: Command) => {
+        const principal = principalOf(options)
+        const client = new ApiClient(globals(command))
+        const id = await resolveConversation(client, ref)
+        const current = await client.json('GET', path(id, '/access'))
+        const shares = current.shares as Share[]
+        const kept = shares.filter((share) => !matches(share, principal))
+        const who = principal.type === 'everyone' ? 'everyone' : `${principal.type} ${principal.key}`
+        if (kept.length === shares.length) {
+          emit(command, current, () => console.log(`${id} was not shared with ${who}: nothing changed.`))
+          return
+        }
+        const body = await client.json('PUT', path(id, '/access'), { shares: kept.map(asInput) })
+        emit(command, body, () => {
+          console.log(`${who} can no longer read ${id} (from their next request).`)
+          printAccess(body)
+        })
+      }),
+    'uagent conversations unshare 4f1c --user bob@example.com',
   )
 }

@@ -75,4 +75,24 @@ describe('uagent chat --file | conversations search | regenerate | edit | rate |
     const plain = await live.run(['conversations', 'new'])
     expect(plain.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/)
   })
+
+  test('share, access, unshare: a viewer reads and exports from the CLI, cannot post (exit 1, FORBIDDEN); unshared, the next command is 404', async () => {
+    const bob = await server.userSession('viewer.bob@example.com')
+    const id = (await live.api('POST', '/chat', { message: 'Quarterly numbers for the harbour project' })).metadata.conversationId
+    const shared = await live.run(['conversations', 'share', id.slice(0, 8), '--user', 'viewer.bob@example.com'])
+    expect(shared.code).toBe(0)
+    expect(shared.stdout).toContain(`link: /app/c/${id}`)
+    expect(JSON.parse((await live.run(['--json', 'conversations', 'access', id])).stdout)).toEqual(await live.api('GET', `/conversations/${id}/access`))
+    expect((await live.run(['conversations', 'access', id])).stdout).toMatch(/user\s+viewer\.bob@example\.com\s+viewer/)
+    const asBob = { UAGENT_TOKEN: bob.accessToken }
+    const found = await live.run(['--json', 'conversations', 'search', 'harbour'], asBob)
+    expect(JSON.parse(found.stdout)).toMatchObject({ total: 1, conversations: [{ id, access: 'viewer', owner: { email: 'admin@example.com' } }] })
+    expect((await live.run(['conversations', 'export', id], asBob)).stdout).toContain('# Quarterly numbers for the harbour project')
+    const post = await live.run(['chat', '--no-stream', '--conversation', id, 'more please'], asBob)
+    expect(post.code).toBe(1)
+    expect(post.stderr).toContain('FORBIDDEN')
+    expect((await live.run(['conversations', 'unshare', id, '--user', 'viewer.bob@example.com'])).stdout).toContain('can no longer read')
+    const gone = await live.run(['conversations', 'show', id], asBob)
+    expect(gone.code).toBe(1)
+  })
 })
