@@ -639,7 +639,7 @@ export function buildApp(services: Services) {
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
     .use(groupsModule(services.groups, auth, limiter, addressOf))
     .use(auditModule(services.audit, auth, limiter))
-    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken, feedback: () => conversations.feedbackByModel() }))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken, feedback: () => conversations.feedbackByModel(), feedbackByAssistant: () => conversations.feedbackByAssistant() }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app

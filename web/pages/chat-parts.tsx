@@ -136,6 +136,14 @@ export function ConversationItem({ conversation, current, onOpen, onChanged }: {
         </form>
       </li>
     )
+  if (conversation.access === 'viewer')
+    return (
+      <li aria-current={current ? 'true' : undefined}>
+        <a href={`/app/c/${conversation.id}`} onClick={(event) => (event.preventDefault(), onOpen())} title={`${conversation.title} (shared by ${conversation.owner?.email})`}>
+          {conversation.title} <span class="muted small">· {conversation.owner?.email}</span>
+        </a>
+      </li>
+    )
   return (
     <li aria-current={current ? 'true' : undefined}>
       <a href={`/app/chat/${conversation.id}`} onClick={(event) => (event.preventDefault(), onOpen())} title={conversation.title}>

@@ -5,6 +5,7 @@ import { readEvents } from '../sse'
 import { type Collection, labelOf, refOf } from '../collections'
 import { ErrorText, useId } from '../ui'
 import { type Conversation, ConversationItem, type Message, MessageView, type Source, SourcePanel } from './chat-parts'
+import { ShareDialog } from './share-dialog'
 import { AttachButton, EditableMessage, ExportButtons, FileChips, type Rating, ReplyActions, useConversationFiles, useConversationSearch } from './chat-everyday'
 
 /** What a streamed exchange does: a new message, a new last reply, or an edited message answered again. */
@@ -24,6 +25,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   const [cited, setCited] = useState<{ source: Source; question: string } | null>(null)
   const [ratings, setRatings] = useState<Record<string, Rating>>({})
   const [dropping, setDropping] = useState(false)
+  const [sharing, setSharing] = useState(false)
   const streamedFor = useRef<string | null>(null)
   const bottom = useRef<HTMLDivElement>(null)
   const messageId = useId('message')
@@ -68,6 +70,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   useEffect(() => {
     setCited(null)
     setLoadError(null)
+    setSharing(false)
     // The conversation this page just streamed into is already on screen.
     if (conversationId && streamedFor.current === conversationId) return
     streamedFor.current = null
@@ -235,7 +238,22 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
           <div class="thread-bar">
             {readOnly && <span class="muted small">Shared with you by {shown?.owner?.email} · read only</span>}
             <ExportButtons conversationId={conversationId} />
+            {!readOnly && (
+              <button type="button" onClick={() => setSharing(true)}>
+                Share
+              </button>
+            )}
           </div>
+        )}
+        {sharing && conversationId && (
+          <ShareDialog
+            collection={conversationId}
+            label={shown?.title ?? 'this conversation'}
+            path={`/conversations/${conversationId}/access`}
+            roles={['viewer']}
+            help={`Viewers read, export and rate it at /app/c/${conversationId}; only you post to it.`}
+            onClose={() => setSharing(false)}
+          />
         )}
         <div class="messages" aria-live="polite">
           <ErrorText error={loadError} />

@@ -38,19 +38,34 @@ function asInput(entry: Entry) {
  * Who may use a collection: users (by email), groups and everyone, each with a role. Shown to its
  * owner, its managers and admins; saving replaces the whole list (PUT /rag/collections/{ref}/access).
  */
-export function ShareDialog({ collection, label, onClose }: { collection: string; label: string; onClose: () => void }) {
+export function ShareDialog({
+  collection,
+  label,
+  onClose,
+  path: accessPath,
+  roles = ROLES,
+  help = ROLE_HELP,
+}: {
+  collection: string
+  label: string
+  onClose: () => void
+  /** Another kind's access list (a conversation's): its path, the roles it takes and what they allow. */
+  path?: string
+  roles?: Role[]
+  help?: string
+}) {
   const [access, setAccess] = useState<Access | null>(null)
   const [entries, setEntries] = useState<Entry[]>([])
   const [groups, setGroups] = useState<string[]>([])
   const [type, setType] = useState<Share['type']>('group')
   const [who, setWho] = useState('')
-  const [role, setRole] = useState<Role>('viewer')
+  const [role, setRole] = useState<Role>(roles[0]!)
   const [saved, setSaved] = useState(false)
   const groupsId = useId('groups')
   const typeId = useId('share-type')
   const whoId = useId('share-who')
   const roleId = useId('share-role')
-  const path = `/rag/collections/${encodeURIComponent(collection)}/access`
+  const path = accessPath ?? `/rag/collections/${encodeURIComponent(collection)}/access`
   const load = useAction(async () => {
     const found = await api<Access>('GET', path)
     setAccess(found)
@@ -85,7 +100,7 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
         }
       >
         <ErrorText error={load.error} />
-        {access && <p class="muted small">Owner: {access.owner.email}. {ROLE_HELP}</p>}
+        {access && <p class="muted small">Owner: {access.owner.email}. {help}</p>}
         <ul class="files" aria-label="People with access">
           {entries.map((entry, i) => (
             <li class="row" key={`${entry.type}:${entry.who}`}>
@@ -93,7 +108,7 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
                 <span class="badge">{entry.type}</span> {entry.who}
               </span>
               <select aria-label={`Role of ${entry.who}`} value={entry.role} onChange={(e) => change(entries.map((x, j) => (j === i ? { ...x, role: e.currentTarget.value as Role } : x)))}>
-                {ROLES.map((r) => (
+                {roles.map((r) => (
                   <option value={r}>{r}</option>
                 ))}
               </select>
@@ -134,7 +149,7 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
           <div>
             <label for={roleId}>Role</label>
             <select id={roleId} value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-              {ROLES.map((r) => (
+              {roles.map((r) => (
                 <option value={r}>{r}</option>
               ))}
             </select>

@@ -52,10 +52,13 @@ export const chatEveryDay: Migration = {
       rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
       note TEXT,
       model TEXT NOT NULL,
+      assistant_id TEXT,
+      assistant_name TEXT,
       created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL,
       PRIMARY KEY (message_id, user_id)
     );
     CREATE INDEX message_feedback_model ON message_feedback(model);
+    CREATE INDEX message_feedback_assistant ON message_feedback(assistant_id) WHERE assistant_id IS NOT NULL;
   `,
 }

@@ -37,10 +37,13 @@ export interface AnalyticsDeps {
   metricsToken?: string
   /** Replies rated up and down per model (conversation feedback), for the dashboard. */
   feedback?: () => Promise<{ model: string; up: number; down: number }[]>
+  /** The same per assistant (replies that came from one). */
+  feedbackByAssistant?: () => Promise<{ assistant: { id: string; name: string }; up: number; down: number }[]>
 }
 
 /** `/analytics/*` (admin) and the Prometheus `GET /metrics` (admin or the scrape token). */
-export function analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken, feedback }: AnalyticsDeps) {
+export function analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken, feedback, feedbackByAssistant }: AnalyticsDeps) {
+  const share = (up: number, down: number) => (up + down ? Math.round((up / (up + down)) * 1000) / 1000 : 0)
   return new Elysia({ name: 'module:analytics', tags: ['Analytics'] })
     .use(authPlugin(auth, limiter))
     .get(
@@ -50,8 +53,9 @@ export function analyticsModule({ analytics, recorder, prometheus, auth, limiter
         const dashboard = await analytics.dashboard()
         if (!feedback) return dashboard
         // Every rating kept (not the last 24 hours): the share of replies rated up, per model.
-        const rated = (await feedback()).map((row) => ({ ...row, upShare: row.up + row.down ? Math.round((row.up / (row.up + row.down)) * 1000) / 1000 : 0 }))
-        return { ...dashboard, feedback: rated }
+        const rated = (await feedback()).map((row) => ({ ...row, upShare: share(row.up, row.down) }))
+        const byAssistant = feedbackByAssistant ? (await feedbackByAssistant()).map((row) => ({ ...row, upShare: share(row.up, row.down) })) : undefined
+        return { ...dashboard, feedback: rated, ...(byAssistant ? { feedbackByAssistant: byAssistant } : {}) }
       },
       {
         admin: true,

@@ -72,6 +72,17 @@ export const DashboardResponse = t.Object({
       { description: 'Ratings of replies (every one kept, not only the last 24 hours), per model' },
     ),
   ),
+  feedbackByAssistant: t.Optional(
+    t.Array(
+      t.Object({
+        assistant: t.Object({ id: t.String(), name: t.String() }),
+        up: t.Integer(),
+        down: t.Integer(),
+        upShare: t.Number({ description: 'up / (up + down), 0..1' }),
+      }),
+      { description: 'The same, per assistant (replies that came from one)' },
+    ),
+  ),
 })
 
 export const MetricsResponse = t.Object({

@@ -9,6 +9,7 @@ import {
   type ConversationRow,
   type ConversationStore,
   deletedMeanwhile,
+  type FeedbackByAssistant,
   type FeedbackByModel,
   type FoundConversation,
   type Message,
@@ -19,7 +20,7 @@ import {
   toConversation,
   toMessage,
 } from './store'
-import { modelOf } from './store.sqlite'
+import { assistantOf, modelOf } from './store.sqlite'
 
 // Titles and message contents go through toPgText / fromPgText: a message holding U+0000 is kept
 // as sent, as SQLite keeps it (PostgreSQL's text refuses that character as it is).
@@ -260,9 +261,10 @@ export class PostgresConversationStore implements ConversationStore {
     const [reply]: { id: string; metadata: string | null }[] = await this.sql`SELECT id, metadata FROM messages WHERE uid = ${messageId} AND conversation_id = ${conversationId} AND role = 'assistant'`
     if (!reply) return null
     const model = modelOf(reply.metadata)
+    const assistant = assistantOf(reply.metadata)
     // A reply dropped meanwhile (an edit) leaves nothing to rate: the insert's foreign key says so.
-    const written = await this.sql`INSERT INTO message_feedback (message_id, user_id, rating, note, model, created_at, updated_at)
-      SELECT id, ${userId}, ${rating}, ${note ?? null}, ${model}, ${now}, ${now} FROM messages WHERE id = ${reply.id}
+    const written = await this.sql`INSERT INTO message_feedback (message_id, user_id, rating, note, model, assistant_id, assistant_name, created_at, updated_at)
+      SELECT id, ${userId}, ${rating}, ${note ?? null}, ${model}, ${assistant?.id ?? null}, ${assistant?.name ?? null}, ${now}, ${now} FROM messages WHERE id = ${reply.id}
       ON CONFLICT (message_id, user_id) DO UPDATE SET rating = EXCLUDED.rating, note = EXCLUDED.note, updated_at = EXCLUDED.updated_at`
     return written.count ? { model } : null
   }
@@ -277,6 +279,13 @@ export class PostgresConversationStore implements ConversationStore {
     const rows: { model: string; up: string; down: string }[] = await this.sql`SELECT model, count(*) FILTER (WHERE rating = 'up') AS up, count(*) FILTER (WHERE rating = 'down') AS down
       FROM message_feedback GROUP BY model ORDER BY model`
     return rows.map((row) => ({ model: row.model, up: Number(row.up), down: Number(row.down) }))
+  }
+
+  async feedbackByAssistant(): Promise<FeedbackByAssistant[]> {
+    const rows: { id: string; name: string; up: string; down: string }[] = await this.sql`SELECT assistant_id AS id, max(assistant_name) AS name,
+        count(*) FILTER (WHERE rating = 'up') AS up, count(*) FILTER (WHERE rating = 'down') AS down
+      FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`
+    return rows.map((row) => ({ assistant: { id: row.id, name: row.name }, up: Number(row.up), down: Number(row.down) }))
   }
 }
 

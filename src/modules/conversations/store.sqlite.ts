@@ -8,6 +8,7 @@ import {
   type ConversationRow,
   type ConversationStore,
   deletedMeanwhile,
+  type FeedbackByAssistant,
   type FeedbackByModel,
   type FoundConversation,
   type Message,
@@ -159,11 +160,12 @@ export class SqliteConversationStore implements ConversationStore {
         .get(messageId, conversationId)
       if (!reply) return null
       const model = modelOf(reply.metadata)
+      const assistant = assistantOf(reply.metadata)
       const now = new Date().toISOString()
       this.db.run(
-        `INSERT INTO message_feedback (message_id, user_id, rating, note, model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO message_feedback (message_id, user_id, rating, note, model, assistant_id, assistant_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (message_id, user_id) DO UPDATE SET rating = excluded.rating, note = excluded.note, updated_at = excluded.updated_at`,
-        [reply.id, userId, rating, note ?? null, model, now, now],
+        [reply.id, userId, rating, note ?? null, model, assistant?.id ?? null, assistant?.name ?? null, now, now],
       )
       return { model }
     }).immediate()
@@ -183,10 +185,30 @@ export class SqliteConversationStore implements ConversationStore {
       .query<FeedbackByModel, []>("SELECT model, sum(rating = 'up') AS up, sum(rating = 'down') AS down FROM message_feedback GROUP BY model ORDER BY model")
       .all()
   }
+
+  async feedbackByAssistant(): Promise<FeedbackByAssistant[]> {
+    return this.db
+      .query<{ id: string; name: string; up: number; down: number }, []>(
+        `SELECT assistant_id AS id, max(assistant_name) AS name, sum(rating = 'up') AS up, sum(rating = 'down') AS down
+         FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`,
+      )
+      .all()
+      .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
+  }
 }
 
 /** The ids of the conversations shared with user ?1 (conversation_shares, migration 081). */
 const SHARED_WITH = `SELECT s.conversation_id FROM conversation_shares s WHERE ${reachesUser('?1')}`
+
+/** The assistant a stored reply came from (`metadata.assistant`), if any. */
+export function assistantOf(metadata: string | null): { id: string; name: string } | null {
+  try {
+    const assistant = metadata ? (JSON.parse(metadata) as { assistant?: { id?: unknown; name?: unknown } }).assistant : undefined
+    return assistant && typeof assistant.id === 'string' && typeof assistant.name === 'string' ? { id: assistant.id, name: assistant.name } : null
+  } catch {
+    return null
+  }
+}
 
 /** The model a stored reply names (`metadata.model`), or `unknown`. */
 export function modelOf(metadata: string | null): string {

@@ -40,6 +40,13 @@ export interface FeedbackByModel {
   down: number
 }
 
+/** Ratings of replies per assistant (replies that came from one). */
+export interface FeedbackByAssistant {
+  assistant: { id: string; name: string }
+  up: number
+  down: number
+}
+
 /**
  * Stored conversations and their messages, whatever the backend (store.sqlite.ts,
  * store.postgres.ts). Every read and write is scoped to its owner: another user's conversation
@@ -88,6 +95,8 @@ export interface ConversationStore {
   ratingsOf(conversationId: string, userId: string): Promise<Record<string, Rating>>
   /** Replies rated up and down, per model. */
   feedbackByModel(): Promise<FeedbackByModel[]>
+  /** Replies rated up and down, per assistant (its name as when the reply was rated). */
+  feedbackByAssistant(): Promise<FeedbackByAssistant[]>
 }
 
 /** A stored message row, as both backends keep it. */

@@ -152,6 +152,19 @@ onBothBackends('chat for every day', (make) => {
     expect(metrics.text).toMatch(/uagent_feedback_total\{rating="down",model="test\/numbered"[^}]*\} 1/)
     const dashboard = await server.call('GET', '/analytics/dashboard', { token: admin.accessToken })
     expect(dashboard.json.feedback).toEqual([{ model: 'test/numbered', up: 0, down: 1, upShare: 0 }])
+    expect(dashboard.json.feedbackByAssistant).toEqual([])
+
+    // Replies of an assistant are counted for it too.
+    const made = await server.call('POST', '/assistants', { token, body: { name: 'helper', instructions: 'Be brief.' } })
+    expect(made.status).toBe(201)
+    for (const rating of ['up', 'up', 'down']) {
+      const reply = await server.call('POST', '/chat', { token, body: { message: 'help me', assistant: 'helper' } })
+      expect(reply.json.metadata.assistant).toEqual({ id: made.json.id, name: 'helper' })
+      expect((await server.call('POST', `/conversations/${reply.json.metadata.conversationId}/messages/${reply.json.metadata.replyId}/feedback`, { token, body: { rating } })).status).toBe(200)
+    }
+    const after = await server.call('GET', '/analytics/dashboard', { token: admin.accessToken })
+    expect(after.json.feedbackByAssistant).toEqual([{ assistant: { id: made.json.id, name: 'helper' }, up: 2, down: 1, upShare: 0.667 }])
+    expect(after.json.feedback).toEqual([{ model: 'test/numbered', up: 2, down: 2, upShare: 0.5 }])
   })
 
   test('export: Markdown with the sources as footnotes, or JSON; a download name; another user 404', async () => {
