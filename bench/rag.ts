@@ -1,6 +1,6 @@
 // RAG: ingest throughput with the built-in embedder, search latency at 10k and 100k chunks next to a
 // brute-force cosine scan in TypeScript, and recall@10 of the vector search against that scan.
-import { SqliteRagStore as RagStore } from '../src/modules/rag/store.sqlite'
+import { SqliteRagStore as RagStore } from '../src/modules/rag/store/sqlite'
 import { inMemoryRag } from '../test/rag-service'
 import { seededRandom } from '../scripts/fixtures/onnx-graph'
 
@@ -58,6 +58,8 @@ function fill(count: number) {
     const insertDocument = db.prepare("INSERT INTO rag_documents (collection_id, doc_id, metadata, content_hash, created_at) VALUES (?, ?, '{}', '', '')")
     const insertChunk = db.prepare('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
     const insertVector = db.prepare(`INSERT INTO rag_vec_${DIMENSIONS} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
+    // The exact copy that keyword candidates' vectors are read from (see store/sqlite/vector-index.ts).
+    const insertRow = db.prepare('INSERT INTO rag_vector_rows (chunk_id, collection_id, embedding) VALUES (?, ?, ?)')
     // The collection's own keyword index, as the store writes it.
     const insertText = db.prepare(`INSERT INTO rag_fts_${collection.id} (rowid, content) VALUES (?, ?)`)
     for (let i = 0; i < count; i++) {
@@ -67,6 +69,7 @@ function fill(count: number) {
       insertText.run(chunkId, text)
       const vector = randomUnitVector()
       insertVector.run(chunkId, collection.id, vector)
+      insertRow.run(chunkId, collection.id, vector)
       vectors.push(vector)
       ids.push(chunkId)
     }

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { activeEmbedder, corpora, ingestNow, type LabelledQuery, metrics, type Prepared, prepare, root, set, top10 } from '../bench/ranking/harness'
-import type { SqliteRagStore } from '../src/modules/rag/store.sqlite'
+import type { SqliteRagStore } from '../src/modules/rag/store/sqlite'
 import { relevantPassages } from '../src/modules/rag/answer/answer'
 import stored from '../src/modules/rag/ranking/params.json'
 import type { RankingParams } from '../src/modules/rag/ranking/scoring'

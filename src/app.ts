@@ -50,6 +50,10 @@ import { ragModule } from './modules/rag'
 import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
 import { PostgresRagStore } from './modules/rag/store.postgres'
+import { DEFAULT_VECTOR_CACHE } from './modules/rag/vectors/cache'
+import { SqliteRagStore } from './modules/rag/store/sqlite'
+import { DEFAULT_VECTOR_INDEX } from './modules/rag/store/sqlite/vector-index'
+import type { VectorSearchInfo } from './modules/system/service'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
@@ -297,11 +301,29 @@ export function createServices(options: AppOptions = {}): Services {
     startedAt,
     dataDir: inMemory ? null : config.dataDir,
     minFreeBytes: config.minFreeMb * 1024 * 1024,
+    // Read when asked (the knowledge base is made below).
+    vectorSearch: () => vectorSearchState(rag.store),
   })
   const conversations: ConversationStore = postgres ? new PostgresConversationStore(postgres) : new SqliteConversationStore(db)
   const chat = new ChatService({ conversations, generator: models.generator, userExists: (id) => andThen(auth.getUser(id), (user) => user !== null) })
   const storage = new StorageGuard(existsSync(config.dataDir) ? config.dataDir : null, config.minFreeMb * 1024 * 1024)
-  const rag = new RagService<RagStore>({ db, ...(postgres ? { store: new PostgresRagStore(postgres) } : {}), embedder: models.embedder, generator: models.generator, storage })
+  // The memory the exact in-memory copy of vectors may use (UAGENT_VECTOR_CACHE_MB).
+  const vectorCache = { minRows: DEFAULT_VECTOR_CACHE.minRows, budgetBytes: config.vectorCacheMb * 1024 * 1024 }
+  // Large SQLite collections' approximate indexes (UAGENT_ANN_MIN_CHUNKS, UAGENT_VECTOR_INDEX).
+  const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, log }
+  const rag = new RagService<RagStore>({
+    db,
+    ...(postgres ? { store: new PostgresRagStore(postgres) } : {}),
+    embedder: models.embedder,
+    generator: models.generator,
+    storage,
+    vectorCache,
+    ...(postgres ? {} : { vectorIndex }),
+  })
+  if (rag.store instanceof SqliteRagStore) {
+    const { path, reason } = rag.store.indexes.state()
+    if (!inMemory) log(path === 'usearch' ? `Vector search: collections of ${config.annMinChunks} chunks or more through an approximate index (usearch), others exactly` : `Vector search: exact for every collection (${reason})`)
+  }
   if (postgres && redis && rag.store instanceof PostgresRagStore) {
     const store = rag.store
     store.onWritten = (collectionId) => bus.publish(COLLECTIONS_TOPIC, { collectionId, from: origin })
@@ -309,7 +331,7 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool)
+  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool, () => vectorSearchState(rag.store))
   poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)
@@ -617,3 +639,14 @@ export function createApp(options: AppOptions = {}) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * Which path serves vector search and the memory it uses (SystemDeps.vectorSearch, the Prometheus
+ * gauges): SQLite's index state; another store's own when it reports one (`vectorSearch()`).
+ */
+function vectorSearchState(store: RagStore): VectorSearchInfo {
+  const cache = { cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
+  if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache }
+  const own = (store as { vectorSearch?: () => Omit<VectorSearchInfo, 'cacheBytes' | 'cacheBudgetBytes'> }).vectorSearch
+  return { path: 'in-memory', ...(own ? own.call(store) : {}), ...cache }
+}

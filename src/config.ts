@@ -103,6 +103,12 @@ export interface Config {
   workers: number
   /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. At about 20 ms of speech synthesis a task, a full queue of 64 on one worker waits ~1.3 s. @default `64` */
   workQueue: number
+  /** Memory (MB) the exact in-memory copy of large collections' vectors may use, in all (SQLite; and PostgreSQL without pgvector): collections that do not fit are searched by their index or by sqlite-vec's scan, never past it. `0`: no in-memory copy. See docs/knowledge-base.md, "At library scale". @default `512` */
+  vectorCacheMb: number
+  /** Chunks from which a SQLite collection is searched through an approximate (HNSW, int8) index kept in `<data>/vector-index/`, its top candidates rescored exactly; smaller collections are searched exactly. See docs/knowledge-base.md, "At library scale". @default `50000` */
+  annMinChunks: number
+  /** `off`: no approximate index, every collection is searched exactly (as when the index library cannot load). */
+  vectorIndex: boolean
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
   instanceId: string
   /** The server's URL as browsers reach it (`https://agent.example.com`): the OpenID Connect redirect URI is `<it>/auth/oidc/callback`, and `uagent login --web` sends people to `<it>/app/device`. @default the URL each request came to */
@@ -119,6 +125,8 @@ export interface Config {
   oidcGroupsClaim: string
   /** Groups (comma-separated) of the groups claim whose members are admins. */
   oidcAdminGroups: string[]
+  /** The scopes a sign-in asks for (space- or comma-separated; must include `openid`). Unset: `openid email profile`, and `groups` when the provider's discovery lists it in `scopes_supported` (Dex, Okta and oidc-provider release the groups claim only for it). @default `openid email profile` (+ `groups` when the provider supports it) */
+  oidcScopes: string[] | null
   /** An LDAP directory (`ldap://host:389`, `ldaps://host:636`): OpenLDAP, Active Directory. See docs/single-sign-on.md. */
   ldapUrl?: string
   /** The service account that looks users up (`cn=uagent,ou=services,dc=example,dc=com`). */
@@ -139,6 +147,11 @@ export interface Config {
 
 /** Connections to PostgreSQL a server opens at most, unless UAGENT_DATABASE_POOL says otherwise (loadConfig's default: the same). */
 export const DEFAULT_DATABASE_POOL = 20
+
+/** UAGENT_VECTOR_CACHE_MB's default: the in-memory copy of large collections' vectors, in MB. */
+export const DEFAULT_VECTOR_CACHE_MB = 512
+/** UAGENT_ANN_MIN_CHUNKS's default: from this many chunks a SQLite collection is served by its approximate index. */
+export const DEFAULT_ANN_MIN_CHUNKS = 50_000
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -261,6 +274,17 @@ function issuer(env: Env, name: string): string | undefined {
 
 const groupNames = (env: Env, name: string) => list(env, name, (item) => item)
 
+/** OAuth scopes: space- or comma-separated scope tokens (RFC 6749 §3.3), `openid` among them. */
+function scopes(env: Env, name: string): string[] | null {
+  const raw = text(env, name)
+  if (raw === undefined) return null
+  const names = [...new Set(raw.split(/[\s,]+/).filter(Boolean))]
+  const bad = names.find((scope) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))
+  if (bad !== undefined) throw new ConfigError(name, `"${bad}" is not a scope name (printable characters, no quotes or backslashes)`)
+  if (!names.includes('openid')) throw new ConfigError(name, `must include openid (an OpenID Connect sign-in), got "${raw}"`)
+  return names
+}
+
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const maxRequestSize = text(env, 'UAGENT_MAX_REQUEST_SIZE') ?? '10mb'
@@ -345,6 +369,9 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: serviceUrl(env, 'UAGENT_REDIS_URL', ['redis:', 'rediss:'], 'a Redis URL such as redis://host:6379'),
     workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
     workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),
+    vectorCacheMb: integer(env, 'UAGENT_VECTOR_CACHE_MB', DEFAULT_VECTOR_CACHE_MB, 0, 1_048_576),
+    annMinChunks: integer(env, 'UAGENT_ANN_MIN_CHUNKS', DEFAULT_ANN_MIN_CHUNKS, 1, 1_000_000_000),
+    vectorIndex: toggle(env, 'UAGENT_VECTOR_INDEX', true),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
     publicUrl: url(env, 'UAGENT_PUBLIC_URL'),
     oidcIssuer,
@@ -353,6 +380,7 @@ export function loadConfig(env: Env = process.env): Config {
     oidcName: text(env, 'UAGENT_OIDC_NAME'),
     oidcGroupsClaim: text(env, 'UAGENT_OIDC_GROUPS_CLAIM') ?? 'groups',
     oidcAdminGroups: groupNames(env, 'UAGENT_OIDC_ADMIN_GROUPS'),
+    oidcScopes: scopes(env, 'UAGENT_OIDC_SCOPES'),
     ldapUrl,
     ldapBindDn,
     ldapBindPassword,

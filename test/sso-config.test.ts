@@ -27,3 +27,10 @@ test('single sign-on variables: defaults, and incomplete providers named at star
   expect(problem({ UAGENT_LOCAL_LOGIN: 'off', UAGENT_LDAP_URL: 'ldap://l', UAGENT_LDAP_USER_BASE: 'dc=x' })).toBeNull()
   expect(problem({ UAGENT_PUBLIC_URL: 'agent.example.com' })).toStartWith('UAGENT_PUBLIC_URL')
 })
+
+test('UAGENT_OIDC_SCOPES: unset asks discovery; space- or comma-separated, openid required, no quotes', () => {
+  expect(loadConfig({}).oidcScopes).toBeNull()
+  expect(loadConfig({ UAGENT_OIDC_SCOPES: 'openid email,profile  groups,groups' }).oidcScopes).toEqual(['openid', 'email', 'profile', 'groups'])
+  expect(problem({ UAGENT_OIDC_SCOPES: 'email groups' })).toStartWith('UAGENT_OIDC_SCOPES: must include openid')
+  expect(problem({ UAGENT_OIDC_SCOPES: 'openid "groups"' })).toStartWith('UAGENT_OIDC_SCOPES')
+})

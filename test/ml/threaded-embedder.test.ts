@@ -5,7 +5,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { THREAD_MIN_TEXTS, ThreadedHashEmbedder } from '../../src/ml/builtin/threaded-hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
-import { SqliteRagStore as RagStore } from '../../src/modules/rag/store.sqlite'
+import { SqliteRagStore as RagStore } from '../../src/modules/rag/store/sqlite'
 import { matrixEntries } from '../../src/modules/rag/vectors/cache'
 
 // Prose, code, accents, other scripts, repeated words, an empty text: every path of the tokenizer.

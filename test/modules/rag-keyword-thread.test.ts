@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db'
 import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
-import type { SqliteRagStore } from '../../src/modules/rag/store.sqlite'
+import type { SqliteRagStore } from '../../src/modules/rag/store/sqlite'
 import corpus from '../fixtures/rag-corpus.json'
 import { tempDir } from '../temp'
 

@@ -4,7 +4,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../src/modules/rag/service'
 import { createDotKernel, createInt8Kernel } from '../../src/modules/rag/vectors/simd-dot'
-import { SqliteRagStore as RagStore } from '../../src/modules/rag/store.sqlite'
+import { SqliteRagStore as RagStore } from '../../src/modules/rag/store/sqlite'
 import { freedAfterCopy, matrixEntries, QUANTIZED_MIN_ROWS, scanNearest, VectorCache } from '../../src/modules/rag/vectors/cache'
 import corpus from '../fixtures/rag-corpus.json'
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
-import { SqliteRagStore as RagStore } from '../../src/modules/rag/store.sqlite'
+import { SqliteRagStore as RagStore } from '../../src/modules/rag/store/sqlite'
 
 test('a batch written while another connection holds the write lock waits for it instead of failing with SQLITE_BUSY', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rag-lock-'))

@@ -23,15 +23,15 @@ afterAll(async () => {
   await provider?.stop()
 })
 
-function server(extra: Record<string, string> = {}) {
+function server(extra: Record<string, string> = {}, idp: OidcFixture = provider) {
   const logged: string[] = []
   const s = makeServer({
     log: (line) => void logged.push(line),
     env: {
       UAGENT_PUBLIC_URL: PUBLIC,
-      UAGENT_OIDC_ISSUER: provider.issuer,
-      UAGENT_OIDC_CLIENT_ID: provider.clientId,
-      UAGENT_OIDC_CLIENT_SECRET: provider.clientSecret,
+      UAGENT_OIDC_ISSUER: idp.issuer,
+      UAGENT_OIDC_CLIENT_ID: idp.clientId,
+      UAGENT_OIDC_CLIENT_SECRET: idp.clientSecret,
       UAGENT_OIDC_NAME: 'Test IdP',
       UAGENT_OIDC_ADMIN_GROUPS: 'uagent-admins',
       ...extra,
@@ -249,5 +249,58 @@ describe.skipIf(!TEST_DATABASE_URL)(`OpenID Connect across replicas${TEST_DATABA
     expect(rows).toEqual([{ email: 'ann@example.com' }])
     const replay = await get(one, callback, `uagent_oidc_state=${state}`)
     expect(new URL(replay.headers.get('location')!, PUBLIC).searchParams.get('sso_error')).toContain('already used')
+  })
+})
+
+describe('a provider that releases groups only for the groups scope (Dex, Okta, oidc-provider)', () => {
+  let scoped: OidcFixture
+  beforeAll(async () => {
+    scoped = await startOidcProvider([CALLBACK], ACCOUNTS, { groupsScope: true })
+  }, 30_000)
+  afterAll(async () => {
+    await scoped?.stop()
+  })
+
+  test('the sign-in asks for groups because discovery lists it: synced groups made, the admin group makes an admin', async () => {
+    const s = server({}, scoped)
+    const { location } = await s.start()
+    expect(new URL(location).searchParams.get('scope')!.split(' ').sort()).toEqual(['email', 'groups', 'openid', 'profile'])
+    expect((await s.signIn('ann')).res.headers.get('location')).toBe('/app')
+    expect(s.users()).toContainEqual({ email: 'ann@example.com', roles: '["admin"]' })
+    expect(s.groupsOf('ann@example.com')).toEqual(['staff (oidc)', 'uagent-admins (oidc)'])
+    expect(s.logged.filter((line) => line.includes('UAGENT_OIDC_ADMIN_GROUPS'))).toEqual([])
+  })
+
+  test('a provider that does not list groups is not asked for it', async () => {
+    const { location } = await server().start()
+    expect(new URL(location).searchParams.get('scope')!.split(' ').sort()).toEqual(['email', 'openid', 'profile'])
+  })
+
+  test('UAGENT_OIDC_SCOPES sets the scopes; without groups the claim is missing and each such sign-in logs it once, without secrets', async () => {
+    const s = server({ UAGENT_OIDC_SCOPES: 'openid,email profile' }, scoped)
+    const { location } = await s.start()
+    expect(new URL(location).searchParams.get('scope')).toBe('openid email profile')
+    await s.signIn('ann')
+    expect(s.users()).toContainEqual({ email: 'ann@example.com', roles: '["user"]' })
+    expect(s.groupsOf('ann@example.com')).toEqual([])
+    const warnings = () => s.logged.filter((line) => line.includes('UAGENT_OIDC_ADMIN_GROUPS'))
+    expect(warnings()).toHaveLength(1)
+    expect(warnings()[0]).toContain('"groups"')
+    expect(warnings()[0]).toContain('UAGENT_OIDC_SCOPES')
+    expect(warnings()[0]).not.toContain(scoped.clientSecret)
+    expect(warnings()[0]).not.toMatch(/eyJ[\w-]+\./)
+    await s.signIn('ben')
+    expect(warnings()).toHaveLength(2)
+    // Scopes that include groups by hand work as discovery's do.
+    const byHand = server({ UAGENT_OIDC_SCOPES: 'openid email profile groups' }, scoped)
+    await byHand.signIn('ann')
+    expect(byHand.users()).toContainEqual({ email: 'ann@example.com', roles: '["admin"]' })
+  })
+
+  test('without admin groups configured, a missing groups claim is nothing to log', async () => {
+    const s = server({ UAGENT_OIDC_SCOPES: 'openid email profile', UAGENT_OIDC_ADMIN_GROUPS: '' }, scoped)
+    await s.signIn('ben')
+    expect(s.users()).toContainEqual({ email: 'ben@example.com', roles: '["user"]' })
+    expect(s.logged.filter((line) => line.includes('groups'))).toEqual([])
   })
 })

@@ -56,8 +56,11 @@ export interface OidcFixture {
   stop(): Promise<unknown>
 }
 
-/** panva's oidc-provider under Node on a free port, with one client whose redirect URIs are given. */
-export async function startOidcProvider(redirectUris: string[], accounts: Record<string, OidcAccount>): Promise<OidcFixture> {
+/**
+ * panva's oidc-provider under Node on a free port, with one client whose redirect URIs are given.
+ * `groupsScope`: the groups claim is released only for the `groups` scope (Dex, Okta), not with `profile`.
+ */
+export async function startOidcProvider(redirectUris: string[], accounts: Record<string, OidcAccount>, options: { groupsScope?: boolean } = {}): Promise<OidcFixture> {
   const clientId = 'uagent-test'
   const clientSecret = 'uagent-test-secret-0123456789abcdef'
   const accountsFile = join(tempDir('oidc'), 'accounts.json')
@@ -65,7 +68,7 @@ export async function startOidcProvider(redirectUris: string[], accounts: Record
   setAccounts(accounts)
   const child = spawn(['node', join(import.meta.dir, 'oidc-provider.mjs')], {
     cwd: join(import.meta.dir, '../..'),
-    env: { ...process.env, NODE_ENV: 'test', OIDC_FIXTURE: JSON.stringify({ clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris }], accountsFile }) },
+    env: { ...process.env, NODE_ENV: 'test', OIDC_FIXTURE: JSON.stringify({ clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris }], accountsFile, groupsScope: options.groupsScope === true }) },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

@@ -4,7 +4,7 @@
 import { words } from '../../../src/ml/text'
 import { cosineDistance, queryPhrases } from '../../../src/modules/rag/ranking/scoring'
 import type { CollectionRow } from '../../../src/modules/rag/store'
-import type { SqliteRagStore as RagStore } from '../../../src/modules/rag/store.sqlite'
+import type { SqliteRagStore as RagStore } from '../../../src/modules/rag/store/sqlite'
 
 const VECTOR_WEIGHT = 0.6
 const BM25_HALF = 4

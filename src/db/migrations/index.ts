@@ -19,6 +19,7 @@ import { auditEvents } from './041_audit_events'
 import { singleSignOn } from './044_single_sign_on'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
+import { ragVectorIndex } from './050_rag_vector_index'
 import type { Database } from 'bun:sqlite'
 import { assistants } from './070_assistants'
 
@@ -50,6 +51,7 @@ export const MIGRATIONS: Migration[] = [
   singleSignOn,
   agentTaskRoles,
   collectionShares,
+  ragVectorIndex,
   assistants,
 ]
 

@@ -18,6 +18,8 @@ export interface ResourceKind {
   plural: string
   ambiguous: ErrorCode
   names: RegExp
+  /** How to make one's own (an API call and its CLI command) for a name: said when a bare name reached someone else's and a write was refused. */
+  create?: (name: string) => string
 }
 
 /** An object a reference names, and what the caller may do with it. */
@@ -79,7 +81,22 @@ export class ResourceResolver<Row extends OwnedRow> {
     if (ACCESS_RANK[found.access] >= ACCESS_RANK[need]) return found
     // Admins manage every object (all but what only its owner is: none of the operations needs 'owner').
     if (need !== 'owner' && (yield* wait(this.lookup.isAdmin(userId)))) return { row: found.row, access: 'manager' }
-    throw new AppError('FORBIDDEN', `Your access to ${this.kind.noun} ${ref} (${found.access}) does not allow this: it needs ${need}`)
+    const owner = yield* wait(this.lookup.owner(found.row.user_id))
+    throw new AppError('FORBIDDEN', this.forbidden(ref, found.row, `${owner?.email ?? found.row.user_id}/${found.row.name}`, found.access, need))
+  }
+
+  /**
+   * Why a reached object refuses an operation, naming the object the reference resolved to
+   * (`<owner email>/<name>`): a bare name the caller has none of resolves to one shared with them,
+   * so a write meant to make their own lands there; the message says how to make one instead.
+   */
+  private forbidden(ref: string, row: Row, qualified: string, access: Access, need: Need): string {
+    const refused = `Your access to ${this.kind.noun} ${qualified} (${access}) does not allow this: it needs ${need}`
+    if (ref !== row.name || !this.kind.create) return `${refused}.`
+    return (
+      `${refused}. "${ref}" names ${qualified}, shared with you, because you have no ${this.kind.noun} of your own by that name: ` +
+      `to make one, create it first (${this.kind.create(ref)}), then write to it.`
+    )
   }
 
   /** `<owner email>/<name>` of the object a reference names (one name for it whichever way it was named). */

@@ -113,6 +113,8 @@ export class PrometheusMetrics {
     pending: () => number,
     /** The server's work pool: its queue depth and the time of its tasks by kind. */
     pool?: WorkPool,
+    /** The memory of vector search's serving paths (see app.ts vectorSearchState). */
+    vectorMemory?: () => { cacheBytes: number; cacheBudgetBytes: number; mappedBytes?: number; pendingBytes?: number },
   ) {
     processMetrics()
     const registers = [this.registry]
@@ -203,6 +205,30 @@ export class PrometheusMetrics {
         this.set({ type: 'external' }, memory.external)
       },
     })
+    if (vectorMemory) {
+      new Gauge({
+        name: 'uagent_vector_cache_bytes',
+        help: 'Memory of the exact in-memory copy of large collections\' vectors, by state (used; budget: UAGENT_VECTOR_CACHE_MB)',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const memory = vectorMemory()
+          this.set({ state: 'used' }, memory.cacheBytes)
+          this.set({ state: 'budget' }, memory.cacheBudgetBytes)
+        },
+      })
+      new Gauge({
+        name: 'uagent_vector_index_bytes',
+        help: 'SQLite approximate vector indexes, by state: mapped (index files mapped read-only, served from the page cache) and pending (vectors written since, in memory)',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const memory = vectorMemory()
+          this.set({ state: 'mapped' }, memory.mappedBytes ?? 0)
+          this.set({ state: 'pending' }, memory.pendingBytes ?? 0)
+        },
+      })
+    }
     if (pool) {
       new Gauge({
         name: 'uagent_work_queue_depth',

@@ -80,6 +80,14 @@ export function earlierTurns(body: CompletionRequest): ChatMessage[] {
   return toChatMessages({ ...body, messages: body.messages.slice(0, Math.max(0, last)) }).filter((m) => m.role !== 'system' && m.content.trim())
 }
 
+/** The client's system and developer messages as one text (persona, language, format rules): a rag:<collection> model keeps them after its grounding rules. */
+export function systemInstructions(body: CompletionRequest): string {
+  return toChatMessages(body)
+    .filter((m) => m.role === 'system' && m.content.trim())
+    .map((m) => m.content.trim())
+    .join('\n\n')
+}
+
 /** The sampling and length options in the engines' terms; `budget` caps the reply when the request names no limit. */
 export function generateOptions(body: CompletionRequest, budget: number): GenerateOptions {
   const stop = body.stop === undefined || body.stop === null ? [] : (typeof body.stop === 'string' ? [body.stop] : body.stop).filter(Boolean)

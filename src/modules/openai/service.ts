@@ -10,7 +10,7 @@ import { collectionRef, type RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
 import { ASSISTANT_MODEL_PREFIX, type AssistantService } from '../assistants/service'
 import type { ChatCompletion } from './model'
-import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, toChatMessages, wantsTools } from './request'
+import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, systemInstructions, toChatMessages, wantsTools } from './request'
 
 export interface OpenAiDeps {
   generator: () => Promise<Generator>
@@ -44,7 +44,7 @@ export interface Source {
 /** A chat completion, resolved and checked, not yet run. */
 export type CompletionPlan =
   | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
-  | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
+  | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; instructions: string; options: GenerateOptions; includeUsage: boolean }
   | { kind: 'relay'; model: string; generator: UpstreamGenerator; body: Record<string, unknown> }
 
 export type ChatCompletionObject = Static<typeof ChatCompletion>
@@ -113,7 +113,7 @@ export class OpenAiService {
       const label = `${RAG_PREFIX}${await this.reachableCollection(userId, collection, body.model)}`
       if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers from a collection and cannot call tools`, 'tools')
       const question = lastQuestion(body)
-      return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
+      return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), instructions: systemInstructions(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
     }
     if (body.model.startsWith(ASSISTANT_MODEL_PREFIX) && this.deps.assistants) return this.assistantPlan(userId, body, includeUsage, tools)
     const generator = await this.deps.generator()
@@ -268,13 +268,13 @@ export class OpenAiService {
 
   /** A grounded answer from the collection, cut by `stop` and `max_tokens` as a generated reply would be. */
   private async ragAnswer(plan: Extract<CompletionPlan, { kind: 'rag' }>) {
-    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
+    const result = await answerQuestion(this.deps.rag(), plan.userId, { question: plan.question, conversation: plan.conversation, instructions: plan.instructions, collection: plan.collection, maxContext: RAG_PASSAGES, includeContext: true })
     const pieces = textPieces(applyStops(result.answer, plan.options.stop))
     const limit = plan.options.maxTokens ?? Number.POSITIVE_INFINITY
     const text = pieces.slice(0, limit).join('')
     const generator = await this.deps.rag().generator()
     const passages = (result.context ?? []).map((c) => ({ id: c.source, content: c.content, score: c.confidence, metadata: {} }))
-    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages, plan.conversation)) : 0
+    const prompt = passages.length ? await promptTokens(generator, answerPrompt(plan.question, passages, plan.conversation, plan.instructions)) : 0
     return {
       text,
       finishReason: pieces.length > limit ? ('length' as const) : ('stop' as const),

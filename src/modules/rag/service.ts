@@ -12,7 +12,8 @@ import { pairShare, wordPairs } from './ranking/proximity'
 import { questionFocus } from './ranking/question'
 import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, type RankingParams, rankCandidates, rareTerms, similarity, STAND_IN_SHARE, SYNONYM_SHARE, type SynonymGroupTerms, synonymScore } from './ranking/scoring'
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
-import { SqliteRagStore } from './store.sqlite'
+import { SqliteRagStore } from './store/sqlite'
+import type { VectorIndexOptions } from './store/sqlite/vector-index'
 import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
 import { COLLECTION_NAME, CollectionResolver, isQualified, type Need, type Resolved } from './access/resolver'
@@ -72,6 +73,8 @@ export interface RagDeps<S extends RagStore = SqliteRagStore> {
   /** The access lists (shares); default: the SQLite ones over `db`. */
   access?: AccessStore
   vectorCache?: VectorCacheOptions
+  /** Large collections' approximate vector indexes (SQLite; see store/sqlite/vector-index.ts). */
+  vectorIndex?: VectorIndexOptions
   /** See RagStore: postings ranked to find keyword candidates. */
   keywordPostings?: number
   embedder: () => Promise<Embedder>
@@ -154,7 +157,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   audit?: AuditRecorder
 
   constructor(private readonly deps: RagDeps<S>) {
-    this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings) as RagStore as S)
+    this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings, deps.vectorIndex) as RagStore as S)
     // A store that keeps its own access lists (PostgreSQL's) gives them; else SQLite's, over the service's database.
     const own = (this.store as { accessStore?(): AccessStore }).accessStore?.()
     this.resolver = new CollectionResolver(deps.access ?? own ?? new SqliteAccessStore(deps.db))

@@ -87,6 +87,8 @@ export function ssoModule(sso: SsoService, auth: AuthService, limiter: RateLimit
         try {
           const identity = await sso.oidc.finish(callbackUrl, cookieValue(request, STATE_COOKIE))
           email = identity.email
+          const missing = sso.missingGroupsClaim(identity, identity.scopes)
+          if (missing) log(missing)
           const userId = await sso.linkUser({ provider: 'oidc', ...identity }, context)
           const { refreshToken, user } = await auth.signInAs(userId, request.headers.get('user-agent') ?? undefined)
           audit.record(request, { user }, { action: 'auth.login', target: user.id, details: { via: 'oidc', issuer: identity.issuer, groups: identity.groups } })

@@ -9,7 +9,12 @@ export interface OidcSettings {
   clientId: string
   clientSecret?: string
   groupsClaim: string
+  /** The scopes to ask for; null: `openid email profile`, plus `groups` when discovery lists it. */
+  scopes?: string[] | null
 }
+
+/** What a sign-in asks for when no scopes are configured. */
+const DEFAULT_SCOPES = ['openid', 'email', 'profile']
 
 /** What the provider vouched for, once the ID token passed every check. */
 export interface OidcIdentity {
@@ -18,6 +23,8 @@ export interface OidcIdentity {
   email: string | null
   emailVerified: boolean
   groups: string[]
+  /** Whether the ID token or userinfo had the groups claim at all (an empty list is still an answer). */
+  groupsClaimPresent: boolean
 }
 
 /** A sign-in that failed for a reason the person should read (never a stack or a token). */
@@ -75,7 +82,7 @@ export class OidcClient {
     await this.store.insertOidcLogin({ state, nonce, code_verifier: verifier, return_to: returnTo, expires_at: now + LOGIN_TTL_MS })
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
-      scope: 'openid email profile',
+      scope: this.scopes(configuration).join(' '),
       response_type: 'code',
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
@@ -86,10 +93,20 @@ export class OidcClient {
   }
 
   /**
+   * The scopes a sign-in asks for: the configured ones, else the defaults plus `groups` when the
+   * provider lists it (Dex, Okta and oidc-provider release the groups claim only for that scope).
+   */
+  scopes(configuration: client.Configuration): string[] {
+    if (this.settings.scopes) return this.settings.scopes
+    const supported = configuration.serverMetadata().scopes_supported
+    return Array.isArray(supported) && supported.includes('groups') ? [...DEFAULT_SCOPES, 'groups'] : DEFAULT_SCOPES
+  }
+
+  /**
    * Finishes a sign-in from the provider's redirect (`callbackUrl`, with the public URL's origin)
    * and the state cookie. Each state works once, and only in the browser that holds it.
    */
-  async finish(callbackUrl: URL, cookieState: string | null): Promise<OidcIdentity & { returnTo: string }> {
+  async finish(callbackUrl: URL, cookieState: string | null): Promise<OidcIdentity & { returnTo: string; scopes: string[] }> {
     const params = callbackUrl.searchParams
     if (params.get('error')) {
       throw new SignInError(`The provider refused the sign-in: ${params.get('error_description') || params.get('error')}`, `provider_error:${params.get('error')}`)
@@ -125,11 +142,13 @@ export class OidcClient {
     }
     return {
       returnTo: login.return_to,
+      scopes: this.scopes(configuration),
       issuer: idToken.iss,
       subject: idToken.sub,
       email: typeof claims.email === 'string' ? claims.email : null,
       emailVerified: claims.email_verified === true || claims.email_verified === 'true',
       groups: groupsOf(claims[this.settings.groupsClaim]),
+      groupsClaimPresent: claims[this.settings.groupsClaim] !== undefined,
     }
   }
 }

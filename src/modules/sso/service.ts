@@ -51,7 +51,7 @@ export class SsoService implements PasswordDirectory {
     options: { deviceInterval?: number; now?: () => number } = {},
   ) {
     this.oidc = config.oidcIssuer && config.oidcClientId
-      ? new OidcClient({ issuer: config.oidcIssuer, clientId: config.oidcClientId, clientSecret: config.oidcClientSecret, groupsClaim: config.oidcGroupsClaim }, store, options.now)
+      ? new OidcClient({ issuer: config.oidcIssuer, clientId: config.oidcClientId, clientSecret: config.oidcClientSecret, groupsClaim: config.oidcGroupsClaim, scopes: config.oidcScopes }, store, options.now)
       : null
     this.ldap = config.ldapUrl && config.ldapUserBase
       ? new LdapDirectory({ url: config.ldapUrl, bindDn: config.ldapBindDn, bindPassword: config.ldapBindPassword, userBase: config.ldapUserBase, userFilter: config.ldapUserFilter, groupBase: config.ldapGroupBase })
@@ -75,6 +75,20 @@ export class SsoService implements PasswordDirectory {
       oidc: this.oidc ? { name: this.config.oidcName ?? new URL(this.config.oidcIssuer!).hostname, loginUrl: '/auth/oidc/login' } : null,
       ldap: this.ldap !== null,
     }
+  }
+
+  /**
+   * Why an OpenID Connect sign-in could not say who is an admin, for the log: admin groups are
+   * configured and the provider sent no groups claim at all. Names the claim and the scopes asked
+   * for, never a token or a secret; null when there is nothing to say.
+   */
+  missingGroupsClaim(identity: { groupsClaimPresent: boolean; subject: string }, scopes: string[]): string | null {
+    if (identity.groupsClaimPresent || this.config.oidcAdminGroups.length === 0) return null
+    return (
+      `OpenID Connect sign-in of subject ${identity.subject}: UAGENT_OIDC_ADMIN_GROUPS is set, but neither the ID token nor userinfo has the claim ` +
+      `"${this.config.oidcGroupsClaim}" (UAGENT_OIDC_GROUPS_CLAIM), so this sign-in gives no groups and no admin role. Scopes asked for: ${scopes.join(' ')}. ` +
+      'Make the provider release the claim for these scopes, or set UAGENT_OIDC_SCOPES (e.g. "openid email profile groups") and UAGENT_OIDC_GROUPS_CLAIM to match it.'
+    )
   }
 
   /** PasswordDirectory: an LDAP user's password checked by the directory, and their account kept in step. */

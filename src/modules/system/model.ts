@@ -56,4 +56,22 @@ export const SystemInfoResponse = t.Object({
     maxRequestSize: t.String(),
     rateLimit: t.Object({ window: t.Integer({ description: 'Seconds' }), max: t.Integer() }),
   }),
+  vectorSearch: t.Optional(
+    t.Object(
+      {
+        path: t.String({
+          description:
+            'What serves vector search: on SQLite `usearch` (collections of `annMinChunks` chunks or more through an approximate index, rescored exactly; smaller ones exactly) or `exact` (every collection exactly: the index library cannot load, or UAGENT_VECTOR_INDEX=off); on PostgreSQL `pgvector` or `in-memory`. Also `connections.vectorSearch` of /health.',
+        }),
+        reason: t.Optional(t.String({ description: 'Why the approximate index does not serve, when it does not' })),
+        annMinChunks: t.Optional(t.Integer({ description: 'UAGENT_ANN_MIN_CHUNKS' })),
+        indexes: t.Optional(t.Object({ ready: t.Integer(), building: t.Integer({ description: 'Being built, merged or checked (their collections are searched exactly, or with the previous file, meanwhile)' }) })),
+        mappedBytes: t.Optional(t.Integer({ description: 'Index files mapped read-only (page cache, not heap)' })),
+        pendingBytes: t.Optional(t.Integer({ description: 'Vectors written since their collection\'s index file, held in memory until the next one' })),
+        cacheBytes: t.Integer({ description: 'The exact in-memory copy of vectors in use' }),
+        cacheBudgetBytes: t.Integer({ description: 'Its budget, UAGENT_VECTOR_CACHE_MB' }),
+      },
+      { additionalProperties: true, description: 'The vector search path and its memory (docs/knowledge-base.md, "At library scale")' },
+    ),
+  ),
 })

@@ -2,6 +2,8 @@ import type { Database } from 'bun:sqlite'
 import pkg from '../../../package.json'
 import { formatBytes, freeBytes } from '../../core/storage'
 import type { WorkPoolState } from '../../core/work-pool'
+import type { Static } from 'elysia'
+import type { SystemInfoResponse } from './model'
 
 export interface Features {
   rag: boolean
@@ -35,7 +37,15 @@ export interface SystemDeps {
   dataDir?: string | null
   /** Free bytes below which /health is degraded (UAGENT_MIN_FREE_MB). */
   minFreeBytes?: number
+  /**
+   * Which path serves vector search (`/health` connections.vectorSearch, `/system/info` vectorSearch):
+   * on SQLite `usearch` (large collections through their approximate index) or `exact`, with why.
+   */
+  vectorSearch?: () => VectorSearchInfo
 }
+
+/** What /system/info says of vector search (SystemInfoResponse.vectorSearch). */
+export type VectorSearchInfo = NonNullable<Static<typeof SystemInfoResponse>['vectorSearch']>
 
 /** Pages a write may need beyond the current end of the database; fewer left counts as full. */
 const SPARE_PAGES = 16
@@ -144,6 +154,7 @@ export class SystemService {
     if (this.deps.postgres) connections.postgres = postgresProblem === null ? 'connected' : 'unreachable'
     const redisProblem = this.deps.redis?.problem ?? null
     if (this.deps.redis) connections.redis = redisProblem === null ? 'connected' : 'unreachable'
+    if (this.deps.vectorSearch) connections.vectorSearch = this.deps.vectorSearch().path
     const storage = this.storage()
     const reasons: string[] = []
     if (postgresProblem !== null) reasons.push(`postgresql: DATABASE_UNAVAILABLE, UAGENT_DATABASE_URL cannot be reached (${postgresProblem})`)
@@ -177,6 +188,7 @@ export class SystemService {
         .filter(([, enabled]) => enabled)
         .map(([name]) => name),
       limits: { maxRequestSize: this.deps.maxRequestSize, rateLimit: { ...this.deps.rateLimit } },
+      ...(this.deps.vectorSearch ? { vectorSearch: this.deps.vectorSearch() } : {}),
     }
   }
 }

@@ -105,3 +105,39 @@ describe('tools with an upstream model server', () => {
     expect(seen.at(-1)).not.toHaveProperty('tools')
   })
 })
+
+describe('rag:<collection> with an upstream model server', () => {
+  test("the client's system message reaches the model after the grounding rules, with the sources and the question", async () => {
+    const client = await openai()
+    const { accessToken } = await server.login()
+    const ingest = await server.call('POST', '/rag/ingest', {
+      token: accessToken,
+      body: { collection: 'handbook', documents: [{ id: 'printing', content: 'Release print jobs with your badge at any FollowMe printer on the second floor.' }] },
+    })
+    expect(ingest.status).toBe(200)
+    const persona = 'You are Pim, the office helper. Always answer in French, in one sentence.'
+    for (const stream of [false, true]) {
+      const before = seen.length
+      const request = {
+        model: 'rag:handbook',
+        messages: [
+          { role: 'system' as const, content: persona },
+          { role: 'developer' as const, content: 'End every answer with "— Pim".' },
+          { role: 'user' as const, content: 'How do I release print jobs?' },
+        ],
+      }
+      if (stream) for await (const _ of await client.chat.completions.create({ ...request, stream: true })) void _
+      else expect((await client.chat.completions.create(request)).choices[0]!.message.content).toBeTruthy()
+      expect(seen.length).toBe(before + 1)
+      const sent = seen.at(-1).messages as { role: string; content: string }[]
+      const system = sent.filter((m) => m.role === 'system')
+      expect(system).toHaveLength(1)
+      // The server's grounding rules first, then the client's own, in the order it sent them.
+      expect(system[0]!.content.indexOf(persona)).toBeGreaterThan(0)
+      expect(system[0]!.content.indexOf('End every answer with "— Pim".')).toBeGreaterThan(system[0]!.content.indexOf(persona))
+      expect(sent.at(-1)!.content).toContain('FollowMe printer')
+      expect(sent.at(-1)!.content).toContain('How do I release print jobs?')
+      expect(sent.filter((m) => m.content.includes(persona))).toHaveLength(1)
+    }
+  })
+})

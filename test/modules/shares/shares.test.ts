@@ -67,6 +67,32 @@ describe('collections shared with a group', () => {
     ])
   })
 
+  test('a bare-name write that resolves to a shared collection says which one and how to make your own; once made, the name is yours', async () => {
+    const { server, bob, id } = await team()
+    const token = bob.accessToken
+    const ingest = await server.call('POST', '/rag/ingest', { token, body: { collection: 'handbook', documents: [{ id: 'mine', content: 'my own handbook page' }] } })
+    expect(ingest.status).toBe(403)
+    expect(ingest.json.message).toContain('alice@example.com/handbook (viewer)')
+    expect(ingest.json.message).toContain('it needs editor')
+    expect(ingest.json.message).toContain('POST /rag/collections')
+    expect(ingest.json.message).toContain('uagent rag create handbook')
+    // Named fully (or by id), the write is plainly refused: nothing to make of one's own there.
+    for (const ref of ['alice@example.com/handbook', id]) {
+      const named = await server.call('POST', '/rag/ingest', { token, body: { collection: ref, documents: [{ id: 'mine', content: 'my own handbook page' }] } })
+      expect(named.status).toBe(403)
+      expect(named.json.message).toContain('alice@example.com/handbook (viewer)')
+      expect(named.json.message).not.toContain('POST /rag/collections')
+    }
+    expect((await server.call('POST', '/rag/collections', { token, body: { name: 'handbook' } })).status).toBe(200)
+    const mine = await server.call('POST', '/rag/ingest', { token, body: { collection: 'handbook', documents: [{ id: 'mine', content: 'my own handbook page' }] } })
+    expect(mine.status).toBe(200)
+    const listed = (await server.call('GET', '/rag/collections', { token })).json.collections
+    expect(listed.map((c: { owner: { email: string }; access: string; documents: number }) => [c.owner.email, c.access, c.documents]).sort()).toEqual([
+      ['alice@example.com', 'viewer', 2],
+      ['bob@example.com', 'owner', 1],
+    ])
+  })
+
   test("an editor's ingest and upload land in the owner's collection; a manager changes access and deletes it", async () => {
     const { server, alice, bob, carol } = await team()
     const raised = await server.call('PUT', '/rag/collections/handbook/access', { token: alice.accessToken, body: { shares: [{ type: 'user', email: 'bob@example.com', role: 'editor' }] } })

@@ -10,7 +10,14 @@ export type { Need } from '../../access/resolver'
 export const COLLECTION_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 /** Collections as a kind of shared object (see ResourceResolver). */
-export const COLLECTION_KIND: ResourceKind = { noun: 'collection', label: 'Collection', plural: 'collections', ambiguous: 'AMBIGUOUS_COLLECTION', names: COLLECTION_NAME }
+export const COLLECTION_KIND: ResourceKind = {
+  noun: 'collection',
+  label: 'Collection',
+  plural: 'collections',
+  ambiguous: 'AMBIGUOUS_COLLECTION',
+  names: COLLECTION_NAME,
+  create: (name) => `POST /rag/collections {"name":"${name}"}, or uagent rag create ${name}`,
+}
 
 /** Whether a reference is `<owner email>/<name>`. */
 export function isQualified(ref: string): boolean {

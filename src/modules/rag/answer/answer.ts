@@ -219,11 +219,13 @@ export async function answerPassages(rag: RagService<RagStore>, userId: string, 
  * The prompt: the instruction, the numbered passages and the question; for a follow-up ("and which
  * command applies it?"), the turns of the conversation before it (the last EARLIER_TURNS exchanges) too.
  */
-export function answerPrompt(question: string, passages: SearchResult[], conversation: ChatMessage[] = []): ChatMessage[] {
+export function answerPrompt(question: string, passages: SearchResult[], conversation: ChatMessage[] = [], instructions?: string): ChatMessage[] {
   const numbered = passages.map((p, i) => `[${i + 1}] ${passageBlock(p.content)}`).join('\n')
   const earlier = isFollowUp(question) ? conversation.filter((m) => m.role !== 'system').slice(-2 * EARLIER_TURNS) : []
+  // The caller's own instructions (a client's system message: persona, language, format) follow the
+  // grounding rules in the one system message: many chat templates take a single one.
   return [
-    { role: 'system', content: INSTRUCTION },
+    { role: 'system', content: instructions?.trim() ? `${INSTRUCTION}\n\n${instructions.trim()}` : INSTRUCTION },
     ...earlier,
     { role: 'user', content: `Sources:\n${numbered}\n\nQuestion: ${question}` },
   ]
@@ -236,10 +238,10 @@ export const questionsOf = (conversation: ChatMessage[]) => conversation.filter(
  * The passages that fit the model's context beside the instruction, the question and the reply,
  * best first. When not even the best one fits whole, it is cut to what does.
  */
-export async function fitPassages(generator: Generator, question: string, passages: SearchResult[], conversation: ChatMessage[] = []): Promise<SearchResult[]> {
+export async function fitPassages(generator: Generator, question: string, passages: SearchResult[], conversation: ChatMessage[] = [], instructions?: string): Promise<SearchResult[]> {
   const budget = promptBudget(generator)
   let used = 0
-  for (const message of answerPrompt(question, [], conversation)) used += await generator.countTokens(message.content)
+  for (const message of answerPrompt(question, [], conversation, instructions)) used += await generator.countTokens(message.content)
   const fitted: SearchResult[] = []
   for (const [i, passage] of passages.entries()) {
     const cost = (await generator.countTokens(`[${i + 1}] ${passage.content}`)) + 1
@@ -266,7 +268,7 @@ export async function fitPassages(generator: Generator, question: string, passag
 export async function answerQuestion(
   rag: RagService<RagStore>,
   userId: string,
-  input: { question: string; collection: string; maxContext: number; includeContext: boolean; conversation?: ChatMessage[] },
+  input: { question: string; collection: string; maxContext: number; includeContext: boolean; conversation?: ChatMessage[]; instructions?: string },
   onUsage?: (usage: ModelUsage) => void,
 ) {
   // A follow-up is searched with the words of the questions it leans on ("and which command applies it?").
@@ -275,7 +277,7 @@ export async function answerQuestion(
   const relevant = await answerPassages(rag, userId, input.collection, query, input.maxContext)
   const generator = relevant.length ? await rag.generator() : null
   // Only what the model is given is cited: sources[n-1] is the passage it saw as [n].
-  let passages = generator ? await fitPassages(generator, input.question, relevant, conversation) : []
+  let passages = generator ? await fitPassages(generator, input.question, relevant, conversation, input.instructions) : []
   if (generator && passages.length === 0) {
     throw new AppError('VALIDATION_ERROR', `body.question: too long for ${generator.id} (it reads ${generator.contextLength} tokens): shorten it`)
   }
@@ -283,7 +285,7 @@ export async function answerQuestion(
   if (!generator) {
     answer = noRelevantAnswer(input.collection)
   } else {
-    const result = await generator.generate(answerPrompt(input.question, passages, conversation), { maxTokens: replyBudget(generator) })
+    const result = await generator.generate(answerPrompt(input.question, passages, conversation, input.instructions), { maxTokens: replyBudget(generator) })
     onUsage?.({ model: generator.id, promptTokens: result.promptTokens, completionTokens: result.completionTokens })
     if (result.noAnswer) {
       // The engine found the passages do not answer the question: nothing relevant, say so.

@@ -221,6 +221,11 @@ export class VectorCache {
 
   constructor(readonly options: VectorCacheOptions = DEFAULT_VECTOR_CACHE) {}
 
+  /** Bytes the cached matrices take, in all (Prometheus: uagent_vector_cache_bytes). */
+  get usedBytes(): number {
+    return this.bytes
+  }
+
   /** The cached matrix of a collection, if there is one (no loading). */
   peek(collectionId: number): Matrix | undefined {
     return this.matrices.get(collectionId)

@@ -1,12 +1,13 @@
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { andThen, type MaybePromise } from '../../db/maybe-promise'
-import { WorkerCalls } from '../../core/worker-calls'
-import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
-import { cachedVector, distinctHits, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
+import { andThen, type MaybePromise } from '../../../../db/maybe-promise'
+import { WorkerCalls } from '../../../../core/worker-calls'
+import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from '../../ranking/scoring'
+import { cachedVector, distinctHits, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from '../../vectors/cache'
 
-import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from './store'
-import { phraseFrequency } from './ranking/phrase'
+import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from '../../store'
+import { phraseFrequency } from '../../ranking/phrase'
+import { DEFAULT_VECTOR_INDEX, type VectorIndexOptions, VectorIndexes } from './vector-index'
 
 const BATCH = 500
 
@@ -65,6 +66,8 @@ export class SqliteRagStore implements RagStore {
   /** Tokens FTS5 made of each word (see tokensOf), at most WORD_TOKENS_LIMIT words. */
   private readonly wordTokens = new Map<string, string[]>()
   readonly cache: VectorCache
+  /** Large collections' approximate vector indexes (see vector-index.ts). */
+  readonly indexes: VectorIndexes
   /** Large collections' keyword queries run on this thread, with a read-only connection of its own (a database file only). */
   private readonly reader: WorkerCalls | null
   /** The thread that counts common terms ahead (see warmFrequencies), apart so that searches never wait behind it. */
@@ -77,11 +80,20 @@ export class SqliteRagStore implements RagStore {
     cacheOptions?: VectorCacheOptions,
     /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
     private readonly keywordPostings = KEYWORD_POSTINGS,
+    indexOptions: VectorIndexOptions = DEFAULT_VECTOR_INDEX,
   ) {
     this.cache = new VectorCache(cacheOptions)
+    this.indexes = new VectorIndexes(db, indexOptions)
     const onFile = Boolean(db.filename) && db.filename !== ':memory:'
     this.reader = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
     this.warmer = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
+  }
+
+  /** Stops the store's threads (index builds in flight are abandoned: their files are not recorded). */
+  close(): void {
+    this.indexes.close()
+    this.reader?.close()
+    this.warmer?.close()
   }
 
   /**
@@ -444,8 +456,9 @@ export class SqliteRagStore implements RagStore {
       new Date().toISOString(),
     ])
     const collection = this.findCollection(userId, name)!
-    // SQLite may reuse a deleted collection's id: its index starts empty whatever was there.
+    // SQLite may reuse a deleted collection's id: its indexes start empty whatever was there.
     this.dropFts(collection.id)
+    this.indexes.drop(collection.id)
     this.ensureFts(collection.id)
     return collection
   }
@@ -466,6 +479,7 @@ export class SqliteRagStore implements RagStore {
     this.ensureVecTable(collection.dimensions)
     this.db.transaction(() => {
       this.dropFts(collection.id)
+      this.indexes.drop(collection.id)
       this.db.run('DELETE FROM rag_collections WHERE id = ?', [collection.id])
     }).immediate()
     this.cache.invalidate(collection.id)
@@ -479,11 +493,13 @@ export class SqliteRagStore implements RagStore {
     const deleted = this.db.transaction(() => {
       removed.push(...this.chunkIdsOf(collection.id, docId))
       this.unindexDocument(collection.id, docId)
+      this.indexes.logChanges(collection.id, removed, [])
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
     }).immediate()
     this.cache.update(collection.id, removed, [])
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
+    this.indexes.written(collection, removed, [], () => this.chunkCount(collection.id))
     return deleted
   }
 
@@ -517,6 +533,7 @@ export class SqliteRagStore implements RagStore {
     const insertChunk = this.db.query<never, [number, number, number, string]>('INSERT INTO rag_chunks (document_id, collection_id, position, content) VALUES (?, ?, ?, ?)')
     const insertVector = this.db.query<never, [number, number, Float32Array]>(`INSERT INTO ${table} (rowid, collection_id, embedding) VALUES (?, ?, ?)`)
     const insertText = this.db.query<never, [number, string]>(`INSERT INTO ${fts} (rowid, content) VALUES (?, ?)`)
+    const insertRow = this.db.query<never, [number, number, Float32Array]>('INSERT INTO rag_vector_rows (chunk_id, collection_id, embedding) VALUES (?, ?, ?)')
     const insertInfo = this.db.query<never, [number, string, string, number, string, string | null, string, string | null]>(
       'INSERT INTO rag_document_info (document_id, title, type, bytes, text, source, content_hash, chunk_pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     )
@@ -532,6 +549,7 @@ export class SqliteRagStore implements RagStore {
         document.chunks.forEach((chunk, position) => {
           const chunkRow = Number(insertChunk.run(documentRow, collection.id, position, chunk).lastInsertRowid)
           insertVector.run(chunkRow, collection.id, document.vectors[position]!)
+          insertRow.run(chunkRow, collection.id, document.vectors[position]!)
           insertText.run(chunkRow, chunk)
           added.push({ id: chunkRow, vector: document.vectors[position]! })
         })
@@ -539,6 +557,12 @@ export class SqliteRagStore implements RagStore {
         const info = describe?.(document)
         if (info) insertInfo.run(documentRow, info.title, info.type, info.bytes, info.text, info.source, info.contentHash, info.chunkPages)
       }
+      // What the collection's vector index does not hold yet, committed with the rows or not at all.
+      this.indexes.logChanges(
+        collection.id,
+        removed,
+        added.map((row) => row.id),
+      )
       // IMMEDIATE: the write lock is taken (waiting out busy_timeout) before the first read. A deferred
       // transaction that reads first fails with SQLITE_BUSY at its first write, without waiting, when
       // another connection (the analytics writer thread) committed in between.
@@ -546,13 +570,17 @@ export class SqliteRagStore implements RagStore {
     this.cache.update(collection.id, removed, added)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
+    this.indexes.written(collection, removed, added, () => this.chunkCount(collection.id))
   }
 
   /**
-   * Nearest chunks by cosine distance, exactly: sqlite-vec scans the collection's partition, or,
+   * Nearest chunks by cosine distance: through the collection's approximate index when it has one
+   * ready (its candidates rescored exactly, see vector-index.ts), else exactly: sqlite-vec scans the collection's partition, or,
    * for large collections, the in-memory copy of the same vectors does (see VectorCache).
    */
   nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
+    const indexed = this.indexes.nearest(collection.id, vector, k, (ids) => this.storedVectors(collection.id, ids), distinct)
+    if (indexed) return indexed
     const table = this.ensureVecTable(collection.dimensions)
     const matrix = this.cache.matrix(
       collection.id,
@@ -591,11 +619,21 @@ export class SqliteRagStore implements RagStore {
       }
       return found
     }
-    const table = this.ensureVecTable(collection.dimensions)
-    const rows = this.db
-      .query<{ rowid: number; embedding: Uint8Array }, number[]>(`SELECT rowid, embedding FROM ${table} WHERE rowid IN (${chunkIds.map(() => '?').join(',')})`)
-      .all(...chunkIds)
-    return new Map(rows.map((row) => [row.rowid, new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength))]))
+    return this.storedVectors(collection.id, chunkIds)
+  }
+
+  /**
+   * Stored vectors of some chunks of a collection, from rag_vector_rows: a point look-up each
+   * (microseconds), where vec0 reads the whole blob of 128 vectors a row is in (~0.4 ms).
+   */
+  private storedVectors(collectionId: number, chunkIds: number[]): Map<number, Float32Array> {
+    const found = new Map<number, Float32Array>()
+    const row = this.db.query<{ embedding: Uint8Array }, [number, number]>('SELECT embedding FROM rag_vector_rows WHERE chunk_id = ? AND collection_id = ?')
+    for (const id of chunkIds) {
+      const hit = row.get(id, collectionId)
+      if (hit) found.set(id, new Float32Array(hit.embedding.buffer.slice(hit.embedding.byteOffset, hit.embedding.byteOffset + hit.embedding.byteLength)))
+    }
+    return found
   }
 
   chunks(chunkIds: number[]): Map<number, ChunkHit> {

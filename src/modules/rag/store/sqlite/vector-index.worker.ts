@@ -1,0 +1,114 @@
+// The index thread of SqliteRagStore's approximate vector indexes (see vector-index.ts): builds a
+// collection's usearch index from the database (a read-only connection of its own, one snapshot),
+// either whole from rag_vector_rows or by applying the changes since an earlier file to a copy of
+// it, writes it to a new file and answers with what the database must record about that file; and
+// checks an index file against what the database recorded (its size and checksum). It is the only
+// code that reads whole index files or holds an index in memory: the request thread maps files
+// read-only (usearch's view) and never waits for this one.
+import { Database } from 'bun:sqlite'
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { INDEX_SETTINGS, loadIndexLibrary } from './vector-index-library'
+
+declare const self: Worker
+
+type Call = { id: number } & (
+  | { kind: 'build'; database: string; collectionId: number; dimensions: number; out: string; base: string | null; baseSeq: number; threads: number }
+  | { kind: 'verify'; path: string; bytes: number; checksum: string }
+)
+
+const BATCH = 8192
+
+/** A file's checksum: SHA-1 of its bytes, read in 4 MB pieces (a file past the heap never is whole in memory). */
+export function fileChecksum(path: string): string {
+  const hasher = new Bun.CryptoHasher('sha1')
+  const fd = openSync(path, 'r')
+  try {
+    const buffer = new Uint8Array(4 * 1024 * 1024)
+    for (;;) {
+      const read = readSync(fd, buffer, 0, buffer.length, null)
+      if (read <= 0) break
+      hasher.update(buffer.subarray(0, read))
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return hasher.digest('hex')
+}
+
+function build(call: Extract<Call, { kind: 'build' }>) {
+  const usearch = loadIndexLibrary()
+  if (!usearch) throw new Error('the usearch library cannot be loaded')
+  const db = new Database(call.database, { readonly: true })
+  try {
+    db.run('PRAGMA busy_timeout = 5000')
+    const index = new usearch.Index({ dimensions: call.dimensions, ...INDEX_SETTINGS })
+    const bytes = call.dimensions * 4
+    // One read transaction: the rows read and the last change seen are one snapshot of the database.
+    db.run('BEGIN')
+    let seq: number
+    try {
+      seq = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?').get(call.collectionId)?.seq ?? call.baseSeq
+      const keys = new BigUint64Array(BATCH)
+      const vectors = new Float32Array(BATCH * call.dimensions)
+      let count = 0
+      const flush = () => {
+        if (!count) return
+        index.add(keys.subarray(0, count), vectors.subarray(0, count * call.dimensions), call.threads)
+        count = 0
+      }
+      const put = (chunkId: number, embedding: Uint8Array) => {
+        if (embedding.byteLength !== bytes) return
+        keys[count] = BigInt(chunkId)
+        vectors.set(new Float32Array(embedding.buffer, embedding.byteOffset, call.dimensions), count * call.dimensions)
+        if (++count === BATCH) flush()
+      }
+      if (call.base) {
+        // The earlier file, with what changed since: removed and re-written chunks out, the current vectors of those still there in.
+        index.load(call.base)
+        const changed = db
+          .query<{ chunk_id: number }, [number, number, number]>('SELECT DISTINCT chunk_id FROM rag_vector_changes WHERE collection_id = ? AND seq > ? AND seq <= ?')
+          .all(call.collectionId, call.baseSeq, seq)
+          .map((row) => row.chunk_id)
+        const row = db.query<{ embedding: Uint8Array }, [number, number]>('SELECT embedding FROM rag_vector_rows WHERE chunk_id = ? AND collection_id = ?')
+        for (const chunkId of changed) {
+          if (index.contains(BigInt(chunkId))) index.remove(BigInt(chunkId))
+          const found = row.get(chunkId, call.collectionId)
+          if (found) put(chunkId, found.embedding)
+        }
+      } else {
+        for (const found of db.query<{ chunk_id: number; embedding: Uint8Array }, [number]>('SELECT chunk_id, embedding FROM rag_vector_rows WHERE collection_id = ?').iterate(call.collectionId)) {
+          put(found.chunk_id, found.embedding)
+        }
+      }
+      flush()
+    } finally {
+      db.run('COMMIT')
+    }
+    index.save(call.out)
+    const size = statSync(call.out).size
+    return { seq, rows: index.size(), bytes: size, checksum: fileChecksum(call.out) }
+  } finally {
+    db.close()
+  }
+}
+
+self.addEventListener('message', (event: MessageEvent<Call>) => {
+  const call = event.data
+  try {
+    if (call.kind === 'build') {
+      self.postMessage({ id: call.id, ...build(call) })
+      return
+    }
+    let problem: string | null = null
+    try {
+      const size = statSync(call.path).size
+      if (size !== call.bytes) problem = `its size is ${size} bytes, ${call.bytes} expected`
+      else if (fileChecksum(call.path) !== call.checksum) problem = 'its checksum differs from the one recorded'
+    } catch (error) {
+      problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file is missing' : (error as Error).message
+    }
+    self.postMessage({ id: call.id, problem })
+  } catch (error) {
+    self.postMessage({ id: call.id, failure: (error as Error)?.message ?? String(error) })
+  }
+})
