@@ -15,7 +15,7 @@ export interface Source {
 export interface Message {
   role: 'user' | 'assistant' | 'system'
   content: string
-  metadata?: { model?: string; sources?: Source[]; cancelled?: boolean; error?: string }
+  metadata?: { model?: string; sources?: Source[]; cancelled?: boolean; error?: string; assistant?: { id: string; name: string } }
 }
 
 export interface Conversation {
@@ -23,6 +23,7 @@ export interface Conversation {
   title: string
   updatedAt: string
   messages: Message[]
+  assistant?: { id: string; name: string }
 }
 
 export function MessageView({ message, onCite }: { message: Message; onCite: (source: Source) => void }) {
@@ -38,6 +39,7 @@ export function MessageView({ message, onCite }: { message: Message; onCite: (so
     <div class="msg assistant" aria-label="Assistant reply">
       <div class="md" onClick={onClick} dangerouslySetInnerHTML={{ __html: renderMarkdown(message.content || '…', sources.length) }} />
       <div class="meta">
+        {message.metadata?.assistant && <span class="badge">{message.metadata.assistant.name}</span>}{' '}
         {message.metadata?.model && <span>Answered by {message.metadata.model}</span>}
         {message.metadata?.cancelled && <span> · stopped</span>}
         {message.metadata?.error && <span class="error"> · {message.metadata.error}</span>}

@@ -5,6 +5,8 @@ import { readEvents } from '../sse'
 import { type Collection, labelOf, refOf } from '../collections'
 import { ErrorText, useId } from '../ui'
 import { type Conversation, ConversationItem, type Message, MessageView, type Source, SourcePanel } from './chat-parts'
+import { type Assistant, assistantRef, pickedAssistant } from '../assistants'
+import { AssistantPicker, AssistantStarters } from './chat-assistant'
 
 
 export function ChatPage({ conversationId }: { conversationId: string | null }) {
@@ -18,6 +20,9 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   const [streaming, setStreaming] = useState<AbortController | null>(null)
   const [sendError, setSendError] = useState<unknown>(null)
   const [cited, setCited] = useState<{ source: Source; question: string } | null>(null)
+  const [assistants, setAssistants] = useState<Assistant[]>([])
+  const [assistant, setAssistant] = useState(pickedAssistant.peek())
+  const [kept, setKept] = useState<{ id: string; name: string } | null>(null)
   const streamedFor = useRef<string | null>(null)
   const bottom = useRef<HTMLDivElement>(null)
   const messageId = useId('message')
@@ -34,6 +39,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   useEffect(() => {
     void loadList()
     api<{ collections: Collection[] }>('GET', '/rag/collections').then(({ collections }) => setCollections(collections), setListError)
+    api<{ assistants: Assistant[] }>('GET', '/assistants').then(({ assistants }) => setAssistants(assistants), setListError)
+    pickedAssistant.value = ''
   }, [])
 
   useEffect(() => {
@@ -42,11 +49,12 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     // The conversation this page just streamed into is already on screen.
     if (conversationId && streamedFor.current === conversationId) return
     streamedFor.current = null
+    setKept(null)
     if (!conversationId) {
       setMessages([])
       return
     }
-    api<Conversation>('GET', `/conversations/${conversationId}`).then((c) => setMessages(c.messages), setLoadError)
+    api<Conversation>('GET', `/conversations/${conversationId}`).then((c) => (setMessages(c.messages), setKept(c.assistant ?? null)), setLoadError)
   }, [conversationId])
 
   useEffect(() => {
@@ -56,8 +64,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     }
   }, [messages])
 
-  const send = async () => {
-    const text = draft.trim()
+  const send = async (typed?: string) => {
+    const text = (typed ?? draft).trim()
     if (!text || streaming) return
     const controller = new AbortController()
     setStreaming(controller)
@@ -75,6 +83,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     const params = new URLSearchParams({ message: text })
     if (conversationId) params.set('conversationId', conversationId)
     if (collection) params.set('collection', collection)
+    // A conversation keeps its assistant (the server knows it): only a new chat names one.
+    if (assistant && !conversationId && !kept) params.set('assistant', assistant)
     let content = ''
     let id = conversationId
     try {
@@ -83,7 +93,9 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
         if (event.type === 'start') {
           id = event.conversationId as string
           streamedFor.current = id
-          update({ metadata: { model: event.model as string, sources: event.sources as Source[] | undefined } })
+          const named = event.assistant as { id: string; name: string } | undefined
+          update({ metadata: { model: event.model as string, sources: event.sources as Source[] | undefined, ...(named ? { assistant: named } : {}) } })
+          if (named) setKept(named)
           if (!conversationId) history.replaceState(null, '', `/app/chat/${id}`)
         } else if (event.type === 'chunk') {
           if (!content) performance.mark('ua:first-chunk')
@@ -107,6 +119,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     }
   }
 
+  const picked = kept ? null : (assistants.find((a) => assistantRef(a) === assistant) ?? null)
   const questionBefore = (index: number) => [...messages.slice(0, index)].reverse().find((m) => m.role === 'user')?.content ?? ''
 
   return (
@@ -135,7 +148,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
       <section class="thread" aria-label="Chat">
         <div class="messages" aria-live="polite">
           <ErrorText error={loadError} />
-          {messages.length === 0 && !loadError && (
+          {messages.length === 0 && !loadError && picked && <AssistantStarters assistant={picked} onStart={(text) => void send(text)} />}
+          {messages.length === 0 && !loadError && !picked && (
             <div class="muted">
               <h1>New chat</h1>
               <p>Ask anything. Pick a collection to ground the answer in your documents; cited passages show as [n].</p>
@@ -171,6 +185,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
               }
             }}
           />
+          <AssistantPicker assistants={assistants} value={assistant} kept={kept} onChange={setAssistant} />
           <div>
             <label for={collectionId}>Ground in</label>
             <select id={collectionId} value={collection} onChange={(e) => setCollection(e.currentTarget.value)}>

@@ -38,7 +38,25 @@ function asInput(entry: Entry) {
  * Who may use a collection: users (by email), groups and everyone, each with a role. Shown to its
  * owner, its managers and admins; saving replaces the whole list (PUT /rag/collections/{ref}/access).
  */
-export function ShareDialog({ collection, label, onClose }: { collection: string; label: string; onClose: () => void }) {
+export function ShareDialog({
+  collection,
+  label,
+  onClose,
+  accessPath,
+  help = ROLE_HELP,
+  shareCollections = false,
+}: {
+  collection: string
+  label: string
+  onClose: () => void
+  /** Another kind's access list (an assistant's): the same dialog, the same rules. */
+  accessPath?: string
+  help?: string
+  /** Offer "also share its collections" (assistants: PUT … {shareCollections: true}). */
+  shareCollections?: boolean
+}) {
+  const [withCollections, setWithCollections] = useState(false)
+  const [sharedToo, setSharedToo] = useState<string[]>([])
   const [access, setAccess] = useState<Access | null>(null)
   const [entries, setEntries] = useState<Entry[]>([])
   const [groups, setGroups] = useState<string[]>([])
@@ -50,14 +68,15 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
   const typeId = useId('share-type')
   const whoId = useId('share-who')
   const roleId = useId('share-role')
-  const path = `/rag/collections/${encodeURIComponent(collection)}/access`
+  const path = accessPath ?? `/rag/collections/${encodeURIComponent(collection)}/access`
   const load = useAction(async () => {
     const found = await api<Access>('GET', path)
     setAccess(found)
     setEntries(found.shares.map(entryOf))
   })
   const save = useAction(async () => {
-    const found = await api<Access>('PUT', path, { shares: entries.map(asInput) })
+    const found = await api<Access & { collectionsShared?: string[] }>('PUT', path, { shares: entries.map(asInput), ...(withCollections ? { shareCollections: true } : {}) })
+    setSharedToo(found.collectionsShared ?? [])
     setAccess(found)
     setEntries(found.shares.map(entryOf))
     setSaved(true)
@@ -85,7 +104,11 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
         }
       >
         <ErrorText error={load.error} />
-        {access && <p class="muted small">Owner: {access.owner.email}. {ROLE_HELP}</p>}
+        {access && (
+          <p class="muted small">
+            Owner: {access.owner.email}. {help}
+          </p>
+        )}
         <ul class="files" aria-label="People with access">
           {entries.map((entry, i) => (
             <li class="row" key={`${entry.type}:${entry.who}`}>
@@ -141,11 +164,18 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
           </div>
           <button type="submit">Add</button>
         </form>
+        {shareCollections && (
+          <label class="row small">
+            <input type="checkbox" checked={withCollections} onChange={(e) => setWithCollections(e.currentTarget.checked)} />
+            Also give them viewer on its collections that you manage
+          </label>
+        )}
         <div class="row">
           <button type="button" class="primary" disabled={save.busy || !access} onClick={() => void save.run()}>
             Save access
           </button>
           {saved && <span class="ok small">Saved: it counts from each person's next request.</span>}
+          {saved && sharedToo.length > 0 && <span class="ok small">Collections shared too: {sharedToo.join(', ')}</span>}
         </div>
         <ErrorText error={save.error} />
       </Card>
