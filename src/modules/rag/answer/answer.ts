@@ -3,7 +3,7 @@ import type { ModelUsage } from '../../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
 import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
 import { ENDS_SENTENCE, keyTerms, sentences, STARTS_INSIDE_SENTENCE, STOPWORDS, words } from '../../../ml/text'
-import { wordnet } from '../../../ml/wordnet'
+import { type Lemma, wordnet } from '../../../ml/wordnet'
 import { idf } from '../ranking/scoring'
 import { andThen, type MaybePromise } from '../../../db/maybe-promise'
 import type { RagService, SearchResult } from '../service'
@@ -99,8 +99,10 @@ export function questionCoverage(question: { terms: { word: string; df: number }
     let weight = Math.sqrt(Math.max(idf(df, question.chunks), MIN_TERM_WEIGHT))
     // A follow-up's query (followUpQuery): the words carried from earlier turns count for less than its own.
     if (asked && !asked.has(term)) weight *= carried
-    // What a question is about is named by nouns: a missing verb or adverb ("happens", "off") says less.
-    if (df === 0 && lexicon && !lexicon.lemmas(word).some((lemma) => lemma.pos === 'noun')) weight *= MISSING_NON_NOUN_SHARE
+    // What a question is about is named by nouns of few meanings: a missing verb or adverb
+    // ("happens", "off"), or a word English uses in many senses ("when the timer fires", "after a
+    // crash"), is the asker's phrasing and says less.
+    if (df === 0 && lexicon && phrasingWord(lexicon.lemmas(word))) weight *= MISSING_NON_NOUN_SHARE
     total += weight
     if (held.has(term)) covered += weight
     else if (lexicon?.synonyms(word, 1).some((synonym) => held.has(matchTerms(synonym)[0] ?? ''))) covered += weight * SYNONYM_SHARE
@@ -128,8 +130,23 @@ export const CARRIED_SHARE = 0.5
 /** "Which command", "what option", "which tool"…: the kind of answer a question asks for. */
 const ASKED_KIND = /\b(which|what)\s+(commands?|options?|settings?|flags?|switch(?:es)?|keys?|variables?|arguments?|parameters?|tools?|programs?|utilit(?:y|ies)|methods?|ways?|steps?)\b/g
 
-/** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
+/** What a word the collection lacks weighs, of a missing noun's weight, when it is phrasing (phrasingWord): WordNet knows it only as a verb, adjective or adverb, or in many senses. */
 export const MISSING_NON_NOUN_SHARE = 0.3
+/**
+ * Senses of a word seen in WordNet's tagged concordance (all its parts of speech together) from
+ * which a word the collection lacks is the asker's everyday phrasing rather than the name of what
+ * the question is about: "fire" (14), "crash" (9), "change" (15), against "relativity" (0),
+ * "autumn" (1), "eclipse" (3), "painted" (5). A statistic of English, not of the collection: the
+ * unrelated documents beside the answer do not move it, where a missing word's own weight (as one
+ * found once) grows with each of them. Chosen with scripts/fit-refusal.ts's calibration family
+ * (8 and 10 refuse as many world questions there as the rule without it; 5 one fewer).
+ */
+export const PHRASING_SENSES = 8
+
+/** Whether a word the collection lacks is the asker's phrasing: WordNet knows it as no noun (or not at all), or in PHRASING_SENSES senses or more. */
+function phrasingWord(lemmas: Lemma[]): boolean {
+  return !lemmas.some((lemma) => lemma.pos === 'noun') || lemmas.reduce((sum, lemma) => sum + lemma.tagged, 0) >= PHRASING_SENSES
+}
 /** What a question word held by the passages only as a synonym counts, of its weight. */
 export const SYNONYM_SHARE = 0.5
 
