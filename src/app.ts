@@ -54,7 +54,7 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
-import { PostgresRagStore } from './modules/rag/store.postgres'
+import { PostgresRagStore } from './modules/rag/store/postgres'
 import { DEFAULT_VECTOR_CACHE } from './modules/rag/vectors/cache'
 import { SqliteRagStore } from './modules/rag/store/sqlite'
 import { DEFAULT_VECTOR_INDEX } from './modules/rag/store/sqlite/vector-index'
@@ -318,7 +318,7 @@ export function createServices(options: AppOptions = {}): Services {
   const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, log }
   const rag = new RagService<RagStore>({
     db,
-    ...(postgres ? { store: new PostgresRagStore(postgres) } : {}),
+    ...(postgres ? { store: new PostgresRagStore(postgres, { log, vectorCache: { minRows: 0, budgetBytes: vectorCache.budgetBytes } }) } : {}),
     embedder: models.embedder,
     generator: models.generator,
     storage,
@@ -488,6 +488,11 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
     const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
+    // Vector search in the database (pgvector) when it is there, else in this server's memory.
+    if (services.rag.store instanceof PostgresRagStore) {
+      const setup = await services.rag.store.prepareVectors()
+      services.log(setup.kind === 'pgvector' ? `RAG vector search: pgvector in PostgreSQL (${setup.reason})` : `RAG vector search: in this server's memory (${setup.reason})`)
+    }
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length

@@ -12,6 +12,7 @@ interface ChatOptions {
   optimize?: boolean
   context?: string
   file: string[]
+  assistant?: string
 }
 
 const conversationPath = (id: string, userId?: string) =>
@@ -60,6 +61,7 @@ export function registerChat(program: Command): void {
       .option('--context <text>', 'extra context for the model')
       .option('--collection <name>', 'ground the reply in this collection of yours (repeat for several)', (value: string, list: string[]) => [...list, value], [] as string[])
       .option('--file <path>', 'attach this file to the conversation first (repeat for several): the reply is grounded in it', (value: string, list: string[]) => [...list, value], [] as string[])
+      .option('--assistant <name>', 'answer as this assistant (yours, one shared with you, or a built-in agent; see uagent assistants list)')
       .action(async (words: string[], options: ChatOptions, command: Command) => {
         const client = new ApiClient(globals(command))
         const message = words.join(' ')
@@ -76,10 +78,12 @@ export function registerChat(program: Command): void {
             ...(options.conversation ? { conversationId: options.conversation } : {}),
             ...(options.context ? { context: options.context } : {}),
             ...(options.collection.length ? { collections: options.collection } : {}),
+            ...(options.assistant ? { assistant: options.assistant } : {}),
           })
           emit(command, body, () => {
             console.log(body.response)
             printSources(body.metadata.sources)
+            if (body.metadata.assistant) console.error(dim(`\n[${body.metadata.assistant.name}${body.metadata.collectionsSkipped ? ` · ${body.metadata.collectionsSkipped} of its collections not readable by you, left out` : ''}]`))
             console.error(dim(`\n[${body.metadata.model} · ${body.metadata.tokens} tokens · ${body.metadata.responseTime} ms · conversation ${body.metadata.conversationId}]`))
           })
           return
@@ -89,11 +93,13 @@ export function registerChat(program: Command): void {
         if (options.optimize) query.set('optimizePrompt', 'true')
         if (options.context) query.set('context', options.context)
         if (options.collection.length) query.set('collections', options.collection.join(','))
+        if (options.assistant) query.set('assistant', options.assistant)
         const response = await client.fetch(`/stream?${query}`, { headers: { accept: 'text/event-stream' } })
         let failure: CliError | null = null
         for await (const data of readEventData(response.body!)) {
           const event = JSON.parse(data)
-          if (event.type === 'chunk') process.stdout.write(event.content)
+          if (event.type === 'start' && event.assistant) console.error(dim(`[${event.assistant.name}]`))
+          else if (event.type === 'chunk') process.stdout.write(event.content)
           else if (event.type === 'end') {
             process.stdout.write('\n')
             printSources(event.sources)
@@ -106,6 +112,7 @@ export function registerChat(program: Command): void {
     'uagent chat --conversation 4f1c… "And then?"',
     'uagent chat --collection docs "How do I enable two-factor authentication?"',
     'uagent chat --file contract.pdf "When can either party end the contract?"',
+    'uagent chat --assistant "HR helper" "How many days of leave do I have?"',
   )
 
   const conversations = program.command('conversations').description('Your stored conversations')

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { emit, example, globals, table } from '../output'
 
-const ROLES = ['viewer', 'editor', 'manager']
+export const ROLES = ['viewer', 'editor', 'manager']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export interface Share {

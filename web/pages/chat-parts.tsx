@@ -19,7 +19,7 @@ export interface Message {
   id?: string
   role: 'user' | 'assistant' | 'system'
   content: string
-  metadata?: { model?: string; sources?: Source[]; cancelled?: boolean; error?: string }
+  metadata?: { model?: string; sources?: Source[]; cancelled?: boolean; error?: string; assistant?: { id: string; name: string } }
 }
 
 export interface Conversation {
@@ -29,6 +29,7 @@ export interface Conversation {
   messages: Message[]
   access?: 'owner' | 'viewer'
   owner?: { id: string; email: string }
+  assistant?: { id: string; name: string }
 }
 
 export function MessageView({ message, onCite, children }: { message: Message; onCite: (source: Source) => void; children?: ComponentChildren }) {
@@ -44,6 +45,7 @@ export function MessageView({ message, onCite, children }: { message: Message; o
     <div class="msg assistant" aria-label="Assistant reply">
       <div class="md" onClick={onClick} dangerouslySetInnerHTML={{ __html: renderMarkdown(message.content || '…', sources.length) }} />
       <div class="meta">
+        {message.metadata?.assistant && <span class="badge">{message.metadata.assistant.name}</span>}{' '}
         {message.metadata?.model && <span>Answered by {message.metadata.model}</span>}
         {message.metadata?.cancelled && <span> · stopped</span>}
         {message.metadata?.error && <span class="error"> · {message.metadata.error}</span>}

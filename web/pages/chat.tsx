@@ -5,6 +5,8 @@ import { readEvents } from '../sse'
 import { type Collection, labelOf, refOf } from '../collections'
 import { ErrorText, useId } from '../ui'
 import { type Conversation, ConversationItem, type Message, MessageView, type Source, SourcePanel } from './chat-parts'
+import { type Assistant, assistantRef, pickedAssistant } from '../assistants'
+import { AssistantPicker, AssistantStarters } from './chat-assistant'
 import { ShareDialog } from './share-dialog'
 import { AttachButton, EditableMessage, ExportButtons, FileChips, type Rating, ReplyActions, useConversationFiles, useConversationSearch } from './chat-everyday'
 
@@ -26,6 +28,9 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   const [ratings, setRatings] = useState<Record<string, Rating>>({})
   const [dropping, setDropping] = useState(false)
   const [sharing, setSharing] = useState(false)
+  const [assistants, setAssistants] = useState<Assistant[]>([])
+  const [assistant, setAssistant] = useState(pickedAssistant.peek())
+  const [kept, setKept] = useState<{ id: string; name: string } | null>(null)
   const streamedFor = useRef<string | null>(null)
   const bottom = useRef<HTMLDivElement>(null)
   const messageId = useId('message')
@@ -48,6 +53,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
       if (route.value.split('/')[2] !== id) return
       setShown(c)
       setMessages(c.messages)
+      setKept(c.assistant ?? null)
       setRatings(Object.fromEntries(Object.entries(rated.ratings).map(([message, r]) => [message, r.rating])))
     }, setLoadError)
 
@@ -65,6 +71,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
   useEffect(() => {
     void loadList()
     api<{ collections: Collection[] }>('GET', '/rag/collections').then(({ collections }) => setCollections(collections), setListError)
+    api<{ assistants: Assistant[] }>('GET', '/assistants').then(({ assistants }) => setAssistants(assistants), setListError)
+    pickedAssistant.value = ''
   }, [])
 
   useEffect(() => {
@@ -76,6 +84,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     streamedFor.current = null
     setShown(null)
     setRatings({})
+    setKept(null)
     if (!conversationId) {
       setMessages([])
       return
@@ -116,6 +125,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
         const params = new URLSearchParams({ message: turn.text })
         if (conversationId) params.set('conversationId', conversationId)
         if (collection) params.set('collection', collection)
+        // A conversation keeps its assistant (the server knows it): only a new chat names one.
+        if (assistant && !conversationId && !kept) params.set('assistant', assistant)
         response = await request(`/stream?${params}`, { signal: controller.signal, headers: { accept: 'text/event-stream' } })
       } else if (turn.kind === 'regenerate') {
         response = await request(`/conversations/${conversationId}/regenerate`, { ...sse, method: 'POST', body: JSON.stringify(grounding) })
@@ -126,7 +137,9 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
         if (event.type === 'start') {
           id = event.conversationId as string
           streamedFor.current = id
-          update({ metadata: { model: event.model as string, sources: event.sources as Source[] | undefined } })
+          const named = event.assistant as { id: string; name: string } | undefined
+          update({ metadata: { model: event.model as string, sources: event.sources as Source[] | undefined, ...(named ? { assistant: named } : {}) } })
+          if (named) setKept(named)
           if (!conversationId) history.replaceState(null, '', `/app/chat/${id}`)
         } else if (event.type === 'chunk') {
           if (!content) performance.mark('ua:first-chunk')
@@ -154,10 +167,10 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     }
   }
 
-  const send = () => {
-    const text = draft.trim()
+  const send = (typed?: string) => {
+    const text = (typed ?? draft).trim()
     if (!text || streaming) return
-    setDraft('')
+    if (typed === undefined) setDraft('')
     void run({ kind: 'send', text })
   }
 
@@ -171,6 +184,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
     }
   }
 
+  const picked = kept ? null : (assistants.find((a) => assistantRef(a) === assistant) ?? null)
   const questionBefore = (index: number) => [...messages.slice(0, index)].reverse().find((m) => m.role === 'user')?.content ?? ''
   const openSource = (source: Source, index: number) =>
     setCited({ source: source.file && conversationId ? { ...source, collection: `__conversation-${conversationId}` } : source, question: questionBefore(index) })
@@ -249,7 +263,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
           <ShareDialog
             collection={conversationId}
             label={shown?.title ?? 'this conversation'}
-            path={`/conversations/${conversationId}/access`}
+            accessPath={`/conversations/${conversationId}/access`}
             roles={['viewer']}
             help={`Viewers read, export and rate it at /app/c/${conversationId}; only you post to it.`}
             onClose={() => setSharing(false)}
@@ -257,7 +271,8 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
         )}
         <div class="messages" aria-live="polite">
           <ErrorText error={loadError} />
-          {messages.length === 0 && !loadError && (
+          {messages.length === 0 && !loadError && picked && <AssistantStarters assistant={picked} onStart={(text) => send(text)} />}
+          {messages.length === 0 && !loadError && !picked && (
             <div class="muted">
               <h1>New chat</h1>
               <p>Ask anything. Pick a collection to ground the answer in your documents, or drop files here (📎) to ask about them; cited passages show as [n].</p>
@@ -310,6 +325,7 @@ export function ChatPage({ conversationId }: { conversationId: string | null }) 
               }}
             />
             <AttachButton onFiles={(chosen) => void files.attach(chosen)} disabled={!!streaming} />
+            <AssistantPicker assistants={assistants} value={assistant} kept={kept} onChange={setAssistant} />
             <div>
               <label for={collectionId}>Ground in</label>
               <select id={collectionId} value={collection} onChange={(e) => setCollection(e.currentTarget.value)}>

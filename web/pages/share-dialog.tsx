@@ -42,18 +42,24 @@ export function ShareDialog({
   collection,
   label,
   onClose,
-  path: accessPath,
-  roles = ROLES,
+  accessPath,
   help = ROLE_HELP,
+  shareCollections = false,
+  roles = ROLES,
 }: {
   collection: string
   label: string
   onClose: () => void
-  /** Another kind's access list (a conversation's): its path, the roles it takes and what they allow. */
-  path?: string
-  roles?: Role[]
+  /** Another kind's access list (an assistant's, a conversation's): the same dialog, the same rules. */
+  accessPath?: string
   help?: string
+  /** Offer "also share its collections" (assistants: PUT … {shareCollections: true}). */
+  shareCollections?: boolean
+  /** The roles this kind takes (a conversation: viewer only). */
+  roles?: Role[]
 }) {
+  const [withCollections, setWithCollections] = useState(false)
+  const [sharedToo, setSharedToo] = useState<string[]>([])
   const [access, setAccess] = useState<Access | null>(null)
   const [entries, setEntries] = useState<Entry[]>([])
   const [groups, setGroups] = useState<string[]>([])
@@ -72,7 +78,8 @@ export function ShareDialog({
     setEntries(found.shares.map(entryOf))
   })
   const save = useAction(async () => {
-    const found = await api<Access>('PUT', path, { shares: entries.map(asInput) })
+    const found = await api<Access & { collectionsShared?: string[] }>('PUT', path, { shares: entries.map(asInput), ...(withCollections ? { shareCollections: true } : {}) })
+    setSharedToo(found.collectionsShared ?? [])
     setAccess(found)
     setEntries(found.shares.map(entryOf))
     setSaved(true)
@@ -100,7 +107,11 @@ export function ShareDialog({
         }
       >
         <ErrorText error={load.error} />
-        {access && <p class="muted small">Owner: {access.owner.email}. {help}</p>}
+        {access && (
+          <p class="muted small">
+            Owner: {access.owner.email}. {help}
+          </p>
+        )}
         <ul class="files" aria-label="People with access">
           {entries.map((entry, i) => (
             <li class="row" key={`${entry.type}:${entry.who}`}>
@@ -156,11 +167,18 @@ export function ShareDialog({
           </div>
           <button type="submit">Add</button>
         </form>
+        {shareCollections && (
+          <label class="row small">
+            <input type="checkbox" checked={withCollections} onChange={(e) => setWithCollections(e.currentTarget.checked)} />
+            Also give them viewer on its collections that you manage
+          </label>
+        )}
         <div class="row">
           <button type="button" class="primary" disabled={save.busy || !access} onClick={() => void save.run()}>
             Save access
           </button>
           {saved && <span class="ok small">Saved: it counts from each person's next request.</span>}
+          {saved && sharedToo.length > 0 && <span class="ok small">Collections shared too: {sharedToo.join(', ')}</span>}
         </div>
         <ErrorText error={save.error} />
       </Card>

@@ -7,6 +7,8 @@ import { twoServers } from '../../two-servers'
 import { leaks, misses, probeAll, QUESTION, shareHandbook, type ProbeResult } from './probes'
 import { aliceConversation, probeReads as probeConversationReads, probeWrites as probeConversationWrites } from '../conversations/probes'
 import type { TestServer } from '../conversations/servers'
+import { echoModel } from '../assistants/echo'
+import { hrTeam, leaks as assistantLeaks, probeAssistant, type Seen } from '../assistants/probes'
 
 setDefaultTimeout(240_000)
 
@@ -98,5 +100,51 @@ describe.skipIf(replicasSkipped !== null)(`shared conversations across two repli
     // Revoked on A: B's very next request is refused.
     expect((await a.call('PUT', `/conversations/${c.id}/access`, { token: alice.accessToken, body: { shares: [] } })).status).toBe(200)
     expect((await onB()).status).toBe(404)
+  })
+})
+
+// Assistants (issue 55): another user's assistant, its instructions and its collections' text
+// reach nobody without access, through any surface; a shared assistant whose collection is not
+// shared gives its instructions and none of the collection.
+describe('assistants: isolation', () => {
+  test("0 leaks of another user's assistant, instructions or collection text through any surface and listing", async () => {
+    const model = echoModel()
+    stops.push(() => model.stop())
+    const server = makeServer({ llmUrl: model.url, llmModel: 'echo-model' })
+    const made = await hrTeam(server, false)
+    const app = server.app.listen({ port: 0 })
+    stops.push(() => {
+      app.stop()
+    })
+    const port = app.server!.port!
+    // Carol (no group, no share): every surface, every form of reference.
+    const probed: Seen[] = []
+    for (const ref of ['HR helper', made.assistant.id, 'alice@example.com/HR helper', 'builtin:../HR helper']) probed.push(...(await probeAssistant(server, made.carol.accessToken, ref, port)))
+    expect(probed).toHaveLength(36)
+    expect(assistantLeaks(probed).map((s) => `${s.surface} ${s.status}`)).toEqual([])
+    // Listings name nothing of it.
+    for (const path of ['/assistants', '/v1/models', '/rag/collections', '/conversations']) {
+      const listed = await server.call('GET', path, { token: made.carol.accessToken })
+      expect(listed.status).toBe(200)
+      for (const word of ['HR helper', made.assistant.id, 'marigold', 'periwinkle', 'handbook']) expect(listed.text).not.toContain(word)
+    }
+    // Her own assistant cannot take Alice's collection in, by any reference.
+    const listed = await server.call('GET', '/rag/collections', { token: made.alice.accessToken })
+    for (const ref of ['handbook', listed.json.collections[0].id, 'alice@example.com/handbook']) {
+      const res = await server.call('POST', '/assistants', { token: made.carol.accessToken, body: { name: 'mine', collections: [ref] } })
+      expect(res.status).toBe(404)
+      expect(res.text).not.toContain('periwinkle')
+    }
+    // Bob (staff) may use it, but its collection is not shared with him: instructions yes, passages never.
+    const bobs = await probeAssistant(server, made.bob.accessToken, 'HR helper', port)
+    expect(bobs.filter((s) => s.status !== 200 || s.passages).map((s) => `${s.surface} ${s.status}`)).toEqual([])
+    expect(bobs.filter((s) => s.surface === 'chat' && s.instructions)).toHaveLength(1)
+    // As an editor he cannot see, drop or read the collection he was not given.
+    await server.call('PUT', '/assistants/HR%20helper/access', { token: made.alice.accessToken, body: { shares: [{ type: 'user', email: 'bob@example.com', role: 'editor' }] } })
+    const edited = await server.call('PATCH', '/assistants/alice%40example.com%2FHR%20helper', { token: made.bob.accessToken, body: { collections: [] } })
+    expect(edited.json).toMatchObject({ collections: [], collectionsHidden: 1 })
+    expect(edited.text).not.toContain('handbook')
+    const alices = await server.call('GET', '/assistants/HR%20helper', { token: made.alice.accessToken })
+    expect(alices.json.collections.map((c: { name: string }) => c.name)).toEqual(['handbook'])
   })
 })
