@@ -27,6 +27,8 @@ const RECALL_QUERIES = Number(process.env.BENCH_RAG_SCALE_PG_RECALL ?? 100)
 const TEMPLATE = process.env.UAGENT_TEST_PGVECTOR_TEMPLATE?.trim() || undefined
 /** How long to wait for the HNSW index after the ingest (seconds); past it the rest is measured on the exact path, without recall. */
 const BUILD_TIMEOUT = Number(process.env.BENCH_RAG_SCALE_PG_BUILD_TIMEOUT ?? 3 * 3600)
+/** Or until this time (ISO 8601), whichever comes first. */
+const WAIT_UNTIL = process.env.BENCH_RAG_SCALE_PG_WAIT_UNTIL ? Date.parse(process.env.BENCH_RAG_SCALE_PG_WAIT_UNTIL) : Number.POSITIVE_INFINITY
 const KINDS: QueryKind[] = ['document', 'common', 'rare']
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!
@@ -147,7 +149,7 @@ export async function ragScalePostgres(documents = DOCUMENTS): Promise<void> {
     const [collection] = await sql`SELECT id, chunk_count FROM rag_collections WHERE name = 'scale'`
     const waitStarted = performance.now()
     let index = ''
-    while ((performance.now() - waitStarted) / 1000 < BUILD_TIMEOUT) {
+    while ((performance.now() - waitStarted) / 1000 < BUILD_TIMEOUT && Date.now() < WAIT_UNTIL) {
       const [row] = await sql`SELECT i.relname AS name FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid
         WHERE x.indrelid = 'rag_vectors'::regclass AND x.indisvalid AND i.relname LIKE ${`rag\\_vectors\\_hnsw\\_${Number(collection.id)}\\_%`}`
       if (row) {
