@@ -208,6 +208,22 @@ export async function ragScalePostgres(documents = DOCUMENTS): Promise<void> {
       `vector recall@10 of the index (ef_search ${EF_SEARCH}, 70 candidates rescored, as the server asks for 40) against exact, ${RECALL_QUERIES} queries: ${(agreed / (RECALL_QUERIES * 10)).toFixed(3)}; index query ${(indexMs / RECALL_QUERIES).toFixed(1)} ms, exact scan ${(exactMs / RECALL_QUERIES).toFixed(0)} ms on average (in SQL)`,
     )
 
+    // More documents into the indexed collection: past the index's watermark, so no HNSW insert;
+    // searched exactly beside the index until 20,000 of them gather.
+    if (index) {
+      const more = 10_000
+      const moreStarted = performance.now()
+      for (let from = documents; from < documents + more; from += BATCH) {
+        const answer = await post(first.base, token, '/rag/ingest', { collection: 'scale', documents: scaleDocuments(from, from + BATCH) })
+        if (answer.status !== 200) throw new Error(`ingest failed: ${answer.status} ${JSON.stringify(answer.json).slice(0, 300)}`)
+      }
+      const moreRate = more / ((performance.now() - moreStarted) / 1000)
+      const times = await searchTimes(first.base, token, scaleQueries('document', QUERIES, documents + more, 11))
+      console.log(
+        `ingest into the indexed collection: ${more.toLocaleString('en')} more documents at ${moreRate.toFixed(0)} documents/s; then search (document) with them searched beside the index: p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+      )
+    }
+
     // The database per chunk.
     const [size] = await sql.unsafe(`SELECT pg_database_size(current_database())::float8 AS database, pg_total_relation_size('rag_vectors')::float8 AS vectors,
       ${index ? `pg_relation_size('${index}')` : '0'}::float8 AS hnsw, pg_total_relation_size('rag_chunks')::float8 AS chunks`)
