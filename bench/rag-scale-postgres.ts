@@ -227,7 +227,8 @@ export async function ragScalePostgres(documents = DOCUMENTS): Promise<void> {
     // The database per chunk.
     const [size] = await sql.unsafe(`SELECT pg_database_size(current_database())::float8 AS database, pg_total_relation_size('rag_vectors')::float8 AS vectors,
       ${index ? `pg_relation_size('${index}')` : '0'}::float8 AS hnsw, pg_total_relation_size('rag_chunks')::float8 AS chunks`)
-    const chunks = Number(collection.chunk_count) + NEEDLES
+    const [counted] = await sql`SELECT sum(chunk_count)::float8 AS n FROM rag_collections`
+    const chunks = Number(counted.n)
     console.log(
       `database: ${mb(size.database)} (${(size.database / chunks).toFixed(0)} bytes per chunk): rag_vectors ${mb(size.vectors)} with indexes, of which the HNSW index ${mb(size.hnsw)} (${(size.hnsw / chunks).toFixed(0)} bytes per chunk); rag_chunks ${mb(size.chunks)}`,
     )
