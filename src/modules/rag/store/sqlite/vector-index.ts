@@ -240,6 +240,7 @@ export class VectorIndexes {
     )
     state.overflow = false
     const ids = [...state.changed]
+    if (!ids.length) return
     const matrix = this.pending.matrix(
       state.collectionId,
       // Room for a few more at least (an empty matrix has no room to grow from).

@@ -1,0 +1,253 @@
+// The knowledge base at library scale (issue 54), on the default SQLite server in a process of its
+// own, over HTTP: BENCH_RAG_SCALE_CHUNKS one-chunk documents (default 1,000,000; see
+// rag-scale-corpus.ts) and 200 notes ingested in batches of 1,000; then search p50/p95 for three
+// kinds of query, the notes' questions' first-rank rate, recall@10 of the approximate index against
+// exact search on 1,000 queries, resident memory, disk per chunk and the time to rebuild the index
+// from the tables. The exact path (UAGENT_VECTOR_INDEX=off) is timed beside it on the same data. At
+// the end, with UAGENT_DATABASE_URL or UAGENT_TEST_DATABASE_URL, bench/rag-scale-postgres.ts runs.
+// Goals (this 2-core machine, 10 results): every kind p95 <= 30 ms, resident <= 1 GB, ingest >=
+// 8,000 documents/s, notes first >= 0.95, recall@10 >= 0.95. Figures are printed, never asserted.
+import { Database } from 'bun:sqlite'
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
+import { INDEX_SETTINGS, loadIndexLibrary } from '../src/modules/rag/store/sqlite/vector-index-library'
+import { RESCORE_DEPTH } from '../src/modules/rag/store/sqlite/vector-index'
+import { needles, type QueryKind, scaleDocuments, scaleQueries } from './rag-scale-corpus'
+import { benchLogin, startServerProcess } from './server'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+
+const CHUNKS = Number(process.env.BENCH_RAG_SCALE_CHUNKS ?? 1_000_000)
+const BATCH = 1_000
+const SEARCHES = Number(process.env.BENCH_RAG_SCALE_SEARCHES ?? 200)
+const BASELINE_SEARCHES = Number(process.env.BENCH_RAG_SCALE_BASELINE ?? 20)
+const RECALL_QUERIES = 1_000
+const COLLECTION = 'library'
+
+console.log(`\n== RAG at library scale, SQLite (${CHUNKS.toLocaleString('en')} one-chunk documents + 200 notes, over HTTP, 10 results)`)
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))] ?? NaN
+const ms = (values: number[]) => `p50 ${percentile(values, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(values, 95).toFixed(1).padStart(7)} ms`
+const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED')
+
+/** Resident memory of a process (VmRSS, or VmHWM: its peak), in MB. */
+function processMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+function folderBytes(path: string): number {
+  if (!existsSync(path)) return 0
+  let total = 0
+  for (const name of readdirSync(path)) {
+    const full = join(path, name)
+    const stat = statSync(full)
+    total += stat.isDirectory() ? folderBytes(full) : stat.size
+  }
+  return total
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
+const serverEnv = { UAGENT_RATE_LIMIT_MAX: '1000000000', UAGENT_MIN_FREE_MB: '0' }
+
+async function start(env: Record<string, string> = {}) {
+  const server = await startServerProcess({ dataDir, env: { ...serverEnv, ...env } })
+  const login = await benchLogin(server.base)
+  const headers = { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${server.base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    return response.json() as Promise<any>
+  }
+  const info = async () => (await (await fetch(`${server.base}/system/info`, { headers })).json()) as { vectorSearch?: { path: string; indexes?: { ready: number; building: number } } }
+  return { server, post, info }
+}
+
+/** Waits until the server's index is ready and nothing is being built; the seconds it took. */
+async function indexReady(info: () => Promise<{ vectorSearch?: { indexes?: { ready: number; building: number } } }>, timeoutS = 1800): Promise<number> {
+  const started = performance.now()
+  while ((performance.now() - started) / 1000 < timeoutS) {
+    const state = (await info()).vectorSearch?.indexes
+    if (state && state.ready >= 1 && state.building === 0) return (performance.now() - started) / 1000
+    await Bun.sleep(250)
+  }
+  return NaN
+}
+
+// Ingest: the documents in batches of 1,000, the notes spread among them.
+const notes = needles()
+const noteEvery = Math.max(1, Math.floor(CHUNKS / BATCH / notes.length))
+let { server, post, info } = await start()
+let peakMb = 0
+const sampler = setInterval(() => (peakMb = Math.max(peakMb, processMb(server.pid, 'VmRSS'))), 200)
+const ingestStarted = performance.now()
+let lastTenth = { at: performance.now(), done: 0 }
+let noteIndex = 0
+for (let from = 0, batch = 0; from < CHUNKS; from += BATCH, batch++) {
+  const documents = scaleDocuments(from, Math.min(CHUNKS, from + BATCH))
+  if (batch % noteEvery === 0 && noteIndex < notes.length) documents.push(notes[noteIndex++]!.note)
+  await post('/rag/ingest', { collection: COLLECTION, documents })
+  if (from + BATCH >= CHUNKS * 0.9 && lastTenth.done === 0) lastTenth = { at: performance.now(), done: from + BATCH }
+}
+while (noteIndex < notes.length) await post('/rag/ingest', { collection: COLLECTION, documents: [notes[noteIndex++]!.note] })
+const ingestSeconds = (performance.now() - ingestStarted) / 1000
+const lastTenthRate = (CHUNKS - lastTenth.done) / ((performance.now() - lastTenth.at) / 1000)
+const afterIngestMb = processMb(server.pid, 'VmRSS')
+console.log(
+  `ingest ${CHUNKS.toLocaleString('en')} documents in batches of ${BATCH}   ${(CHUNKS / ingestSeconds).toFixed(0).padStart(7)} docs/s (last tenth ${lastTenthRate.toFixed(0)} docs/s, ${ingestSeconds.toFixed(0)} s)   goal >= 8,000  ${verdict(CHUNKS / ingestSeconds >= 8000)}`,
+)
+const catchUp = await indexReady(info)
+console.log(`index ready after the last ingest             ${catchUp.toFixed(1).padStart(7)} s (merging what the ingest wrote meanwhile; searched with the previous file and exactly until then)`)
+
+// Searches, three kinds, and the notes' questions.
+async function searches(kind: QueryKind, count: number): Promise<number[]> {
+  const times: number[] = []
+  for (const query of scaleQueries(kind, count, CHUNKS)) {
+    const started = performance.now()
+    await post('/rag/search', { collection: COLLECTION, query, limit: 10 })
+    times.push(performance.now() - started)
+  }
+  return times
+}
+const kinds: [QueryKind, string][] = [
+  ['document', 'like the documents'],
+  ['common', 'common words only'],
+  ['rare', 'rare words only'],
+]
+// A few of each first: the first searches map the index file's pages and warm the statements.
+for (const [kind] of kinds) await searches(kind, 5)
+const timed = new Map<QueryKind, number[]>()
+for (const [kind, label] of kinds) {
+  const times = await searches(kind, SEARCHES)
+  timed.set(kind, times)
+  console.log(`search, ${label.padEnd(36)} ${ms(times)}   goal p95 <= 30 ms  ${verdict(percentile(times, 95) <= 30)}`)
+}
+let first = 0
+const questionTimes: number[] = []
+for (const needle of notes) {
+  const started = performance.now()
+  const { results } = await post('/rag/search', { collection: COLLECTION, query: needle.question, limit: 10 })
+  questionTimes.push(performance.now() - started)
+  if (results[0]?.id === needle.note.id) first++
+}
+console.log(`notes' questions: answer ranked first         ${(first / notes.length).toFixed(3).padStart(7)} (${first}/${notes.length})   ${ms(questionTimes)}   goal >= 0.95  ${verdict(first / notes.length >= 0.95)}`)
+const residentMb = processMb(server.pid, 'VmRSS')
+clearInterval(sampler)
+console.log(`resident memory: after ingest ${afterIngestMb.toFixed(0)} MB, after searches ${residentMb.toFixed(0)} MB, peak ${Math.max(peakMb, residentMb).toFixed(0)} MB (sampled)   goal <= 1,024 MB  ${verdict(Math.max(peakMb, residentMb) <= 1024)}`)
+const databaseBytes = folderBytes(dataDir) - folderBytes(join(dataDir, 'vector-index'))
+const indexBytes = folderBytes(join(dataDir, 'vector-index'))
+console.log(
+  `disk per chunk                               ${((databaseBytes + indexBytes) / CHUNKS).toFixed(0).padStart(7)} bytes (database ${(databaseBytes / 1024 ** 2).toFixed(0)} MB, index file ${(indexBytes / 1024 ** 2).toFixed(0)} MB)`,
+)
+await server.stop()
+
+// Recall@10 of the index (its candidates rescored exactly, as the server does) against exact search, on 1,000 queries.
+{
+  const usearch = loadIndexLibrary()
+  const db = new Database(join(dataDir, 'uagent.db'), { readonly: true })
+  const { collection_id: collectionId, file } = db.query<{ collection_id: number; file: string }, []>('SELECT collection_id, file FROM rag_vector_indexes').get()!
+  if (usearch && file) {
+    const embedder = new HashEmbedder()
+    const texts = scaleQueries('document', RECALL_QUERIES, CHUNKS, 541)
+    const queries: Float32Array[] = []
+    for (let i = 0; i < texts.length; i += 100) queries.push(...(await embedder.embed(texts.slice(i, i + 100))))
+    const dimensions = queries[0]!.length
+    const index = new usearch.Index({ dimensions, ...INDEX_SETTINGS })
+    index.view(join(dataDir, 'vector-index', file))
+    const row = db.query<{ embedding: Uint8Array }, [number]>('SELECT embedding FROM rag_vector_rows WHERE chunk_id = ?')
+    const cosine = (a: Float32Array, b: Float32Array) => {
+      let dot = 0
+      let na = 0
+      let nb = 0
+      for (let d = 0; d < a.length; d++) {
+        dot += a[d]! * b[d]!
+        na += a[d]! * a[d]!
+        nb += b[d]! * b[d]!
+      }
+      return na && nb ? dot / Math.sqrt(na * nb) : 0
+    }
+    const started = performance.now()
+    const approximate = queries.map((query) => {
+      const { keys } = index.search(query, RESCORE_DEPTH, 1)
+      const raw = [...keys.slice(0, 10)].map(Number)
+      const rescored = [...keys]
+        .map((key) => {
+          const found = row.get(Number(key))!
+          return { id: Number(key), similarity: cosine(new Float32Array(found.embedding.buffer, found.embedding.byteOffset, dimensions), query) }
+        })
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, 10)
+        .map((hit) => hit.id)
+      return { raw, rescored }
+    })
+    const indexMs = (performance.now() - started) / queries.length
+    // Exact: every stored vector against every query, 50,000 rows at a time, the best ten kept per query.
+    const best = queries.map(() => ({ ids: new Float64Array(10).fill(-1), scores: new Float64Array(10).fill(-Infinity) }))
+    const norms = queries.map((query) => Math.sqrt(query.reduce((sum, x) => sum + x * x, 0)))
+    const scan = performance.now()
+    for (const found of db.query<{ chunk_id: number; embedding: Uint8Array }, [number]>('SELECT chunk_id, embedding FROM rag_vector_rows WHERE collection_id = ?').iterate(collectionId)) {
+      const vector = new Float32Array(found.embedding.buffer, found.embedding.byteOffset, dimensions)
+      let norm = 0
+      for (let d = 0; d < dimensions; d++) norm += vector[d]! * vector[d]!
+      if (!norm) continue
+      const inverse = 1 / Math.sqrt(norm)
+      for (let q = 0; q < queries.length; q++) {
+        const query = queries[q]!
+        let dot = 0
+        for (let d = 0; d < dimensions; d++) dot += vector[d]! * query[d]!
+        const score = (dot * inverse) / norms[q]!
+        const top = best[q]!
+        if (score <= top.scores[9]!) continue
+        let slot = 9
+        while (slot > 0 && top.scores[slot - 1]! < score) {
+          top.scores[slot] = top.scores[slot - 1]!
+          top.ids[slot] = top.ids[slot - 1]!
+          slot--
+        }
+        top.scores[slot] = score
+        top.ids[slot] = found.chunk_id
+      }
+    }
+    let recalledRaw = 0
+    let recalled = 0
+    approximate.forEach(({ raw, rescored }, q) => {
+      const exact = new Set(best[q]!.ids)
+      recalledRaw += raw.filter((id) => exact.has(id)).length / 10
+      recalled += rescored.filter((id) => exact.has(id)).length / 10
+    })
+    console.log(
+      `recall@10 of the index vs exact, ${RECALL_QUERIES} queries   ${(recalled / queries.length).toFixed(3).padStart(7)} (${RESCORE_DEPTH} candidates rescored; ${(recalledRaw / queries.length).toFixed(3)} on int8 distances alone; ${indexMs.toFixed(2)} ms a query; exact scan ${((performance.now() - scan) / 1000).toFixed(0)} s for all)   goal >= 0.95  ${verdict(recalled / queries.length >= 0.95)}`,
+    )
+  } else console.log('recall@10: no index file (usearch not loadable here?)')
+  db.close()
+}
+
+// The time to rebuild the index from its table: the file removed, the server restarted.
+rmSync(join(dataDir, 'vector-index'), { recursive: true, force: true })
+;({ server, post, info } = await start())
+const rebuildStarted = performance.now()
+const rebuild = await indexReady(info)
+console.log(`index rebuilt from the table at start        ${((performance.now() - rebuildStarted) / 1000).toFixed(1).padStart(7)} s (file removed; ${rebuild.toFixed(1)} s until ready; searched exactly meanwhile), resident ${processMb(server.pid, 'VmRSS').toFixed(0)} MB, peak ${processMb(server.pid, 'VmHWM').toFixed(0)} MB`)
+await server.stop()
+
+// Baseline: the same data searched exactly (UAGENT_VECTOR_INDEX=off: the in-memory copy when it fits UAGENT_VECTOR_CACHE_MB, else sqlite-vec's scan).
+;({ server, post, info } = await start({ UAGENT_VECTOR_INDEX: 'off' }))
+for (const [kind, label] of kinds) {
+  const times = await searches(kind, BASELINE_SEARCHES)
+  console.log(`baseline, exact: ${label.padEnd(28)} ${ms(times)}   (${BASELINE_SEARCHES} searches; with the index: ${ms(timed.get(kind)!)})`)
+}
+console.log(`baseline, exact: resident                     ${processMb(server.pid, 'VmRSS').toFixed(0).padStart(7)} MB`)
+await server.stop()
+rmSync(dataDir, { recursive: true, force: true })
+
+const postgresUrl = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
+const postgresPart = join(import.meta.dir, 'rag-scale-postgres.ts')
+if (postgresUrl && existsSync(postgresPart)) {
+  const proc = Bun.spawn(['bun', postgresPart], { stdout: 'inherit', stderr: 'inherit' })
+  if ((await proc.exited) !== 0) process.exit(proc.exitCode ?? 1)
+}
