@@ -24,6 +24,11 @@ interface ChunkTokens {
   offsets: Map<string, number[]>
   looked: Set<string>
 }
+/**
+ * From this many chunks a collection's common terms are counted ahead whether or not its vectors
+ * are in memory, and its counts from before a write stand in until they are counted again.
+ */
+const LARGE_COLLECTION = 50_000
 /** Terms in this many chunks or more are counted ahead in a large collection (see warmFrequencies). */
 const WARM_MIN_CHUNKS = 64
 /** Vectors per sqlite-vec storage blob (see ensureVecTable). Tables made before keep the 1,024 they were made with. */
@@ -74,6 +79,12 @@ export class SqliteRagStore implements RagStore {
   private readonly warmer: WorkerCalls | null
   /** Frequency maps whose common terms were (or are being) counted ahead. */
   private readonly warmed = new WeakSet<Map<string, number>>()
+  /**
+   * A large collection's frequencies from before its last write, used while the new ones are
+   * counted ahead (see forgetFrequencies): a write of a few documents moves a common term's count
+   * in a million chunks by next to nothing, and counting it again reads its whole posting list.
+   */
+  private readonly staleFrequencies = new Map<number, Map<string, number>>()
 
   constructor(
     private readonly db: Database,
@@ -183,8 +194,9 @@ export class SqliteRagStore implements RagStore {
     const lookup = this.db.query<{ doc: number }, [string]>(`SELECT doc FROM temp.${vocabTable(collection.id)} WHERE term = ?`)
     let known = this.frequencies.get(collection.id)
     if (!known || known.size > FREQUENCY_CACHE_LIMIT) this.frequencies.set(collection.id, (known = new Map()))
+    const stale = this.staleFrequencies.get(collection.id)
     const frequency = (token: string) => {
-      let df = known.get(token)
+      let df = known.get(token) ?? stale?.get(token)
       if (df === undefined) known.set(token, (df = lookup.get(token)?.doc ?? 0))
       return df
     }
@@ -223,7 +235,7 @@ export class SqliteRagStore implements RagStore {
     // are left out. The plan keeps the matches within the postings budget. Such a collection is a
     // large one: its matches are read on the keyword thread while this one scans the vectors.
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
-    if (matrix) this.warmFrequencies(collection.id, table)
+    if (matrix || query.chunks >= LARGE_COLLECTION) this.warmFrequencies(collection.id, table)
     if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
     return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
@@ -239,6 +251,19 @@ export class SqliteRagStore implements RagStore {
       })()
       return this.rescored(collection, query, plan, distinctHits(matrix, ranked, pool, (hit) => hit.bm25, distinct), k)
     })
+  }
+
+  /**
+   * After a write: the collection's term frequencies are counted again. A large collection's
+   * (LARGE_COLLECTION chunks or more) counted ahead are kept meanwhile, as stand-ins until the
+   * new ones are counted (see staleFrequencies); a small one's are simply forgotten.
+   */
+  private forgetFrequencies(collectionId: number): void {
+    const known = this.frequencies.get(collectionId)
+    this.frequencies.delete(collectionId)
+    if ((this.chunkCounts.get(collectionId) ?? 0) < LARGE_COLLECTION) this.staleFrequencies.delete(collectionId)
+    // A map not counted ahead yet leaves the older stand-ins in place.
+    else if (known && this.warmed.has(known)) this.staleFrequencies.set(collectionId, known)
   }
 
   /**
@@ -266,6 +291,7 @@ export class SqliteRagStore implements RagStore {
         // The commonest first, within half the cache (the other half for what questions look up).
         const order = terms.map((_, i) => i).sort((a, b) => counts[b]! - counts[a]!)
         for (const i of order.slice(0, FREQUENCY_CACHE_LIMIT / 2)) map.set(terms[i]!, counts[i]!)
+        this.staleFrequencies.delete(collectionId)
       })
       .catch(() => {})
   }
@@ -485,6 +511,7 @@ export class SqliteRagStore implements RagStore {
     this.cache.invalidate(collection.id)
     this.chunkCounts.delete(collection.id)
     this.frequencies.delete(collection.id)
+    this.staleFrequencies.delete(collection.id)
   }
 
   deleteDocument(collection: CollectionRow, docId: string): boolean {
@@ -497,8 +524,8 @@ export class SqliteRagStore implements RagStore {
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
     }).immediate()
     this.cache.update(collection.id, removed, [])
+    this.forgetFrequencies(collection.id)
     this.chunkCounts.delete(collection.id)
-    this.frequencies.delete(collection.id)
     this.indexes.written(collection, removed, [], () => this.chunkCount(collection.id))
     return deleted
   }
@@ -568,8 +595,8 @@ export class SqliteRagStore implements RagStore {
       // another connection (the analytics writer thread) committed in between.
     }).immediate()
     this.cache.update(collection.id, removed, added)
+    this.forgetFrequencies(collection.id)
     this.chunkCounts.delete(collection.id)
-    this.frequencies.delete(collection.id)
     this.indexes.written(collection, removed, added, () => this.chunkCount(collection.id))
   }
 
