@@ -7,7 +7,7 @@ import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
 import { RagService } from '../src/modules/rag/service'
 import type { RagStore, StoredDocument } from '../src/modules/rag/store'
-import { PostgresRagStore } from '../src/modules/rag/store.postgres'
+import { PostgresRagStore } from '../src/modules/rag/store/postgres'
 import { seededRandom } from '../scripts/fixtures/onnx-graph'
 import { BENCH_DATABASE_SKIPPED, scratchPostgres } from './postgres-database'
 

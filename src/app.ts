@@ -23,6 +23,11 @@ import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
+import { ConversationResolver } from './modules/conversations/access'
+import { PostgresConversationLookup } from './modules/conversations/access.postgres'
+import { SqliteConversationLookup } from './modules/conversations/access.sqlite'
+import { conversationActionsModule } from './modules/conversations/actions'
+import { ConversationFiles } from './modules/conversations/files'
 import type { ConversationStore } from './modules/conversations/store'
 import { SqliteConversationStore } from './modules/conversations/store.sqlite'
 import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
@@ -49,7 +54,7 @@ import { wsModule } from './modules/ws'
 import { ragModule } from './modules/rag'
 import { collectionRef, RagService } from './modules/rag/service'
 import type { RagStore } from './modules/rag/store'
-import { PostgresRagStore } from './modules/rag/store.postgres'
+import { PostgresRagStore } from './modules/rag/store/postgres'
 import { DEFAULT_VECTOR_CACHE } from './modules/rag/vectors/cache'
 import { SqliteRagStore } from './modules/rag/store/sqlite'
 import { DEFAULT_VECTOR_INDEX } from './modules/rag/store/sqlite/vector-index'
@@ -57,6 +62,10 @@ import type { VectorSearchInfo } from './modules/system/service'
 import { DocumentLibrary } from './modules/rag/documents/library'
 import { documentsModule } from './modules/rag/documents'
 import { CollectionSharing } from './modules/rag/access/sharing'
+import { assistantsModule } from './modules/assistants'
+import { AssistantService } from './modules/assistants/service'
+import { SqliteAssistantStore } from './modules/assistants/store.sqlite'
+import { PostgresAssistantStore } from './modules/assistants/store.postgres'
 import { UploadService } from './modules/rag/documents/uploads'
 import { ingestJobsModule } from './modules/rag/jobs'
 import { IngestJobService } from './modules/rag/jobs/service'
@@ -180,6 +189,8 @@ export interface Services {
   rag: RagService<RagStore>
   v1: OpenAiService
   agents: AgentService
+  /** Assistants: shared presets, used by chat, /v1, MCP and agent tasks with the caller's rights. */
+  assistants: AssistantService
   /** Ingestion jobs: uploads that go on after their 202 (OCR, slow files), run by any server. */
   ingestJobs: IngestJobService
   speech: SpeechService
@@ -307,7 +318,7 @@ export function createServices(options: AppOptions = {}): Services {
   const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, log }
   const rag = new RagService<RagStore>({
     db,
-    ...(postgres ? { store: new PostgresRagStore(postgres) } : {}),
+    ...(postgres ? { store: new PostgresRagStore(postgres, { log, vectorCache: { minRows: 0, budgetBytes: vectorCache.budgetBytes } }) } : {}),
     embedder: models.embedder,
     generator: models.generator,
     storage,
@@ -438,13 +449,23 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, assistants: null as unknown as AssistantService, log }
+  services.assistants = new AssistantService({
+    store: postgres ? new PostgresAssistantStore(postgres) : new SqliteAssistantStore(db),
+    rag: () => services.rag,
+    collectionSharing: () => new CollectionSharing(services.rag.resolver, services.audit),
+    tools: () => services.tools,
+    generator: () => services.chat.generator(),
+    grounding: () => services.chat.grounding,
+    audit,
+  })
   // /v1 answers with the chat service's engine and the RAG service as they are when asked, so a
   // replaced service (tests, embedding) answers on both surfaces alike.
   services.v1 = new OpenAiService({
     generator: () => services.chat.generator(),
     embedder: () => services.models.embedder(),
     rag: () => services.rag,
+    assistants: () => services.assistants,
     startedAt: Math.floor(Date.now() / 1000),
   })
   return services
@@ -467,6 +488,11 @@ export async function startServices(options: AppOptions = {}): Promise<Services>
     const sharedJwtSecret = options.jwtSecret ?? config.jwtSecret ?? (await sharedJwtSecretOf(postgres))
     const services = await withSharedRegistries(createServices({ ...options, postgres, sharedJwtSecret }))
     await ensureFirstAdmin(services.auth, services.config, services.log)
+    // Vector search in the database (pgvector) when it is there, else in this server's memory.
+    if (services.rag.store instanceof PostgresRagStore) {
+      const setup = await services.rag.store.prepareVectors()
+      services.log(setup.kind === 'pgvector' ? `RAG vector search: pgvector in PostgreSQL (${setup.reason})` : `RAG vector search: in this server's memory (${setup.reason})`)
+    }
     const elsewhere = ALL_STORES.filter((store) => !(POSTGRES_STORES as readonly string[]).includes(store))
     services.log(
       elsewhere.length
@@ -522,8 +548,19 @@ export function buildApp(services: Services) {
   const library = new DocumentLibrary(rag)
   const uploads = new UploadService(services.ingestJobs, join(config.dataDir, 'tmp'), config.maxRequestBytes, (userId, ref) => library.writable(userId, ref))
   chat.grounding ??= new CollectionGrounding(rag, library)
+  chat.assistants ??= services.assistants
+  agents.assistants ??= services.assistants
   rag.audit ??= services.audit
   const sharing = new CollectionSharing(rag.resolver, services.audit)
+  // Chat for every day (docs/chat.md): a conversation's files, and who reaches a conversation.
+  const conversationFiles = new ConversationFiles(rag, library, uploads, services.ingestJobs)
+  chat.files ??= conversationFiles
+  const conversationResolver = new ConversationResolver(
+    conversations,
+    services.postgres ? new PostgresConversationLookup(services.postgres) : new SqliteConversationLookup(services.db),
+    services.audit,
+  )
+  chat.conversationAccess ??= (userId, id) => conversationResolver.resolve(userId, id, 'owner')
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
@@ -584,16 +621,18 @@ export function buildApp(services: Services) {
     .use(ssoModule(services.sso, auth, limiter, audit, log))
     .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
-    .use(conversationsModule(conversations, auth, limiter))
+    .use(conversationsModule(conversations, auth, limiter, { files: conversationFiles, resolver: conversationResolver }))
+    .use(conversationActionsModule({ store: conversations, resolver: conversationResolver, chat, files: conversationFiles, auth, limiter, addressOf, prometheus, log }))
     .use(ragModule(rag, auth, limiter, library, sharing, addressOf))
     .use(documentsModule(rag, library, uploads, auth, limiter, addressOf))
     .use(ingestJobsModule(services.ingestJobs, auth, limiter))
     .use(openAiModule(services.v1, auth, limiter))
     .use(agentsModule(agents, auth, limiter))
+    .use(assistantsModule(services.assistants, auth, limiter, addressOf))
     .use(
       mcpModule(
         // Only the plugins' own actions are served: a registered server's tools are not passed on.
-        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents }), log }),
+        new McpEndpoint({ rag, library, plugins: createToolbox(plugins), served: servedTools({ rag, library, agents, assistants: services.assistants }), log }),
         services.mcp,
         auth,
         limiter,
@@ -605,7 +644,7 @@ export function buildApp(services: Services) {
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
     .use(groupsModule(services.groups, auth, limiter, addressOf))
     .use(auditModule(services.audit, auth, limiter))
-    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken, feedback: () => conversations.feedbackByModel(), feedbackByAssistant: () => conversations.feedbackByAssistant() }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app

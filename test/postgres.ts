@@ -27,18 +27,41 @@ export function databaseUrl(database: string): string {
  * A new, empty PostgreSQL database on the test server (`uagent_t_<random>`), dropped after the
  * last test file (test/setup.ts). Not migrated: see freshPostgres for that.
  */
-export async function emptyPostgresDatabase(): Promise<{ name: string; url: string; track(pool: Postgres): void }> {
+export async function emptyPostgresDatabase(template?: string): Promise<{ name: string; url: string; track(pool: Postgres): void }> {
   if (!TEST_DATABASE_URL) throw new Error('UAGENT_TEST_DATABASE_URL is not set')
   const name = `uagent_t_${randomBytes(6).toString('hex')}`
   const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`)
+    await admin.unsafe(template ? `CREATE DATABASE ${name} TEMPLATE "${template.replaceAll('"', '""')}"` : `CREATE DATABASE ${name}`)
   } finally {
     await admin.close()
   }
   const entry = { name, pools: [] as Postgres[] }
   made.push(entry)
   return { name, url: databaseUrl(name), track: (pool) => void entry.pools.push(pool) }
+}
+
+/**
+ * A template database on the test server that has the `vector` extension (pgvector), made by a
+ * superuser (.ci/run: the test role may not CREATE EXTENSION vector, which is not trusted):
+ * UAGENT_TEST_PGVECTOR_TEMPLATE. Unset (or no PostgreSQL): the pgvector tests are skipped, saying why.
+ */
+export const TEST_PGVECTOR_TEMPLATE = (TEST_DATABASE_URL && process.env.UAGENT_TEST_PGVECTOR_TEMPLATE?.trim()) || undefined
+export const PGVECTOR_SKIPPED = TEST_DATABASE_URL
+  ? 'skipped: UAGENT_TEST_PGVECTOR_TEMPLATE (a database with CREATE EXTENSION vector done by a superuser, see .ci/run) is not set'
+  : POSTGRES_SKIPPED
+
+/**
+ * A fresh database copied from UAGENT_TEST_PGVECTOR_TEMPLATE (so it has pgvector), migrated and
+ * connected, with its URL (for servers of its own).
+ */
+export async function freshPgvectorPostgres(): Promise<{ sql: Postgres; url: string }> {
+  if (!TEST_PGVECTOR_TEMPLATE) throw new Error(PGVECTOR_SKIPPED)
+  const database = await emptyPostgresDatabase(TEST_PGVECTOR_TEMPLATE)
+  const sql = new SQL(database.url, { max: 10, connectionTimeout: 10, idleTimeout: 2 })
+  database.track(sql)
+  await migratePostgres(sql)
+  return { sql, url: database.url }
 }
 
 /**

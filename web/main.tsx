@@ -10,6 +10,7 @@ import { navigate, onLinkClick, route } from './router'
 
 const KnowledgePage = lazy(() => import('./pages/knowledge').then((m) => m.KnowledgePage))
 const AgentsPage = lazy(() => import('./pages/agents').then((m) => m.AgentsPage))
+const AssistantsPage = lazy(() => import('./pages/assistants').then((m) => m.AssistantsPage))
 const VoicePage = lazy(() => import('./pages/voice').then((m) => m.VoicePage))
 const PluginsPage = lazy(() => import('./pages/plugins').then((m) => m.PluginsPage))
 const AnalyticsPage = lazy(() => import('./pages/analytics').then((m) => m.AnalyticsPage))
@@ -24,6 +25,7 @@ const started = signal(false)
 const PAGES = [
   { path: '/chat', label: 'Chat' },
   { path: '/knowledge', label: 'Knowledge base' },
+  { path: '/assistants', label: 'Assistants' },
   { path: '/agents', label: 'Agents' },
   { path: '/voice', label: 'Voice' },
   { path: '/plugins', label: 'Plugins' },
@@ -36,8 +38,11 @@ const PAGES = [
 
 function Page({ path }: { path: string }) {
   if (path.startsWith('/chat')) return <ChatPage conversationId={path.split('/')[2] ?? null} />
+  // A conversation's link (as shared: /app/c/<id>).
+  if (path.startsWith('/c/')) return <ChatPage conversationId={path.split('/')[2] || null} />
   if (path === '/knowledge') return <KnowledgePage />
   if (path === '/agents') return <AgentsPage />
+  if (path === '/assistants') return <AssistantsPage />
   if (path === '/voice') return <VoicePage />
   if (path === '/plugins') return <PluginsPage />
   if (path === '/analytics') return <AnalyticsPage />

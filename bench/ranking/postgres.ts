@@ -7,7 +7,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { rankingParams } from '../../src/modules/rag/ranking/params'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
-import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import { PostgresRagStore } from '../../src/modules/rag/store/postgres'
 import { BENCH_DATABASE_SKIPPED, scratchPostgres } from '../postgres-database'
 import { GROUPS, ingestNow, type LabelledQuery, metrics, prepare, top10 } from './harness'
 

@@ -5,7 +5,7 @@ import { analyticsPathFor, openAnalyticsDatabase } from '../../src/db'
 import { CopyError, type CopySource, copyToPostgres } from '../../src/db/copy-to-postgres'
 import { openPostgres, type Postgres, redactUrl } from '../../src/db/postgres'
 import { liveServerPid } from '../../src/modules/admin/restore'
-import { completeRagCopy } from '../../src/modules/rag/migrate.postgres'
+import { completeRagCopy, vectorsIntoPgvector } from '../../src/modules/rag/store/postgres/copy'
 import { CliError, EXIT } from '../client'
 import { dim, emit, example, table } from '../output'
 import { dataDirOf, openExistingDatabase } from './admin'
@@ -69,7 +69,11 @@ export function registerMigrateToPostgres(admin: Command): void {
             if (error instanceof CopyError) throw new CliError('MIGRATION_FAILED', error.message, EXIT.apiError)
             throw error
           }
-          const body = { success: true, dataDir, database: redactUrl(url), ...report, jwtKeyMoved: keyMoved, rag }
+          // With pgvector (created here when this role may): the copied vectors move into its column, and large collections get their index.
+          const vectorSearch = await vectorsIntoPgvector(postgres, (line) => {
+            if (!quiet) console.error(dim(line))
+          })
+          const body = { success: true, dataDir, database: redactUrl(url), ...report, jwtKeyMoved: keyMoved, rag, vectorSearch }
           emit(command, body, () => {
             console.log(table(['TABLE', 'FROM', 'SQLITE ROWS', 'POSTGRESQL ROWS'], report.copied.map((t) => [t.table, t.source, t.rows, t.copied])))
             console.log(`Copied ${report.copied.length} tables into ${redactUrl(url)}; every table's row count matches.`)
@@ -83,6 +87,11 @@ export function registerMigrateToPostgres(admin: Command): void {
             const empty = report.postgresOnly.filter((name) => !made.includes(name))
             if (empty.length) console.log(dim(`PostgreSQL tables no SQLite file has (left empty): ${empty.join(', ')}`))
             if (rag) console.log(`RAG: ${rag.chunks} chunks indexed for keyword search (tsvector, document frequencies) and ${rag.vectors} vectors copied from SQLite's vector tables.`)
+            console.log(
+              vectorSearch.path === 'pgvector'
+                ? `Vectors: in pgvector's column (${vectorSearch.reason}).`
+                : `Vectors: kept for the in-memory path (${vectorSearch.reason}).`,
+            )
             if (keyMoved) console.log("The data dir's JWT key (jwt-secret) is now the database's (server_secrets): tokens it signed stay valid on servers without UAGENT_JWT_SECRET.")
             console.log(`Start the server with UAGENT_DATABASE_URL set and the same data dir (${dataDir}).`)
           })

@@ -2,10 +2,10 @@ import type { Command } from 'commander'
 import { ApiClient, CliError, EXIT } from '../client'
 import { emit, example, globals, table } from '../output'
 
-const ROLES = ['viewer', 'editor', 'manager']
+export const ROLES = ['viewer', 'editor', 'manager']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-interface Share {
+export interface Share {
   type: 'user' | 'group' | 'everyone'
   id?: string
   email?: string
@@ -13,7 +13,7 @@ interface Share {
   role: string
 }
 
-interface Target {
+export interface Target {
   group?: string
   user?: string
   everyone?: boolean
@@ -22,7 +22,7 @@ interface Target {
 const accessPath = (collection: string) => `/rag/collections/${encodeURIComponent(collection)}/access`
 
 /** The one principal a share or unshare names (exactly one of --group, --user, --everyone). */
-function principalOf(options: Target): { type: Share['type']; key: string; input: Record<string, string> } {
+export function principalOf(options: Target): { type: Share['type']; key: string; input: Record<string, string> } {
   const given = [options.group !== undefined, options.user !== undefined, options.everyone === true].filter(Boolean).length
   if (given !== 1) throw new CliError('USAGE', 'Name exactly one of --group NAME, --user EMAIL or --everyone', EXIT.usage)
   if (options.everyone) return { type: 'everyone', key: 'everyone', input: {} }
@@ -35,14 +35,14 @@ function principalOf(options: Target): { type: Share['type']; key: string; input
 }
 
 /** Whether an entry of the list is the principal named. */
-const matches = (share: Share, principal: ReturnType<typeof principalOf>) =>
+export const matches = (share: Share, principal: ReturnType<typeof principalOf>) =>
   share.type === principal.type && (principal.type === 'everyone' || share.id === principal.key || share.email === principal.key || share.name === principal.key)
 
 /** An entry as `PUT …/access` takes it back. */
-const asInput = (share: Share) =>
+export const asInput = (share: Share) =>
   share.type === 'everyone' ? { type: share.type, role: share.role } : share.type === 'user' ? { type: share.type, userId: share.id, role: share.role } : { type: share.type, groupId: share.id, role: share.role }
 
-function printAccess(body: { owner: { email: string }; shares: Share[] }): void {
+export function printAccess(body: { owner: { email: string }; shares: Share[] }): void {
   console.log(`Owner: ${body.owner.email}`)
   if (!body.shares.length) {
     console.log('Shared with nobody.')

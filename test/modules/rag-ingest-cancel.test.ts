@@ -7,7 +7,7 @@ import { chunkDocument, chunkOptionsFor } from '../../src/modules/rag/chunking'
 import { DocumentLibrary } from '../../src/modules/rag/documents/library'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
-import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import { PostgresRagStore } from '../../src/modules/rag/store/postgres'
 import { describeBackends, insertTestUser, type TestBackend } from '../postgres'
 
 setDefaultTimeout(60_000)

@@ -6,7 +6,7 @@ import { ExtractiveGenerator } from '../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../src/ml/builtin/hash-embedder'
 import { RagService, WRITE_BATCH } from '../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../src/modules/rag/store'
-import { bestFirst, filteredOffsets, keywordText, matchLines, positionCount, PostgresRagStore, termFrequency } from '../../src/modules/rag/store.postgres'
+import { bestFirst, filteredOffsets, keywordText, matchLines, positionCount, PostgresRagStore, termFrequency } from '../../src/modules/rag/store/postgres'
 import { distinctHits } from '../../src/modules/rag/vectors/cache'
 import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 

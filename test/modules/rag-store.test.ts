@@ -6,7 +6,7 @@ import type { Embedder } from '../../src/ml'
 import { DocumentLibrary } from '../../src/modules/rag/documents/library'
 import { RagService } from '../../src/modules/rag/service'
 import type { RagStore } from '../../src/modules/rag/store'
-import { PostgresRagStore } from '../../src/modules/rag/store.postgres'
+import { PostgresRagStore } from '../../src/modules/rag/store/postgres'
 import type { VectorCacheOptions } from '../../src/modules/rag/vectors/cache'
 import { describeBackends, freshPostgres, insertTestUser, POSTGRES_SKIPPED, type TestBackend, TEST_DATABASE_URL } from '../postgres'
 

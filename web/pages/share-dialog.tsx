@@ -38,26 +38,48 @@ function asInput(entry: Entry) {
  * Who may use a collection: users (by email), groups and everyone, each with a role. Shown to its
  * owner, its managers and admins; saving replaces the whole list (PUT /rag/collections/{ref}/access).
  */
-export function ShareDialog({ collection, label, onClose }: { collection: string; label: string; onClose: () => void }) {
+export function ShareDialog({
+  collection,
+  label,
+  onClose,
+  accessPath,
+  help = ROLE_HELP,
+  shareCollections = false,
+  roles = ROLES,
+}: {
+  collection: string
+  label: string
+  onClose: () => void
+  /** Another kind's access list (an assistant's, a conversation's): the same dialog, the same rules. */
+  accessPath?: string
+  help?: string
+  /** Offer "also share its collections" (assistants: PUT … {shareCollections: true}). */
+  shareCollections?: boolean
+  /** The roles this kind takes (a conversation: viewer only). */
+  roles?: Role[]
+}) {
+  const [withCollections, setWithCollections] = useState(false)
+  const [sharedToo, setSharedToo] = useState<string[]>([])
   const [access, setAccess] = useState<Access | null>(null)
   const [entries, setEntries] = useState<Entry[]>([])
   const [groups, setGroups] = useState<string[]>([])
   const [type, setType] = useState<Share['type']>('group')
   const [who, setWho] = useState('')
-  const [role, setRole] = useState<Role>('viewer')
+  const [role, setRole] = useState<Role>(roles[0]!)
   const [saved, setSaved] = useState(false)
   const groupsId = useId('groups')
   const typeId = useId('share-type')
   const whoId = useId('share-who')
   const roleId = useId('share-role')
-  const path = `/rag/collections/${encodeURIComponent(collection)}/access`
+  const path = accessPath ?? `/rag/collections/${encodeURIComponent(collection)}/access`
   const load = useAction(async () => {
     const found = await api<Access>('GET', path)
     setAccess(found)
     setEntries(found.shares.map(entryOf))
   })
   const save = useAction(async () => {
-    const found = await api<Access>('PUT', path, { shares: entries.map(asInput) })
+    const found = await api<Access & { collectionsShared?: string[] }>('PUT', path, { shares: entries.map(asInput), ...(withCollections ? { shareCollections: true } : {}) })
+    setSharedToo(found.collectionsShared ?? [])
     setAccess(found)
     setEntries(found.shares.map(entryOf))
     setSaved(true)
@@ -85,7 +107,11 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
         }
       >
         <ErrorText error={load.error} />
-        {access && <p class="muted small">Owner: {access.owner.email}. {ROLE_HELP}</p>}
+        {access && (
+          <p class="muted small">
+            Owner: {access.owner.email}. {help}
+          </p>
+        )}
         <ul class="files" aria-label="People with access">
           {entries.map((entry, i) => (
             <li class="row" key={`${entry.type}:${entry.who}`}>
@@ -93,7 +119,7 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
                 <span class="badge">{entry.type}</span> {entry.who}
               </span>
               <select aria-label={`Role of ${entry.who}`} value={entry.role} onChange={(e) => change(entries.map((x, j) => (j === i ? { ...x, role: e.currentTarget.value as Role } : x)))}>
-                {ROLES.map((r) => (
+                {roles.map((r) => (
                   <option value={r}>{r}</option>
                 ))}
               </select>
@@ -134,18 +160,25 @@ export function ShareDialog({ collection, label, onClose }: { collection: string
           <div>
             <label for={roleId}>Role</label>
             <select id={roleId} value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-              {ROLES.map((r) => (
+              {roles.map((r) => (
                 <option value={r}>{r}</option>
               ))}
             </select>
           </div>
           <button type="submit">Add</button>
         </form>
+        {shareCollections && (
+          <label class="row small">
+            <input type="checkbox" checked={withCollections} onChange={(e) => setWithCollections(e.currentTarget.checked)} />
+            Also give them viewer on its collections that you manage
+          </label>
+        )}
         <div class="row">
           <button type="button" class="primary" disabled={save.busy || !access} onClick={() => void save.run()}>
             Save access
           </button>
           {saved && <span class="ok small">Saved: it counts from each person's next request.</span>}
+          {saved && sharedToo.length > 0 && <span class="ok small">Collections shared too: {sharedToo.join(', ')}</span>}
         </div>
         <ErrorText error={save.error} />
       </Card>

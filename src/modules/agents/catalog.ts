@@ -42,7 +42,7 @@ const WRITER_PLUGINS = ['text']
  * calls tools itself, the read-only plugin tools that fit the task (plugin-work.ts), whose results
  * join the material with their attribution.
  */
-async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_PLUGINS): Promise<AgentWork> {
+export async function research(input: AgentInput, plugins: string[] | '*' = RESEARCHER_PLUGINS): Promise<AgentWork> {
   const { rag, caller } = input
   const fromPlugins =
     input.builtin || !supportsToolCalls(input.generator) ? await gatherFromPlugins(input, plugins, stepsOf(input)) : { lines: [], failures: [], toolCalls: [] }

@@ -8,7 +8,7 @@ import { PLUGIN_ATTRIBUTION, quotedToolCalls } from './plugin-work'
 import { reviewWork, stepsOf } from './review'
 import { NO_COLLECTIONS, keySentences, textUnits } from './text-work'
 import { fitted, runAgent, workSections } from './turn'
-import type { AgentInput, AgentResult } from './types'
+import type { AgentDefinition, AgentInput, AgentResult } from './types'
 import type { PluginToolbox, ToolCaller } from './tools'
 
 export interface TaskSpec {
@@ -28,6 +28,8 @@ export interface TaskOutcome {
 }
 
 export interface RunContext {
+  /** Agents beyond the built-in ones, by the name the task lists them under (`assistant:<ref>`). */
+  extraAgents?: Map<string, AgentDefinition>
   caller: ToolCaller
   generator: Generator
   rag: RagService<RagStore>
@@ -52,7 +54,7 @@ const stripSources = (text: string) => text.replace(/\n\nSources[\s\S]*$/, '')
 
 export async function runTask(spec: TaskSpec, run: RunContext): Promise<TaskOutcome> {
   const builtin = run.generator.id.startsWith('builtin/')
-  const definitions = spec.agents.map((name) => agentNamed(name)!)
+  const definitions = spec.agents.map((name) => agentNamed(name) ?? run.extraAgents?.get(name)!)
   const rounds = spec.agents.includes('critic') ? spec.maxIterations : 1
   const total = rounds * definitions.length
   const all: AgentResult[] = []

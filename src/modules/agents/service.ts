@@ -10,7 +10,16 @@ import { type EventBus, LocalBus } from '../../core/bus'
 import { type ClaimedTask, type SharedTaskQueue, sharedQueueOf, STALE, type TaskRow, type TaskStatus, type TaskStore } from './store'
 import { SqliteTaskStore } from './store.sqlite'
 import { EMPTY_TOOLBOX, type PluginToolbox, type ToolCaller } from './tools'
-import type { AgentResult } from './types'
+import type { AgentDefinition, AgentResult } from './types'
+
+/** Agent tasks name an assistant as `assistant:<ref>` beside the built-in agents. */
+export const ASSISTANT_AGENT_PREFIX = 'assistant:'
+
+/** Assistants as agents (set by the app): checked at submit, built with the caller's rights when the task runs. */
+export interface AssistantAgents {
+  check(userId: string, ref: string): Promise<void>
+  agent(userId: string, ref: string): Promise<AgentDefinition>
+}
 
 export interface AgentServiceDeps {
   db: Database
@@ -103,6 +112,8 @@ const ENDED: TaskStatus[] = ['completed', 'failed', 'cancelled']
  * any replica: the database says, the bus tells the owner to stop.
  */
 export class AgentService {
+  /** `assistant:<ref>` in a task's agents (issue 55); null: only the built-in agents. */
+  assistants: AssistantAgents | null = null
   readonly store: TaskStore
   readonly concurrency: number
   readonly queueLimit: number
@@ -182,7 +193,7 @@ export class AgentService {
     if (!task) throw new AppError('VALIDATION_ERROR', 'body.task: must not be empty')
     const agents = request.agents ?? DEFAULT_AGENTS
     if (agents.length < 1 || agents.length > 10) throw new AppError('VALIDATION_ERROR', 'body.agents: must list 1 to 10 agents')
-    const unknown = agents.filter((name) => !agentNamed(name))
+    const unknown = agents.filter((name) => !agentNamed(name) && !(this.assistants && name.startsWith(ASSISTANT_AGENT_PREFIX)))
     if (unknown.length) {
       throw new AppError('UNKNOWN_AGENT', `Unknown agent${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known agents: ${AGENT_NAMES.join(', ')}`)
     }
@@ -191,7 +202,9 @@ export class AgentService {
     const collections = request.collections?.length ? [...new Set(request.collections)] : null
     const spec: TaskSpec = { task, agents, parallel: request.parallel ?? false, maxIterations, collections }
     // Each is looked up (404 when not the caller's): at once on SQLite, awaited on PostgreSQL.
-    const lookups = (collections ?? []).map((name) => this.deps.rag.collection(caller.userId, name)).filter((found) => found instanceof Promise)
+    const lookups: Promise<unknown>[] = (collections ?? []).map((name) => this.deps.rag.collection(caller.userId, name)).filter((found) => found instanceof Promise)
+    // assistant:<ref> entries: 404 (or 409) now, for an assistant the caller cannot use.
+    for (const name of agents) if (this.assistants && name.startsWith(ASSISTANT_AGENT_PREFIX)) lookups.push(this.assistants.check(caller.userId, name.slice(ASSISTANT_AGENT_PREFIX.length)))
     return lookups.length ? Promise.all(lookups).then(() => spec) : spec
   }
 
@@ -485,7 +498,13 @@ export class AgentService {
     const progressLost = (error: unknown) => this.log(`agents: progress of task ${id} not stored: ${(error as Error)?.message ?? String(error)}`)
     try {
       const generator = await this.deps.generator()
+      // Assistants run with the caller's rights as they are now (a share removed since the submit counts).
+      const extraAgents = new Map<string, AgentDefinition>()
+      for (const name of spec.agents) {
+        if (this.assistants && name.startsWith(ASSISTANT_AGENT_PREFIX) && !extraAgents.has(name)) extraAgents.set(name, await this.assistants.agent(caller.userId, name.slice(ASSISTANT_AGENT_PREFIX.length)))
+      }
       const outcome = await runTask(spec, {
+        extraAgents,
         caller,
         generator,
         rag: this.deps.rag,

@@ -25,6 +25,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
             optimizePrompt: body.optimizePrompt,
             conversationId: body.conversationId,
             collections: requestedCollections(body.collection, body.collections),
+            assistant: body.assistant,
           },
           request.signal,
         )
@@ -48,6 +49,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
           optimizePrompt: query.optimizePrompt,
           conversationId: query.conversationId,
           collections: requestedCollections(query.collection, query.collections),
+          assistant: query.assistant,
         })
         return streamReply(exchange, set, request, log, 'GET /stream')
       },
@@ -67,6 +69,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
           optimizePrompt: body.optimizePrompt,
           conversationId: body.conversationId,
           collections: requestedCollections(body.collection, body.collections),
+          assistant: body.assistant,
         })
         return streamReply(exchange, set, request, log, 'POST /chat/stream')
       },
@@ -79,7 +82,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
 }
 
 // Documented only: the response is a stream, so no schema is checked at run time.
-const streamResponses = {
+export const streamResponses = {
   200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' as const } } } },
   ...Object.fromEntries(
     Object.keys(errors).map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
@@ -87,15 +90,21 @@ const streamResponses = {
 }
 
 /** The SSE events of one prepared exchange: start, chunk…, end (or error); stored when it ends. */
-function streamReply(exchange: Exchange, set: { headers: Record<string, unknown> }, request: Request, log: (line: string) => void, route: string) {
+export function streamReply(exchange: Exchange, set: { headers: Record<string, unknown> }, request: Request, log: (line: string) => void, route: string) {
   return sseResponse(
     async function* (signal) {
-      yield { type: 'start', conversationId: exchange.conversationId, model: exchange.model, ...(exchange.sources ? { sources: exchange.sources } : {}) }
+      yield {
+        type: 'start',
+        conversationId: exchange.conversationId,
+        model: exchange.model,
+        ...(exchange.sources ? { sources: exchange.sources } : {}),
+        ...(exchange.assistant ? { assistant: exchange.assistant, collectionsSkipped: exchange.collectionsSkipped } : {}),
+      }
       let reply = ''
       let failure: { code: string; message: string } | null = null
       let stored: ChatResponse | undefined
       try {
-        for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
+        for await (const piece of exchange.generator.stream(exchange.messages, exchange.options, signal)) {
           reply += piece
           yield { type: 'chunk', content: piece }
         }

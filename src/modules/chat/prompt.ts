@@ -65,6 +65,8 @@ export interface PromptParts {
   history: ChatMessage[]
   message: string
   optimized: boolean
+  /** An assistant's instructions: the system prompt in place of the default one. */
+  instructions?: string
 }
 
 /**
@@ -73,7 +75,8 @@ export interface PromptParts {
  * kept; a message and context that cannot fit even without history are a 400 that says so.
  */
 export async function assemblePrompt(generator: Generator, parts: PromptParts): Promise<{ messages: ChatMessage[]; promptTokens: number }> {
-  const head: ChatMessage[] = [{ role: 'system', content: parts.optimized ? `${SYSTEM_PROMPT}\n\n${OPTIMIZED_INSTRUCTION}` : SYSTEM_PROMPT }]
+  const system = parts.instructions?.trim() || SYSTEM_PROMPT
+  const head: ChatMessage[] = [{ role: 'system', content: parts.optimized ? `${system}\n\n${OPTIMIZED_INSTRUCTION}` : system }]
   if (parts.context?.trim()) head.push({ role: 'system', content: `Context:\n${parts.context.trim()}` })
   const tail: ChatMessage = { role: 'user', content: parts.message }
   let used = 0

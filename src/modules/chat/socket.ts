@@ -11,7 +11,7 @@ function optionalString(message: Record<string, unknown>, field: string, max: nu
   return value
 }
 
-/** `stream_chat {message, conversationId?, context?, optimizePrompt?, collection?, collections?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
+/** `stream_chat {message, conversationId?, context?, optimizePrompt?, collection?, collections?, assistant?}` → `stream_chunk {content}`… then `chat_response {data: ChatResponse}`. */
 export function registerChatSocket(handlers: SocketHandlers, chat: ChatService): void {
   handlers.register('stream_chat', async (context, message) => {
     const { principal, signal, send } = context
@@ -33,11 +33,12 @@ export function registerChatSocket(handlers: SocketHandlers, chat: ChatService):
       context: optionalString(message, 'context', 100_000),
       optimizePrompt: message.optimizePrompt === true,
       collections: requestedCollections(optionalString(message, 'collection', 400), collections as string[] | undefined),
+      assistant: optionalString(message, 'assistant', 400),
     })
     let reply = ''
     let failure: unknown = null
     try {
-      for await (const piece of exchange.generator.stream(exchange.messages, { maxTokens: exchange.maxTokens }, signal)) {
+      for await (const piece of exchange.generator.stream(exchange.messages, exchange.options, signal)) {
         reply += piece
         send({ type: 'stream_chunk', content: piece })
       }

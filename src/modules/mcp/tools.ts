@@ -2,6 +2,7 @@
 // base and the multi-agent tasks. Each has a JSON Schema (checked before it runs) and a runner.
 import { AGENT_NAMES } from '../agents/catalog'
 import type { AgentService } from '../agents/service'
+import type { AssistantService } from '../assistants/service'
 import type { ToolCaller } from '../plugins/tools'
 import { answerQuestion } from '../rag/answer/answer'
 import type { DocumentLibrary } from '../rag/documents/library'
@@ -28,6 +29,8 @@ export interface ServedToolDeps {
   rag: RagService<RagStore>
   library: DocumentLibrary
   agents: AgentService
+  /** ask_assistant (absent: not offered). */
+  assistants?: AssistantService
 }
 
 const collection = {
@@ -40,8 +43,9 @@ const POLL_MS = 200
 const ENDED = new Set(['completed', 'failed', 'cancelled'])
 
 /** rag_search, rag_answer, list_collections and agents_run, for one caller per request. */
-export function servedTools({ rag, library, agents }: ServedToolDeps): ServedTool[] {
+export function servedTools({ rag, library, agents, assistants }: ServedToolDeps): ServedTool[] {
   return [
+    ...(assistants ? [askAssistant(assistants)] : []),
     {
       name: 'rag_search',
       title: 'Search a collection',
@@ -95,7 +99,13 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
         type: 'object',
         properties: {
           task: { type: 'string', minLength: 1, maxLength: 32000, description: 'What the agents should do' },
-          agents: { type: 'array', items: { type: 'string', enum: [...AGENT_NAMES] }, minItems: 1, maxItems: 10, description: 'The agents, in order' },
+          agents: {
+            type: 'array',
+            items: { type: 'string', minLength: 1, maxLength: 410, pattern: `^(?:${AGENT_NAMES.join('|')}|assistant:.+)$` },
+            minItems: 1,
+            maxItems: 10,
+            description: 'The agents, in order: built-in ones, or an assistant of yours (or shared with you) as assistant:<name>',
+          },
           parallel: { type: 'boolean', default: false, description: 'Run the agents concurrently instead of one after another' },
           maxIterations: { type: 'integer', minimum: 1, maximum: 10, description: 'Refinement rounds (default 3)' },
           collections: { type: 'array', items: collection, maxItems: 50, description: 'Collections the researcher searches (default: all of yours)' },
@@ -139,4 +149,24 @@ export function servedTools({ rag, library, agents }: ServedToolDeps): ServedToo
       },
     },
   ]
+}
+
+/** ask_assistant: one question answered as an assistant the caller may use, with the caller's rights. */
+function askAssistant(assistants: AssistantService): ServedTool {
+  return {
+    name: 'ask_assistant',
+    title: 'Ask an assistant',
+    description:
+      "Asks one of your assistants (or one shared with you, or a built-in agent) a question: it answers with its instructions, from its collections that you can read, citing passages as [1], [2]. GET /assistants lists them.",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        assistant: { type: 'string', minLength: 1, maxLength: 400, description: 'An assistant: yours by name, one shared with you by name, id or <owner email>/<name>' },
+        question: { type: 'string', minLength: 1, maxLength: 32000, description: 'The question' },
+      },
+      required: ['assistant', 'question'],
+      additionalProperties: false,
+    },
+    run: (args, { caller, signal }) => assistants.ask(caller.userId, args.assistant as string, args.question as string, signal),
+  }
 }

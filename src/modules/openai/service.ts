@@ -8,6 +8,7 @@ import { UpstreamGenerator } from '../../ml/upstream'
 import { answerPrompt, answerQuestion } from '../rag/answer/answer'
 import { collectionRef, type RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
+import { ASSISTANT_MODEL_PREFIX, type AssistantService } from '../assistants/service'
 import type { ChatCompletion } from './model'
 import { type CompletionRequest, earlierTurns, generateOptions, lastQuestion, refuseUnsupported, relayBody, systemInstructions, toChatMessages, wantsTools } from './request'
 
@@ -15,6 +16,8 @@ export interface OpenAiDeps {
   generator: () => Promise<Generator>
   embedder: () => Promise<Embedder>
   rag: () => RagService<RagStore>
+  /** Assistants answer as `assistant:<owner email>/<name>` models (absent: no such models). */
+  assistants?: () => AssistantService
   /** Unix seconds: the `created` of the engines. */
   startedAt: number
 }
@@ -88,6 +91,9 @@ export class OpenAiService {
     for (const collection of (await this.deps.rag().listCollections(userId)).collections) {
       models.push({ id: `${RAG_PREFIX}${collectionRef(collection)}`, object: 'model', created: Math.floor(Date.parse(collection.createdAt) / 1000), owned_by: collection.owner.id })
     }
+    for (const assistant of (await this.deps.assistants?.().models(userId)) ?? []) {
+      models.push({ id: assistant.id, object: 'model', created: assistant.created, owned_by: assistant.owner })
+    }
     return models
   }
 
@@ -109,6 +115,7 @@ export class OpenAiService {
       const question = lastQuestion(body)
       return { kind: 'rag', model: body.model, collection, label, userId, question, conversation: earlierTurns(body), instructions: systemInstructions(body), options: generateOptions(body, Number.POSITIVE_INFINITY), includeUsage }
     }
+    if (body.model.startsWith(ASSISTANT_MODEL_PREFIX) && this.deps.assistants) return this.assistantPlan(userId, body, includeUsage, tools)
     const generator = await this.deps.generator()
     if (body.model !== generator.id) await this.explainUnknown(body.model, 'chat')
     if (tools) {
@@ -122,6 +129,29 @@ export class OpenAiService {
       return { kind: 'relay', model: body.model, generator, body: relayBody(body) }
     }
     return { kind: 'engine', model: body.model, generator, messages: toChatMessages(body), options: generateOptions(body, replyBudget(generator)), includeUsage }
+  }
+
+  /**
+   * `assistant:<ref>`: the assistant's instructions and its collections' passages (those the caller
+   * can read) before the conversation; its temperature unless the request sets one. 404 (an unknown
+   * model) for an assistant the caller cannot use.
+   */
+  private async assistantPlan(userId: string, body: CompletionRequest, includeUsage: boolean, tools: boolean): Promise<CompletionPlan> {
+    const assistants = this.deps.assistants!()
+    const ref = body.model.slice(ASSISTANT_MODEL_PREFIX.length)
+    let persona
+    try {
+      persona = await assistants.persona(userId, ref, { deferCollections: true })
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(body.model, `you have no assistant "${ref}" (your own or one shared with you)`)
+      throw error
+    }
+    if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers as an assistant and does not relay tools`, 'tools')
+    const generator = await this.deps.generator()
+    const { messages } = await assistants.prompt(persona, userId, toChatMessages(body), generator)
+    const options = generateOptions(body, replyBudget(generator))
+    if (options.temperature === undefined && persona.temperature !== null) options.temperature = persona.temperature
+    return { kind: 'engine', model: body.model, generator, messages, options, includeUsage }
   }
 
   /** A non-streamed completion: the `chat.completion` object (a relayed one is the model server's own). */

@@ -15,6 +15,7 @@ export const ClientMessages = {
     conversationId: t.Optional(t.String({ maxLength: 100 })),
     context: t.Optional(t.String({ maxLength: 100_000 })),
     optimizePrompt: t.Optional(t.Boolean()),
+    assistant: t.Optional(t.String({ maxLength: 400, description: 'Answer as this assistant (as `assistant` on POST /chat)' })),
     id,
   }),
   voice_command: t.Object({ type: t.Literal('voice_command'), command: t.String(), context: t.Optional(t.Record(t.String(), t.Unknown())), id }),

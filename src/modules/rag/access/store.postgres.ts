@@ -1,6 +1,6 @@
 import type { Postgres } from '../../../db/postgres'
 import type { CollectionRow } from '../store'
-import { collectionRow } from '../collection-row.postgres'
+import { collectionRow } from '../store/postgres/collection-row'
 import { PostgresShareList } from '../../access/shares.postgres'
 import { type AccessibleRow, type AccessStore, type Candidates, COLLECTION_SHARES, highestPerCollection, highestRole, reachesUser, type ParsedRef, type Reached, type ShareRole } from './store'
 

@@ -3,7 +3,7 @@ import type { ModelUsage } from '../../../core/usage'
 import { type ChatMessage, type Generator, promptBudget, replyBudget } from '../../../ml'
 import { EARLIER_TURNS, followUpQuery, isFollowUp } from '../../../ml/follow-up'
 import { ENDS_SENTENCE, keyTerms, sentences, STARTS_INSIDE_SENTENCE, STOPWORDS, words } from '../../../ml/text'
-import { wordnet } from '../../../ml/wordnet'
+import { type Lemma, wordnet } from '../../../ml/wordnet'
 import { idf } from '../ranking/scoring'
 import { andThen, type MaybePromise } from '../../../db/maybe-promise'
 import type { RagService, SearchResult } from '../service'
@@ -99,8 +99,11 @@ export function questionCoverage(question: { terms: { word: string; df: number }
     let weight = Math.sqrt(Math.max(idf(df, question.chunks), MIN_TERM_WEIGHT))
     // A follow-up's query (followUpQuery): the words carried from earlier turns count for less than its own.
     if (asked && !asked.has(term)) weight *= carried
-    // What a question is about is named by nouns: a missing verb or adverb ("happens", "off") says less.
-    if (df === 0 && lexicon && !lexicon.lemmas(word).some((lemma) => lemma.pos === 'noun')) weight *= MISSING_NON_NOUN_SHARE
+    // What a question is about is named by nouns of few meanings: a verb or adverb the passages
+    // lack ("happens", "off", "find out"), or a word English uses in many senses ("when the timer
+    // fires", "after a crash"), is the asker's phrasing and says less, whether or not other
+    // documents of the collection hold it (how many do is no sign of which it is).
+    if (!held.has(term) && lexicon && phrasingWord(lexicon.lemmas(word), df)) weight *= PHRASING_SHARE
     total += weight
     if (held.has(term)) covered += weight
     else if (lexicon?.synonyms(word, 1).some((synonym) => held.has(matchTerms(synonym)[0] ?? ''))) covered += weight * SYNONYM_SHARE
@@ -128,8 +131,32 @@ export const CARRIED_SHARE = 0.5
 /** "Which command", "what option", "which tool"…: the kind of answer a question asks for. */
 const ASKED_KIND = /\b(which|what)\s+(commands?|options?|settings?|flags?|switch(?:es)?|keys?|variables?|arguments?|parameters?|tools?|programs?|utilit(?:y|ies)|methods?|ways?|steps?)\b/g
 
-/** What a word the collection lacks weighs, of a missing noun's weight, when WordNet knows it only as a verb, adjective or adverb. */
-export const MISSING_NON_NOUN_SHARE = 0.3
+/** What a question word the passages lack weighs, of its weight, when it is phrasing (phrasingWord): WordNet knows it only as a verb, adjective or adverb, or in many senses. */
+export const PHRASING_SHARE = 0.3
+/**
+ * Senses of a word seen in WordNet's tagged concordance (all its parts of speech together) from
+ * which it is the asker's everyday phrasing rather than the name of what the question is about:
+ * "fire" (14), "crash" (9), "change" (15), "find" (13), against "relativity" (0), "autumn" (1),
+ * "eclipse" (3), "painted" (5). A statistic of English, not of the collection: the unrelated
+ * documents beside the answer do not move it, where a missing word's own weight (as one found
+ * once) grows with each of them. From 6 senses up (checked to 15) the calibration family of
+ * scripts/fit-refusal.ts refuses as many world questions as without the rule (5: one fewer, 4:
+ * two); 8 keeps a margin from that edge, and the lower, the more phrasing words it recognises.
+ */
+export const PHRASING_SENSES = 8
+
+/**
+ * Whether a question word is the asker's phrasing: WordNet knows it as no noun (or its noun never
+ * seen in the concordance where another part of speech was: "put", "somewhere"), or in
+ * PHRASING_SENSES senses or more. A word WordNet does not know (a name, an identifier) is phrasing
+ * only when the collection lacks it: one the collection holds elsewhere is what is asked about.
+ */
+function phrasingWord(lemmas: Lemma[], df: number): boolean {
+  if (!lemmas.length) return df === 0
+  const seen = lemmas.some((lemma) => lemma.tagged > 0)
+  return !lemmas.some((lemma) => lemma.pos === 'noun' && (lemma.tagged > 0 || !seen)) || lemmas.reduce((sum, lemma) => sum + lemma.tagged, 0) >= PHRASING_SENSES
+}
+
 /** What a question word held by the passages only as a synonym counts, of its weight. */
 export const SYNONYM_SHARE = 0.5
 

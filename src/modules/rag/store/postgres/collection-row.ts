@@ -1,4 +1,4 @@
-import type { CollectionRow } from './store'
+import type { CollectionRow } from '../../store'
 
 /** A rag_collections row as PostgreSQL returns it (bigints as strings), typed. */
 export function collectionRow(row: Record<string, unknown>): CollectionRow {

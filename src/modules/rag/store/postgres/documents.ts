@@ -1,5 +1,5 @@
-import type { Postgres } from '../../db/postgres'
-import type { CollectionRow, DocumentHashes, DocumentPage, DocumentRow } from './store'
+import type { Postgres } from '../../../../db/postgres'
+import type { CollectionRow, DocumentHashes, DocumentPage, DocumentRow } from '../../store'
 
 // The document library's reads in PostgreSQL (PostgresRagStore's): listings, one document, hashes, pages.
 

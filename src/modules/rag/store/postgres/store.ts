@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { AppError } from '../../core/errors'
-import type { Postgres } from '../../db/postgres'
-import * as documents from './store.postgres.documents'
-import { PostgresAccessStore } from './access/store.postgres'
-import { collectionRow } from './collection-row.postgres'
-import { bm25, CAPPED_CANDIDATES, exactPhrases, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from './ranking/scoring'
+import { AppError } from '../../../../core/errors'
+import type { Postgres } from '../../../../db/postgres'
+import * as documents from './documents'
+import { PostgresAccessStore } from '../../access/store.postgres'
+import { collectionRow } from './collection-row'
+import { bm25, CAPPED_CANDIDATES, exactPhrases, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from '../../ranking/scoring'
 import type {
   ChunkHit,
   CollectionRow,
@@ -14,14 +14,14 @@ import type {
   QueryTerms,
   RagStore,
   StoredDocument,
-} from './store'
-import { cachedVector, distinctHits, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from './vectors/cache'
-import { phraseFrequency } from './ranking/phrase'
+} from '../../store'
+import { distinctHits, type VectorCache, type VectorCacheOptions } from '../../vectors/cache'
+import { phraseFrequency } from '../../ranking/phrase'
+import { bestFirst, CONFIG, filteredOffsets, KeywordVectorBuilder, keywordText, matchLines, positionCount, printedLexeme, termFrequency, termQuery } from './keywords'
+import type { PostgresVectorSearch, VectorPath } from './vectors'
+import { MemoryVectors, POSTGRES_VECTOR_CACHE } from './vectors-memory'
+import { type PgvectorSetup, PgvectorVectors, preparePgvector } from './vectors-pgvector'
 
-/** The text search configuration of the keyword index (migration 004): Porter stems, no stop words, as FTS5's `porter unicode61`. */
-const CONFIG = 'rag_english'
-/** Every PostgreSQL collection's vectors are searched in memory (there is no vector index in the database). */
-export const POSTGRES_VECTOR_CACHE: VectorCacheOptions = { minRows: 0, budgetBytes: 1024 * 1024 * 1024 }
 /** How long a read of a collection's version and statistics answers for it (other replicas' writes show after this at most). */
 const STATE_TTL_MS = 100
 /**
@@ -41,49 +41,7 @@ const ANALYZE_SHARE = 0.1
 /** Rows of term counts a collection gathers before they are summed into rag_terms (see foldTerms). */
 const TERM_BATCHES_FOLDED = 4
 const TOKEN_CACHE_LIMIT = 20_000
-/** Words whose lexemes an ingest remembers (see keywordVectors): some 10 MB. */
-const WORD_CACHE_LIMIT = 100_000
-/** PostgreSQL keeps at most 255 positions of a lexeme and none past 16,383: chunks that reach either get the database's own to_tsvector. */
-const MOST_POSITIONS = 255
-const LAST_POSITION = 16_383
-/** A lexeme's occurrence in a chunk as one number: lexeme id × POSITIONS + position. */
-const POSITIONS = 16_384
 const FREQUENCY_CACHE_LIMIT = 50_000
-
-/**
- * Text as FTS5's unicode61 tokenizer cuts it: letters and digits kept (diacritics removed), every
- * other character a separator. PostgreSQL's parser then sees only plain words and numbers, each
- * one token, so positions, lengths and phrases are counted as FTS5 counts them.
- */
-export function keywordText(text: string): string {
-  // ASCII text (most of it) with the same classes spelled in ASCII: several times faster.
-  if (/^[\x00-\x7f]*$/.test(text)) return text.replace(/[^A-Za-z0-9]+/g, ' ').trim()
-  return text.normalize('NFD').replace(/\p{M}+/gu, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
-}
-
-
-/** A tsquery lexeme, quoted (lexemes are letters and digits; quotes are doubled all the same). */
-const lexeme = (token: string) => `'${token.replaceAll("'", "''")}'`
-
-/** A tsquery for a term's tokens: one lexeme, or the phrase of them. */
-const termQuery = (tokens: string[]) => (tokens.length === 1 ? lexeme(tokens[0]!) : `(${tokens.map(lexeme).join(' <-> ')})`)
-
-/**
- * The lexemes to_tsvector makes of one word, in the order of their positions in it (1, 2, ...), as
- * ids into the store's list of lexemes; null when the word cannot be placed alone (see keywordVectors).
- */
-type WordLexemes = number[] | null
-
-/** The tsvectors of a write's chunks as text (tsvector input), and how many of the chunks hold each lexeme. */
-interface KeywordVectors {
-  literals: string[]
-  held: Map<string, number>
-  /** Each chunk's length in tokens (its words). */
-  tokens: number[]
-}
-
-/** A lexeme as tsvector input takes it: letters and digits as they are (cheaper to send than quoted), anything else quoted. */
-const vectorLexeme = (lexeme: string) => (/^[\p{L}\p{N}]+$/u.test(lexeme) ? lexeme : `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`)
 
 interface CollectionState {
   version: number
@@ -92,36 +50,34 @@ interface CollectionState {
   read: number
 }
 
-const vectorBytes = (vector: Float32Array) => new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength)
 export const COLLECTION_COLUMNS = 'id, public_id, user_id, name, embedder, dimensions, created_at, version'
 
 /**
- * The RAG tables in PostgreSQL (no extension): float32 vectors as bytea, searched from the
- * in-memory vector cache; keyword search over a tsvector column with a GIN index, ranked by
+ * The RAG tables in PostgreSQL: vectors searched in the database with pgvector when it is there
+ * (vectors-pgvector.ts; see prepareVectors), else float32 vectors as bytea searched from the
+ * in-memory vector cache (vectors-memory.ts); keyword search over a tsvector column with a GIN index, ranked by
  * FTS5's BM25 (document frequencies in rag_terms, chunk lengths in tokens, per collection). Every
  * write bumps its collection's version in the same transaction; before a search the replica
  * compares the version it cached with the database's (read at most every 100 ms) and loads
  * what changed, so a document written through another server is found (or gone) within a second.
  */
 export class PostgresRagStore implements RagStore {
-  readonly cache: VectorCache
+  /** Where the vectors live and how they are searched: the memory path until prepareVectors() finds pgvector. */
+  private vectorPath: VectorPath
+  /** What prepareVectors() found (null before it ran: the memory path serves). */
+  private vectorSetup: PgvectorSetup | null = null
   /**
    * Chunks per ingest transaction: twice SQLite's, since each costs a commit (a WAL flush) and a
    * few round trips to another process; 10% more throughput on the ingest bench, with the batches
    * still small enough for embedding the next one to overlap writing this one.
    */
   readonly writeBatch = 512
-  /** The version each cached matrix holds. */
-  private readonly loaded = new Map<number, number>()
-  private readonly syncing = new Map<number, Promise<Matrix>>()
   private readonly states = new Map<number, Promise<CollectionState | null>>()
   private readonly stateAt = new Map<number, number>()
   /** Tokens of each query word, as the index cuts and stems them. */
   private readonly tokens = new Map<string, string[]>()
-  /** The lexemes of each word an ingest met (see keywordVectors), as ids into `lexemes`. */
-  private readonly wordLexemes = new Map<string, WordLexemes>()
-  private readonly lexemes: { name: string; input: string }[] = []
-  private readonly lexemeIds = new Map<string, number>()
+  /** The tsvectors of written chunks, built here (see KeywordVectorBuilder). */
+  private readonly keywordVectors = new KeywordVectorBuilder()
   /** Document frequencies per collection, for the version they were read at. */
   private readonly frequencies = new Map<number, { version: number; known: Map<string, number> }>()
 
@@ -138,15 +94,72 @@ export class PostgresRagStore implements RagStore {
       stateTtlMs?: number
       /** Chunk rows written before rag_chunks is vacuumed and analyzed (see refreshStatistics; tests shorten it). */
       analyzeMinRows?: number
+      /** With pgvector: collections of more chunks get an HNSW index (see INDEX_MIN_ROWS; tests lower it). */
+      indexMinRows?: number
+      /** With pgvector: how long a large collection's writes pause before its index is built (see INDEX_QUIET_MS). */
+      indexQuietMs?: number
+      /** Rows a search of a collection larger than the memory budget reads at a time (see STREAM_ROWS). */
+      streamRows?: number
+      /** Where the start-up work (pgvector's set-up) says what it did. */
+      log?: (line: string) => void
     } = {},
   ) {
-    this.cache = new VectorCache(options.vectorCache ?? POSTGRES_VECTOR_CACHE)
+    this.options = options
+    this.vectorPath = new MemoryVectors(sql, (id) => this.state(id), options.vectorCache ?? POSTGRES_VECTOR_CACHE, options.streamRows)
     this.keywordPostings = options.keywordPostings ?? POSTGRES_KEYWORD_POSTINGS
     this.stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS
     this.analyzeMinRows = options.analyzeMinRows ?? ANALYZE_MIN_ROWS
   }
 
   private readonly analyzeMinRows: number
+  private readonly options: { indexMinRows?: number; indexQuietMs?: number; log?: (line: string) => void }
+
+  /** The in-memory copies of the vectors (always empty with pgvector: replicas hold no vectors then). */
+  get cache(): VectorCache {
+    return this.vectorPath.cache
+  }
+
+  /** Which path serves vector search: 'pgvector' (in the database) or 'in-memory' (this server's copies). */
+  get vectorSearchPath(): PostgresVectorSearch {
+    return this.vectorPath.kind
+  }
+
+  /** Why this path serves (one sentence), once prepareVectors() ran. */
+  get vectorSearchReason(): string {
+    return this.vectorSetup?.reason ?? 'pgvector not looked for yet (the server looks at start)'
+  }
+
+  /** What /health (connections.vectorSearch) and /system/info (vectorSearch) say of it (see app.ts vectorSearchState). */
+  vectorSearch(): { path: PostgresVectorSearch; reason: string } {
+    return { path: this.vectorSearchPath, reason: this.vectorSearchReason }
+  }
+
+  /** Bytes of vectors this server holds in memory for search (Prometheus: uagent_vector_memory_bytes). */
+  vectorMemoryBytes(): number {
+    return this.vectorPath.bytesUsed()
+  }
+
+  /** The pgvector path, when it serves (tests read its plan counts). */
+  get pgvector(): PgvectorVectors | null {
+    return this.vectorPath instanceof PgvectorVectors ? this.vectorPath : null
+  }
+
+  /**
+   * Looks for pgvector (see preparePgvector: the extension created when this role may, the vectors
+   * stored before it moved into its column, an HNSW index per dimension count) and serves vector
+   * search with it when it is there; otherwise the memory path goes on. Run once at start, before
+   * the first request; `memory`: keep the memory path whatever the database has (a database with
+   * vectors already in pgvector's column still answers, through pgvector, since only it has them).
+   */
+  async prepareVectors(): Promise<PgvectorSetup> {
+    const setup = await preparePgvector(this.sql, this.options.log)
+    this.vectorSetup = setup
+    if (setup.kind === 'pgvector') {
+      const { indexMinRows, indexQuietMs, log } = this.options
+      this.vectorPath = new PgvectorVectors(this.sql, (id) => this.state(id), { indexMinRows, indexQuietMs, log })
+    }
+    return setup
+  }
 
   /** The collection's version and keyword statistics, read at most every STATE_TTL_MS. */
   private state(collectionId: number): Promise<CollectionState | null> {
@@ -282,8 +295,7 @@ export class PostgresRagStore implements RagStore {
   }
 
   private dropCached(collectionId: number): void {
-    this.cache.invalidate(collectionId)
-    this.loaded.delete(collectionId)
+    this.vectorPath.drop(collectionId)
     this.frequencies.delete(collectionId)
     this.forget(collectionId)
     this.onWritten?.(collectionId)
@@ -335,14 +347,25 @@ export class PostgresRagStore implements RagStore {
    * writes to one collection take turns, so its statistics stay exact.
    */
   async writeDocuments(collection: CollectionRow, documents: StoredDocument[], describe?: DescribeHook, more = false): Promise<void> {
+    const path = this.vectorPath
+    path.writeStarted?.(collection.id)
+    try {
+      await this.writeChunks(path, collection, documents, describe, more)
+    } finally {
+      path.writeEnded?.(collection.id)
+    }
+  }
+
+  private async writeChunks(path: VectorPath, collection: CollectionRow, documents: StoredDocument[], describe: DescribeHook | undefined, more: boolean): Promise<void> {
     // A later document with the same id replaces an earlier one of the batch, as it would written one by one.
     const latest = [...new Map(documents.map((document) => [document.docId, document])).values()]
     const now = new Date().toISOString()
     const infos = latest.map((document) => describe?.(document) ?? null)
     const keyword = latest.map((document) => document.chunks.map(keywordText))
-    const tsvectors = await this.keywordVectors(keyword.flat())
+    const tsvectors = await this.keywordVectors.keywordVectors(this.sql, keyword.flat())
     let removed: number[] = []
     const added: { id: number; vector: Float32Array }[] = []
+    const pgvector = path.kind === 'pgvector'
     const version = await this.sql.begin(async (tx) => {
       const [locked] = await tx`SELECT version FROM rag_collections WHERE id = ${collection.id} FOR UPDATE`
       if (!locked) throw new AppError('CONFLICT', `Collection ${collection.name} was deleted while this ingest was running; nothing more was written`)
@@ -361,7 +384,7 @@ export class PostgresRagStore implements RagStore {
       const owners: number[] = []
       const positions: number[] = []
       const contents: string[] = []
-      const embeddings: Uint8Array[] = []
+      const embeddings: (Uint8Array | string)[] = []
       const tokens: number[] = []
       const literals: string[] = []
       latest.forEach((document, i) => {
@@ -369,7 +392,7 @@ export class PostgresRagStore implements RagStore {
           owners.push(documentRow.get(document.docId)!)
           positions.push(position)
           contents.push(chunk)
-          embeddings.push(vectorBytes(document.vectors[position]!))
+          embeddings.push(path.insertValue(document.vectors[position]!))
           literals.push(tsvectors.literals[literals.length]!)
           tokens.push(tsvectors.tokens[tokens.length]!)
         })
@@ -381,15 +404,15 @@ export class PostgresRagStore implements RagStore {
         // than an array; one empty line is no line at all to string_to_array, hence the coalesce.
         const { held } = tsvectors
         const chunkRows = await tx`WITH input AS (
-            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${embeddings}::bytea[], ${tokens}::int[], string_to_array(${literals.join('\n')}, E'\n'))
+            SELECT * FROM unnest(${owners}::int[], ${positions}::int[], ${contents}::text[], ${pgvector ? tx`${embeddings}::text[]` : tx`${embeddings}::bytea[]`}, ${tokens}::int[], string_to_array(${literals.join('\n')}, E'\n'))
               AS x(document_id, position, content, embedding, tokens, tsv)
           ), added AS (
             INSERT INTO rag_chunks (document_id, collection_id, position, content, tokens, tsv)
             SELECT document_id, ${collection.id}, position, content, tokens, coalesce(tsv, '')::tsvector FROM input
             RETURNING id, document_id, position
           ), vectors AS (
-            INSERT INTO rag_vectors (chunk_id, collection_id, embedding)
-            SELECT a.id, ${collection.id}, i.embedding FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
+            ${pgvector ? tx`INSERT INTO rag_vectors (chunk_id, collection_id, vec) SELECT a.id, ${collection.id}, i.embedding::vector` : tx`INSERT INTO rag_vectors (chunk_id, collection_id, embedding) SELECT a.id, ${collection.id}, i.embedding`}
+            FROM added a JOIN input i ON i.document_id = a.document_id AND i.position = a.position
           ), terms AS (
             INSERT INTO rag_term_batches (collection_id, lexemes, counts)
             SELECT ${collection.id}, ${[...held.keys()]}::text[], ${[...held.values()]}::int[] WHERE ${held.size} > 0
@@ -497,129 +520,6 @@ export class PostgresRagStore implements RagStore {
 
   private merging: Promise<boolean> | null = null
 
-  /**
-   * The tsvector of each chunk's keyword text, exactly as `to_tsvector('rag_english', text)` makes
-   * it, built here: the text is words separated by single spaces (keywordText), and the parser
-   * reads each word alone, so a chunk's tsvector is its words' lexemes at their running positions.
-   * Each distinct word is run through to_tsvector once (then remembered), where the database
-   * otherwise parsed and stemmed every chunk whole: that, and counting the lexemes of each write in
-   * SQL, took most of an ingest's time in PostgreSQL. A chunk this cannot place exactly (a word with
-   * gaps in its positions or no lexeme, more positions than PostgreSQL keeps) gets the database's own.
-   */
-  private async keywordVectors(texts: string[]): Promise<KeywordVectors> {
-    // Each chunk's words, and their lexemes looked up once: undefined for the words not met before, asked for below.
-    const words = texts.map((text) => (text ? text.split(' ') : []))
-    const found = words.map((own) => {
-      const ids: (WordLexemes | undefined)[] = new Array(own.length)
-      for (let j = 0; j < own.length; j++) ids[j] = this.wordLexemes.get(own[j]!)
-      return ids
-    })
-    const unknown = new Set<string>()
-    found.forEach((ids, i) => {
-      for (let j = 0; j < ids.length; j++) if (ids[j] === undefined) unknown.add(words[i]![j]!)
-    })
-    if (unknown.size) {
-      if (this.wordLexemes.size + unknown.size > WORD_CACHE_LIMIT) {
-        // Forgotten all at once (lexeme ids with them); this write's words are asked for again.
-        this.wordLexemes.clear()
-        this.lexemes.length = 0
-        this.lexemeIds.clear()
-        for (const own of words) for (const word of own) unknown.add(word)
-        for (const ids of found) ids.fill(undefined)
-      }
-      const asked = [...unknown]
-      const rows = await this.sql`SELECT w.i::int AS i, l.lexeme, l.positions FROM unnest(${asked}::text[]) WITH ORDINALITY AS w(word, i)
-        CROSS JOIN LATERAL unnest(to_tsvector(${CONFIG}::regconfig, w.word)) l`
-      const entries = asked.map(() => [] as { lexeme: string; at: number }[])
-      for (const row of rows) for (const at of row.positions as number[]) entries[Number(row.i) - 1]!.push({ lexeme: row.lexeme, at })
-      asked.forEach((word, i) => {
-        const own = entries[i]!.sort((a, b) => a.at - b.at)
-        // Placed alone only when its tokens are positions 1, 2, ... each with one lexeme.
-        if (!own.length || own.some((entry, j) => entry.at !== j + 1)) {
-          this.wordLexemes.set(word, null)
-          return
-        }
-        this.wordLexemes.set(
-          word,
-          own.map(({ lexeme }) => {
-            let id = this.lexemeIds.get(lexeme)
-            if (id === undefined) {
-              this.lexemeIds.set(lexeme, (id = this.lexemes.length))
-              this.lexemes.push({ name: lexeme, input: vectorLexeme(lexeme) })
-            }
-            return id
-          }),
-        )
-      })
-      found.forEach((ids, i) => {
-        for (let j = 0; j < ids.length; j++) if (ids[j] === undefined) ids[j] = this.wordLexemes.get(words[i]![j]!)
-      })
-    }
-    const literals: string[] = []
-    const heldById = new Int32Array(this.lexemes.length)
-    const odd: number[] = []
-    // Each occurrence as lexeme id × 2^14 + position: sorted, they are the tsvector's entries in order.
-    let keys = new Float64Array(1024)
-    found.forEach((words, chunk) => {
-      let position = 0
-      for (const ids of words) {
-        if (!ids) {
-          position = -1
-          break
-        }
-        if (position + ids.length > keys.length) {
-          const larger = new Float64Array(Math.max(keys.length * 2, position + ids.length))
-          larger.set(keys)
-          keys = larger
-        }
-        for (let j = 0; j < ids.length; j++) {
-          position++
-          keys[position - 1] = ids[j]! * POSITIONS + position
-        }
-      }
-      if (position < 0 || position > LAST_POSITION) {
-        odd.push(chunk)
-        literals.push('')
-        return
-      }
-      const sorted = keys.subarray(0, position).sort()
-      let literal = ''
-      const own: number[] = []
-      let count = 0
-      for (let j = 0; j < sorted.length; j++) {
-        const id = Math.floor(sorted[j]! / POSITIONS)
-        const at = sorted[j]! - id * POSITIONS
-        if (id !== own[own.length - 1]) {
-          literal += (own.length ? ' ' : '') + this.lexemes[id]!.input + ':' + at
-          own.push(id)
-          count = 1
-        } else {
-          literal += ',' + at
-          if (++count > MOST_POSITIONS) break
-        }
-      }
-      if (count > MOST_POSITIONS) {
-        odd.push(chunk)
-        literals.push('')
-        return
-      }
-      for (const id of own) heldById[id]!++
-      literals.push(literal)
-    })
-    const held = new Map<string, number>()
-    heldById.forEach((n, id) => {
-      if (n) held.set(this.lexemes[id]!.name, n)
-    })
-    if (odd.length) {
-      const rows = await this.sql`SELECT w.i::int AS i, v::text AS literal, tsvector_to_array(v) AS lexemes
-        FROM unnest(${odd.map((i) => texts[i]!)}::text[]) WITH ORDINALITY AS w(text, i) CROSS JOIN LATERAL to_tsvector(${CONFIG}::regconfig, w.text) v`
-      for (const row of rows) {
-        literals[odd[Number(row.i) - 1]!] = row.literal
-        for (const lexeme of row.lexemes as string[]) held.set(lexeme, (held.get(lexeme) ?? 0) + 1)
-      }
-    }
-    return { literals, held, tokens: words.map((own) => own.length) }
-  }
 
   /**
    * Every write adds one row of term counts (rag_term_batches: its chunks' lexemes and how many
@@ -637,84 +537,19 @@ export class PostgresRagStore implements RagStore {
       ON CONFLICT (collection_id, lexeme) DO UPDATE SET df = rag_terms.df + excluded.df`
   }
 
-  /**
-   * After this replica's own committed write: the cached vectors follow it row by row. When the
-   * cache held the version just before, it now holds this one; otherwise another replica wrote
-   * in between, and the next search loads the difference.
-   */
+  /** After this replica's own committed write: the vector path follows it (the memory path row by row); what was known of the collection is forgotten. */
   private followWrite(collectionId: number, version: number, removed: number[], added: { id: number; vector: Float32Array }[]): void {
-    this.cache.update(collectionId, removed, added)
-    if (this.loaded.get(collectionId) === version - 1 && this.cache.peek(collectionId)) this.loaded.set(collectionId, version)
+    this.vectorPath.followWrite(collectionId, version, removed, added)
     this.forget(collectionId)
     this.onWritten?.(collectionId)
   }
 
-  /** The collection's vectors in memory, as of its current version: loaded whole once, then only what changed. */
-  private matrix(collection: CollectionRow): Promise<Matrix> {
-    const running = this.syncing.get(collection.id)
-    if (running) return running
-    const sync = this.syncMatrix(collection).finally(() => this.syncing.delete(collection.id))
-    this.syncing.set(collection.id, sync)
-    return sync
+  nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): Promise<{ chunkId: number; distance: number | null }[]> {
+    return this.vectorPath.nearest(collection, vector, k, distinct)
   }
 
-  private async syncMatrix(collection: CollectionRow): Promise<Matrix> {
-    const state = await this.state(collection.id)
-    const version = state?.version ?? 0
-    const cached = this.cache.peek(collection.id)
-    if (cached && this.loaded.get(collection.id) === version) return this.cache.matrix(collection.id, () => 0, collection.dimensions, () => [])!
-    if (cached) {
-      // Another replica wrote: compare chunk ids, take out the gone, load the new.
-      const ids: number[] = (await this.sql`SELECT id FROM rag_chunks WHERE collection_id = ${collection.id}`).map((row: { id: number }) => Number(row.id))
-      const present = new Set(ids)
-      const removed = [...cached.rowOf.keys()].filter((id) => !present.has(id))
-      const missing = ids.filter((id) => !cached.rowOf.has(id))
-      const rows = missing.length ? await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[])` : []
-      this.cache.update(
-        collection.id,
-        removed,
-        rows.map((row: { id: number; embedding: Uint8Array }) => ({ id: Number(row.id), vector: floats(row.embedding) })),
-      )
-      if (this.cache.peek(collection.id)) {
-        this.loaded.set(collection.id, version)
-        return this.cache.peek(collection.id)!
-      }
-    }
-    const rows = await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE collection_id = ${collection.id}`
-    const entries = rows.map((row: { id: number; embedding: Uint8Array }) => ({ id: Number(row.id), bytes: row.embedding }))
-    const matrix = this.cache.matrix(collection.id, () => entries.length, collection.dimensions, () => entries)
-    if (matrix) {
-      this.loaded.set(collection.id, version)
-      return matrix
-    }
-    // Larger than the whole cache: scanned from a copy of its own, for this search only.
-    return new VectorCache({ minRows: 0, budgetBytes: Number.POSITIVE_INFINITY }).matrix(collection.id, () => entries.length, collection.dimensions, () => entries)!
-  }
-
-  async nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): Promise<{ chunkId: number; distance: number | null }[]> {
-    const matrix = await this.matrix(collection)
-    // Queries asked just before (a search's keyword part) are sent before this thread scans the
-    // vectors for a few milliseconds: the database works on them meanwhile.
-    await new Promise((resolve) => setImmediate(resolve))
-    return scanNearest(matrix, vector, k, distinct)
-  }
-
-  async vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
-    const found = new Map<number, Float32Array>()
-    if (!chunkIds.length) return found
-    const matrix = this.cache.peek(collection.id)
-    const missing: number[] = []
-    for (const id of chunkIds) {
-      const vector = matrix && cachedVector(matrix, id)
-      if (vector) found.set(id, vector)
-      else missing.push(id)
-    }
-    if (missing.length) {
-      for (const row of await this.sql`SELECT chunk_id AS id, embedding FROM rag_vectors WHERE chunk_id = ANY(${missing}::int[]) AND collection_id = ${collection.id}`) {
-        found.set(Number(row.id), floats(row.embedding))
-      }
-    }
-    return found
+  vectors(collection: CollectionRow, chunkIds: number[]): Promise<Map<number, Float32Array>> {
+    return this.vectorPath.vectors(collection, chunkIds)
   }
 
   async chunks(chunkIds: number[], query?: QueryTerms): Promise<Map<number, ChunkHit>> {
@@ -889,7 +724,7 @@ export class PostgresRagStore implements RagStore {
       for (const r of bestFirst(scores, ids, pool)) yield { chunkId: ids[r]!, bm25: scores[r]!, tokens: lengths[r]!, text: texts[r]! }
     })()
     // Twins (one passage copied into several documents) count once (see distinctHits).
-    const hits = distinctHits(distinct && this.cache.peek(collection.id), ordered, pool, (hit) => hit.bm25, distinct)
+    const hits = distinctHits(distinct && this.vectorPath.matrixOf(collection.id), ordered, pool, (hit) => hit.bm25, distinct)
     // Offsets read now are the whole of them for these chunks: replace any partial entry.
     for (const hit of hits) query.offsets.set(hit.chunkId, filteredOffsets(hit.text))
     if (plan.scored.length === plan.words.length || !hits.length) return hits.slice(0, k).map(({ chunkId, bm25 }) => ({ chunkId, bm25 }))
@@ -1013,182 +848,6 @@ export class PostgresRagStore implements RagStore {
 const PAGES_CACHED_COLLECTIONS = 1000
 const PAGES_CACHED_DOCUMENTS = 20_000
 
-/** A lexeme as a tsvector's text shows it: always quoted, quotes and backslashes doubled. */
-const printedLexeme = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
-
-/** Where a lexeme's positions are in a tsvector's text (`'lexeme':3A,9A`), as [start, end), or null when it is not there. */
-function positionsSpan(text: string, quoted: string): [number, number] | null {
-  const needle = `${quoted}:`
-  let at = text.indexOf(needle)
-  // At the start of an entry: the first one, or after a space.
-  while (at > 0 && text[at - 1] !== ' ') at = text.indexOf(needle, at + 1)
-  if (at < 0) return null
-  const start = at + needle.length
-  const space = text.indexOf(' ', start)
-  return [start, space < 0 ? text.length : space]
-}
-
-/**
- * How often a term (its tokens as tsvector text quotes them) occurs in a chunk, from the chunk's
- * tsvector text cut down to the query's tokens: a word's count of positions; a phrase's count of
- * places where its tokens follow one another (as phraseFrequency counts them).
- */
-export function termFrequency(text: string, quoted: string[]): number {
-  if (quoted.length === 1) {
-    const span = positionsSpan(text, quoted[0]!)
-    if (!span) return 0
-    let count = 1
-    for (let i = span[0]; i < span[1]; i++) if (text.charCodeAt(i) === 44) count++
-    return count
-  }
-  const offsets = new Map<string, number[]>()
-  for (const [i, token] of quoted.entries()) {
-    const span = positionsSpan(text, token)
-    if (!span) return 0
-    offsets.set(String(i), text.slice(span[0], span[1]).split(',').map((position) => Number.parseInt(position, 10)))
-  }
-  return phraseFrequency(
-    quoted.map((_, i) => String(i)),
-    offsets,
-  )
-}
-
-/**
- * The keyword query's matches from its lines (`id tokens found`, see keywordCandidates): each
- * chunk's id, length in tokens and tsvector text cut down to the query's tokens.
- */
-export function matchLines(text: string): { ids: Float64Array; lengths: Float64Array; texts: string[] } {
-  let lines = text ? 1 : 0
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++
-  const ids = new Float64Array(lines)
-  const lengths = new Float64Array(lines)
-  const texts: string[] = new Array(lines)
-  let at = 0
-  for (let r = 0; r < lines; r++) {
-    let end = text.indexOf('\n', at)
-    if (end < 0) end = text.length
-    let id = 0
-    let i = at
-    for (; i < end && text.charCodeAt(i) !== 32; i++) id = id * 10 + text.charCodeAt(i) - 48
-    let tokens = 0
-    for (i++; i < end && text.charCodeAt(i) !== 32; i++) tokens = tokens * 10 + text.charCodeAt(i) - 48
-    ids[r] = id
-    lengths[r] = tokens
-    texts[r] = text.slice(i + 1, end)
-    at = end + 1
-  }
-  return { ids, lengths, texts }
-}
-
-/**
- * How many positions a lexeme has in a tsvector's text (`needle`: the lexeme as the text quotes it,
- * then a colon): termFrequency's count for a one-token term, without building its needle per row.
- */
-export function positionCount(text: string, needle: string): number {
-  let at = text.indexOf(needle)
-  // At the start of an entry: the first one, or after a space.
-  while (at > 0 && text.charCodeAt(at - 1) !== 32) at = text.indexOf(needle, at + 1)
-  if (at < 0) return 0
-  let count = 1
-  for (let i = at + needle.length; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code === 32) break
-    if (code === 44) count++
-  }
-  return count
-}
-
-/**
- * Row numbers in the order of (score, id), lowest first, as sorting them all would give them (ids
- * are distinct: the order is total), sorted only as far as read: the first `first` from a heap
- * over all of them, the rest sorted only when more are asked for (distinctHits reads past its
- * pool only when it leaves twins out).
- */
-export function* bestFirst(scores: Float64Array, ids: Float64Array, first: number): Generator<number> {
-  const n = scores.length
-  const before = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! < ids[b]!)
-  if (n <= first * 2) {
-    const all = Array.from({ length: n }, (_, r) => r).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
-    yield* all
-    return
-  }
-  // A heap of the `first` best so far, its worst at the top.
-  const heap: number[] = []
-  const down = (from: number) => {
-    let at = from
-    for (;;) {
-      const left = at * 2 + 1
-      if (left >= heap.length) return
-      const right = left + 1
-      const worse = right < heap.length && before(heap[left]!, heap[right]!) ? right : left
-      if (!before(heap[at]!, heap[worse]!)) return
-      ;[heap[at], heap[worse]] = [heap[worse]!, heap[at]!]
-      at = worse
-    }
-  }
-  for (let r = 0; r < n; r++) {
-    if (heap.length < first) {
-      heap.push(r)
-      let at = heap.length - 1
-      while (at > 0) {
-        const parent = (at - 1) >> 1
-        if (!before(heap[parent]!, heap[at]!)) break
-        ;[heap[at], heap[parent]] = [heap[parent]!, heap[at]!]
-        at = parent
-      }
-    } else if (before(r, heap[0]!)) {
-      heap[0] = r
-      down(0)
-    }
-  }
-  const best = heap.sort((a, b) => (before(a, b) ? -1 : 1))
-  yield* best
-  const taken = new Set(best)
-  const rest: number[] = []
-  for (let r = 0; r < n; r++) if (!taken.has(r)) rest.push(r)
-  yield* rest.sort((a, b) => (before(a, b) ? -1 : 1))
-}
-
-/**
- * Where each lexeme occurs in a chunk, from a tsvector's text whose positions all carry weight A
- * (`'backup':3A,9A 'restor':4A`; see keywordCandidates): lexeme → positions.
- */
-export function filteredOffsets(text: string): Map<string, number[]> {
-  const offsets = new Map<string, number[]>()
-  let at = 0
-  while (at < text.length) {
-    // A quoted lexeme ('' inside is one quote), a colon, positions separated by commas.
-    let end = at + 1
-    let lexeme = ''
-    for (;;) {
-      const quote = text.indexOf("'", end)
-      if (quote < 0) return offsets
-      lexeme += text.slice(end, quote)
-      if (text[quote + 1] === "'") {
-        lexeme += "'"
-        end = quote + 2
-      } else {
-        end = quote + 1
-        break
-      }
-    }
-    const space = text.indexOf(' ', end)
-    const stop = space < 0 ? text.length : space
-    const positions = text
-      .slice(end + 1, stop)
-      .split(',')
-      .map((position) => Number.parseInt(position, 10))
-    offsets.set(lexeme.replaceAll('\\\\', '\\'), positions)
-    at = stop + 1
-  }
-  return offsets
-}
-
 function chunkHit(row: Record<string, unknown>): ChunkHit {
   return { chunkId: Number(row.id), docId: row.doc_id as string, content: row.content as string, position: Number(row.position), metadata: JSON.parse(row.metadata as string) }
-}
-
-/** A bytea of float32s as its own (aligned) vector. */
-function floats(bytes: Uint8Array): Float32Array {
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
 }

@@ -1,7 +1,8 @@
 import type { Database } from 'bun:sqlite'
-import { CopyError } from '../../db/copy-to-postgres'
-import type { Postgres } from '../../db/postgres'
-import { keywordText } from './store.postgres'
+import { CopyError } from '../../../../db/copy-to-postgres'
+import type { Postgres } from '../../../../db/postgres'
+import { keywordText } from './keywords'
+import { INDEX_MIN_ROWS, PgvectorVectors, preparePgvector } from './vectors-pgvector'
 
 /** Chunks (and vectors) a statement carries. */
 const BATCH = 2000
@@ -72,4 +73,20 @@ export async function completeRagCopy(tx: Postgres, sqlite: Database): Promise<{
   await tx.unsafe(`SELECT gin_clean_pending_list(c.oid::regclass) FROM pg_class c WHERE c.oid = 'rag_chunks_tsv'::regclass AND pg_has_role(c.relowner, 'USAGE')`)
   await tx.unsafe('ANALYZE rag_chunks')
   return { chunks, vectors }
+}
+
+/**
+ * After the copy (committed): with pgvector in the database (created when this role may), the
+ * copied vectors move into its column (as a server does at start, see preparePgvector), and each
+ * collection of more than INDEX_MIN_ROWS chunks gets its HNSW index now rather than after the
+ * first server's first search of it. Without it the vectors stay where the in-memory path reads them.
+ */
+export async function vectorsIntoPgvector(sql: Postgres, log: (line: string) => void = () => {}): Promise<{ path: 'pgvector' | 'in-memory'; reason: string; indexed: number }> {
+  const setup = await preparePgvector(sql, log)
+  if (setup.kind !== 'pgvector') return { path: 'in-memory', reason: setup.reason, indexed: 0 }
+  const large = await sql`SELECT id FROM rag_collections WHERE chunk_count > ${INDEX_MIN_ROWS} ORDER BY id`
+  const vectors = new PgvectorVectors(sql, async () => null, { log })
+  for (const row of large) await vectors.indexCollection(Number(row.id))
+  vectors.close()
+  return { path: 'pgvector', reason: setup.reason, indexed: vectors.builds.length }
 }

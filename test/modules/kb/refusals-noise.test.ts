@@ -1,0 +1,51 @@
+// Issue 56.3: answerable questions refused beside unrelated documents. A handbook of eight pages on
+// one small tool (test/fixtures/tool-handbook.json) beside the licence files of node_modules (as a
+// shared drive holds them; the same files wherever the lockfile was installed): whether a question
+// is answered must depend on whether a passage answers it, not on how much unrelated text sits
+// beside it. Before the fix, "How do I change when the timer fires?" and "What happens to a stale
+// lock after a crash?" were refused from 30 licences on: a word the collection lacks ("fires",
+// "crash") weighed as the most telling word of the question, though it is everyday phrasing.
+import { describe, expect, test } from 'bun:test'
+import handbook from '../../fixtures/tool-handbook.json'
+import { answerQuestion, COVERAGE_FLOOR, questionCoverage } from '../../../src/modules/rag/answer/answer'
+import { licenceFiles } from '../../licence-files'
+import { inMemoryRag } from '../../rag-service'
+
+describe('refusals do not depend on how many unrelated documents sit beside the answer', () => {
+  const licences = licenceFiles()
+
+  test('node_modules holds the unrelated documents the check needs', () => {
+    expect(licences.length).toBeGreaterThanOrEqual(300)
+  })
+
+  for (const noise of [30, 100, 300]) {
+    test(`beside ${noise} licence files: every handbook question answered from its page, every world question refused`, async () => {
+      const { rag } = inMemoryRag()
+      await rag.ingest('u', 'drive', [...handbook.documents, ...licences.slice(0, noise)])
+      const ask = (question: string) => answerQuestion(rag, 'u', { question, collection: 'drive', maxContext: 5, includeContext: false })
+      const refusedHandbook: string[] = []
+      for (const { question, document } of handbook.answerable) {
+        const { sources, answer } = await ask(question)
+        if (!sources.some((s) => s.id === document)) refusedHandbook.push(`${question} → ${sources.map((s) => s.id).join(', ') || answer}`)
+      }
+      expect(refusedHandbook).toEqual([])
+      const answeredWorld: string[] = []
+      for (const question of handbook.world) {
+        const { sources, answer } = await ask(question)
+        if (sources.length) answeredWorld.push(question)
+        else expect(answer).toMatch(/could not find anything relevant|do not contain an answer/)
+      }
+      expect(answeredWorld).toEqual([])
+    }, 120_000)
+  }
+
+  test('coverage: a missing word English uses in many senses is phrasing; a missing name of a thing is not', () => {
+    const timer = { chunks: 1023, terms: [{ word: 'change', df: 32 }, { word: 'timer', df: 4 }, { word: 'fires', df: 0 }] }
+    const passage = [{ content: 'To change the time, run systemctl edit logtrim.timer and set OnCalendar in the [Timer] section.' }]
+    expect(questionCoverage(timer, passage, 'How do I change when the timer fires?')).toBeGreaterThanOrEqual(COVERAGE_FLOOR)
+    // Same shape, but the missing word names what the question is about.
+    const relativity = { chunks: 1023, terms: [{ word: 'developed', df: 6 }, { word: 'theory', df: 40 }, { word: 'relativity', df: 0 }] }
+    const licence = [{ content: 'Whether in an action of contract or any other theory of liability, the software was developed by its contributors.' }]
+    expect(questionCoverage(relativity, licence, 'Who developed the theory of relativity?')).toBeLessThan(COVERAGE_FLOOR)
+  })
+})
