@@ -31,11 +31,13 @@ export interface ChatPersona {
   collections: string[]
   collectionsSkipped: number
   temperature: number | null
+  /** Its collections are not checked yet: grounding checks them, leaving out (and counting) those the caller cannot read. */
+  deferred?: boolean
 }
 
 /** Finds assistants for chat (set by the app; chat works without it, but not with `assistant`). */
 export interface AssistantDirectory {
-  persona(userId: string, ref: string): Promise<ChatPersona>
+  persona(userId: string, ref: string, options?: { deferCollections?: boolean }): Promise<ChatPersona>
 }
 
 /**
@@ -169,7 +171,8 @@ export class ChatService {
     if (collections.length || files) {
       if (!this.grounding) throw new AppError('VALIDATION_ERROR', 'collection: this server has no knowledge base')
       const earlierQuestions = history.filter((m) => m.role === 'user').map((m) => m.content)
-      grounded = await this.grounding.ground(input.userId, files ? [...collections, files] : collections, userMessage, earlierQuestions, generator)
+      const optional = persona?.deferred ? { optional: new Set(persona.collections) } : undefined
+      grounded = await this.grounding.ground(input.userId, files ? [...collections, files] : collections, userMessage, earlierQuestions, generator, optional)
     }
     const context = grounded?.context ? [input.context?.trim(), grounded.context].filter(Boolean).join('\n\n') : input.context
     const { messages, promptTokens } = await assemblePrompt(generator, { context, history, message: userMessage, optimized, ...(persona?.instructions.trim() ? { instructions: persona.instructions } : {}) })
@@ -178,15 +181,20 @@ export class ChatService {
     // from nowhere. (A conversation's files alone that hold nothing relevant: the model answers
     // as it would without them — people attach a file and go on talking about other things too.)
     const replier =
-      grounded && !grounded.context && collections.length
-        ? new FixedReply(`I could not find anything relevant to that in the collection${collections.length > 1 ? 's' : ''} ${collections.map((c) => `"${c}"`).join(', ')}${files ? " or this conversation's files" : ''}.`, generator)
+      grounded && !grounded.context && collections.length > (grounded.skipped ?? 0)
+        ? new FixedReply(
+            persona
+              ? `I could not find anything relevant to that in what ${persona.name} answers from${files ? " or this conversation's files" : ''}.`
+              : `I could not find anything relevant to that in the collection${collections.length > 1 ? 's' : ''} ${collections.map((c) => `"${c}"`).join(', ')}${files ? " or this conversation's files" : ''}.`,
+            generator,
+          )
         : generator
     const sources = grounded && (grounded.context || collections.length) ? grounded.sources.map((source) => (files && source.collection === files ? { ...source, title: source.id, collection: 'conversation', file: true } : source)) : undefined
     const replaced = rework
       ? (stored: NewMessage[]) => conversations.replaceFrom(conversationId, rework.fromId, rework.storeUser ? stored : stored.slice(1))
       : null
     const assistant = persona ? { id: persona.id, name: persona.name } : undefined
-    const withAssistant = persona ? { assistant: assistant!, collectionsSkipped: persona.collectionsSkipped } : {}
+    const withAssistant = persona ? { assistant: assistant!, collectionsSkipped: persona.collectionsSkipped + (grounded?.skipped ?? 0) } : {}
     const maxTokens = replyBudget(generator)
     return {
       conversationId,
@@ -301,7 +309,7 @@ export class ChatService {
     const kept = history ? conversationAssistant(history) : null
     if (!ref && !kept) return null
     if (!this.assistants) throw new AppError('VALIDATION_ERROR', 'assistant: this server has no assistants')
-    const persona = await this.assistants.persona(userId, ref || kept!.id)
+    const persona = await this.assistants.persona(userId, ref || kept!.id, { deferCollections: true })
     if (kept && persona.id !== kept.id) throw new AppError('VALIDATION_ERROR', `assistant: this conversation is with the assistant ${kept.name}; start a new conversation to talk to ${persona.name}`)
     return persona
   }

@@ -6,38 +6,10 @@
 // lock after a crash?" were refused from 30 licences on: a word the collection lacks ("fires",
 // "crash") weighed as the most telling word of the question, though it is everyday phrasing.
 import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
 import handbook from '../../fixtures/tool-handbook.json'
 import { answerQuestion, COVERAGE_FLOOR, questionCoverage } from '../../../src/modules/rag/answer/answer'
-import type { IngestDocument } from '../../../src/modules/rag/service'
+import { licenceFiles } from '../../licence-files'
 import { inMemoryRag } from '../../rag-service'
-
-/** The licence and copying files under node_modules, each text once, in path order (what `bun install --frozen-lockfile` puts there). */
-function licenceFiles(): IngestDocument[] {
-  const out: IngestDocument[] = []
-  const seen = new Set<string>()
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name)
-      let stat
-      try {
-        stat = statSync(path)
-      } catch {
-        continue
-      }
-      if (stat.isDirectory()) walk(path)
-      else if (/^(licen[cs]e|copying)/i.test(name) && stat.size > 200 && stat.size < 100_000) {
-        const text = readFileSync(path, 'utf8')
-        if (seen.has(text)) continue
-        seen.add(text)
-        out.push({ id: path, content: text, metadata: { title: name } })
-      }
-    }
-  }
-  walk(join(import.meta.dir, '../../../node_modules'))
-  return out
-}
 
 describe('refusals do not depend on how many unrelated documents sit beside the answer', () => {
   const licences = licenceFiles()
