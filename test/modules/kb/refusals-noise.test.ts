@@ -47,5 +47,10 @@ describe('refusals do not depend on how many unrelated documents sit beside the 
     const relativity = { chunks: 1023, terms: [{ word: 'developed', df: 6 }, { word: 'theory', df: 40 }, { word: 'relativity', df: 0 }] }
     const licence = [{ content: 'Whether in an action of contract or any other theory of liability, the software was developed by its contributors.' }]
     expect(questionCoverage(relativity, licence, 'Who developed the theory of relativity?')).toBeLessThan(COVERAGE_FLOOR)
+    // A name WordNet does not know, held elsewhere in the collection, is what is asked about: a passage without it does not answer.
+    const named = { chunks: 1023, terms: [{ word: 'logtrim', df: 17 }, { word: 'compression', df: 6 }] }
+    const other = [{ content: 'The archiver picks its compression from the file name.' }]
+    expect(questionCoverage(named, other, 'Which compression does logtrim use?')).toBeLessThan(COVERAGE_FLOOR)
+    expect(questionCoverage(named, [{ content: 'logtrim uses zstd compression at level 3.' }], 'Which compression does logtrim use?')).toBe(1)
   })
 })
