@@ -8,6 +8,7 @@ import { registerAdmin } from './commands/admin'
 import { registerAnalytics } from './commands/analytics'
 import { registerAuth } from './commands/auth'
 import { registerChat } from './commands/chat'
+import { registerConversations } from './commands/conversations'
 import { registerGroups } from './commands/groups'
 import { registerKeys } from './commands/keys'
 import { registerMcp } from './commands/mcp'
@@ -34,7 +35,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the API response body as JSON, nothing else')
     .showHelpAfterError()
     .exitOverride()
-  for (const register of [registerServe, registerSystem, registerAuth, registerSso, registerKeys, registerUsers, registerGroups, registerAdmin, registerChat, registerRag, registerAgents, registerAssistants, registerModels, registerPlugins, registerAnalytics, registerVoice, registerMcp]) register(program)
+  for (const register of [registerServe, registerSystem, registerAuth, registerSso, registerKeys, registerUsers, registerGroups, registerAdmin, registerChat, registerConversations, registerRag, registerAgents, registerAssistants, registerModels, registerPlugins, registerAnalytics, registerVoice, registerMcp]) register(program)
   // The command being run, so that an API error can be told in its terms (its flags, not API fields).
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand

@@ -23,6 +23,11 @@ import { authModule } from './modules/auth'
 import { chatModule } from './modules/chat'
 import { ChatService } from './modules/chat/service'
 import { conversationsModule } from './modules/conversations'
+import { ConversationResolver } from './modules/conversations/access'
+import { PostgresConversationLookup } from './modules/conversations/access.postgres'
+import { SqliteConversationLookup } from './modules/conversations/access.sqlite'
+import { conversationActionsModule } from './modules/conversations/actions'
+import { ConversationFiles } from './modules/conversations/files'
 import type { ConversationStore } from './modules/conversations/store'
 import { SqliteConversationStore } from './modules/conversations/store.sqlite'
 import { SqliteApiKeyStore } from './modules/apikeys/store.sqlite'
@@ -547,6 +552,15 @@ export function buildApp(services: Services) {
   agents.assistants ??= services.assistants
   rag.audit ??= services.audit
   const sharing = new CollectionSharing(rag.resolver, services.audit)
+  // Chat for every day (docs/chat.md): a conversation's files, and who reaches a conversation.
+  const conversationFiles = new ConversationFiles(rag, library, uploads, services.ingestJobs)
+  chat.files ??= conversationFiles
+  const conversationResolver = new ConversationResolver(
+    conversations,
+    services.postgres ? new PostgresConversationLookup(services.postgres) : new SqliteConversationLookup(services.db),
+    services.audit,
+  )
+  chat.conversationAccess ??= (userId, id) => conversationResolver.resolve(userId, id, 'owner')
   registerChatSocket(sockets, chat)
   registerPluginSocket(sockets, plugins)
   // Request records name routes by pattern, looked up in the app's own route list.
@@ -607,7 +621,8 @@ export function buildApp(services: Services) {
     .use(ssoModule(services.sso, auth, limiter, audit, log))
     .use(apiKeysModule(services.apiKeys, auth, limiter, audit))
     .use(chatModule(chat, auth, limiter, log))
-    .use(conversationsModule(conversations, auth, limiter))
+    .use(conversationsModule(conversations, auth, limiter, { files: conversationFiles, resolver: conversationResolver }))
+    .use(conversationActionsModule({ store: conversations, resolver: conversationResolver, chat, files: conversationFiles, auth, limiter, addressOf, prometheus, log }))
     .use(ragModule(rag, auth, limiter, library, sharing, addressOf))
     .use(documentsModule(rag, library, uploads, auth, limiter, addressOf))
     .use(ingestJobsModule(services.ingestJobs, auth, limiter))
@@ -629,7 +644,7 @@ export function buildApp(services: Services) {
     .use(adminModule(backups, auth, limiter, { intervalSeconds: config.backupIntervalSeconds, keep: config.backupKeep }, audit))
     .use(groupsModule(services.groups, auth, limiter, addressOf))
     .use(auditModule(services.audit, auth, limiter))
-    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken }))
+    .use(analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken: config.metricsToken, feedback: () => conversations.feedbackByModel(), feedbackByAssistant: () => conversations.feedbackByAssistant() }))
     .use(webModule(services.web))
     .use(wsModule(sockets, auth, limiter, log, () => system.storageFull(), config.analyticsEnabled ? (message) => recordSocketMessage(recorder, message) : undefined, (error) => services.postgresMonitor?.lostWith(error)))
   return app

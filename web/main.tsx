@@ -38,6 +38,8 @@ const PAGES = [
 
 function Page({ path }: { path: string }) {
   if (path.startsWith('/chat')) return <ChatPage conversationId={path.split('/')[2] ?? null} />
+  // A conversation's link (as shared: /app/c/<id>).
+  if (path.startsWith('/c/')) return <ChatPage conversationId={path.split('/')[2] || null} />
   if (path === '/knowledge') return <KnowledgePage />
   if (path === '/agents') return <AgentsPage />
   if (path === '/assistants') return <AssistantsPage />

@@ -3,6 +3,7 @@ import { readEventData } from '../../src/core/sse-reader'
 import { ApiClient, CliError, EXIT } from '../client'
 import { dim, emit, example, globals, keyValues, table } from '../output'
 import { integer } from '../parse'
+import { attachFiles } from './conversation-files'
 
 interface ChatOptions {
   stream: boolean
@@ -10,6 +11,7 @@ interface ChatOptions {
   conversation?: string
   optimize?: boolean
   context?: string
+  file: string[]
   assistant?: string
 }
 
@@ -20,7 +22,7 @@ const conversationPath = (id: string, userId?: string) =>
  * A conversation named by its id or by a unique prefix of it (as `conversations list` shows them,
  * cut to the terminal's width). Another user's conversation is looked up in their list (admin).
  */
-async function resolveConversation(client: ApiClient, ref: string, userId?: string): Promise<string> {
+export async function resolveConversation(client: ApiClient, ref: string, userId?: string): Promise<string> {
   try {
     await client.json('GET', conversationPath(ref, userId))
     return ref
@@ -42,7 +44,7 @@ async function resolveConversation(client: ApiClient, ref: string, userId?: stri
 }
 
 /** The passages a grounded reply cites, as `[n] title (document, page)`. */
-function printSources(sources: { id: string; title: string; page?: number; collection: string }[] | undefined) {
+export function printSources(sources: { id: string; title: string; page?: number; collection: string }[] | undefined) {
   if (!sources) return
   if (!sources.length) return console.error(dim('(no relevant passages found)'))
   sources.forEach((s, i) => console.error(dim(`[${i + 1}] ${s.title} (${s.collection}/${s.id}${s.page ? `, page ${s.page}` : ''})`)))
@@ -58,10 +60,17 @@ export function registerChat(program: Command): void {
       .option('--optimize', 'rewrite the message into a clearer prompt first')
       .option('--context <text>', 'extra context for the model')
       .option('--collection <name>', 'ground the reply in this collection of yours (repeat for several)', (value: string, list: string[]) => [...list, value], [] as string[])
+      .option('--file <path>', 'attach this file to the conversation first (repeat for several): the reply is grounded in it', (value: string, list: string[]) => [...list, value], [] as string[])
       .option('--assistant <name>', 'answer as this assistant (yours, one shared with you, or a built-in agent; see uagent assistants list)')
       .action(async (words: string[], options: ChatOptions, command: Command) => {
         const client = new ApiClient(globals(command))
         const message = words.join(' ')
+        if (options.file.length) {
+          // A new conversation is made first, so the files have one to go with.
+          options.conversation ??= (await client.json<{ id: string }>('POST', '/conversations', {})).id
+          const { files } = await attachFiles(client, options.conversation, options.file)
+          for (const file of files.filter((f) => f.status === 'failed')) console.error(dim(`${file.name}: not attached (${file.reason ?? 'failed'})`))
+        }
         if (!options.stream || globals(command).json) {
           const body = await client.json('POST', '/chat', {
             message,
@@ -102,6 +111,7 @@ export function registerChat(program: Command): void {
     'uagent chat "What can you do?"',
     'uagent chat --conversation 4f1c… "And then?"',
     'uagent chat --collection docs "How do I enable two-factor authentication?"',
+    'uagent chat --file contract.pdf "When can either party end the contract?"',
     'uagent chat --assistant "HR helper" "How many days of leave do I have?"',
   )
 

@@ -283,7 +283,7 @@ describe('HTTP methods', () => {
     }
     const options = await server.call('OPTIONS', '/conversations', { token })
     expect(options.status).toBe(204)
-    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
+    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS, POST')
     const unknown = await server.call('PUT', '/no/such/path', { token })
     expect(unknown.status).toBe(404)
     expect(unknown.headers.get('allow')).toBeNull()

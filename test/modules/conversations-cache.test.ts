@@ -8,20 +8,20 @@ import { PostgresConversationStore } from '../../src/modules/conversations/store
 import { freshPostgres, insertTestUser, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../postgres'
 
 const said = (conversation: { messages: readonly { content: string }[] }) => conversation.messages.map((message) => message.content)
-const message = (content: string): Message => ({ role: 'user', content, timestamp: '2026-11-28T00:00:00.000Z', tokens: 0 })
+const message = (content: string): Message => ({ id: randomUUID(), role: 'user', content, timestamp: '2026-11-28T00:00:00.000Z', tokens: 0 })
 
 describe('the message cache', () => {
   test('keeps the least recently used out once it holds more than its limit; a conversation larger than the limit is not kept', () => {
     const cache = new MessageCache(1000)
-    cache.keep('a', 'u', 1, 2, undefined, [message('x'.repeat(300)), message('y')])
-    cache.keep('b', 'u', 3, 3, undefined, [message('z'.repeat(300))])
+    cache.keep('a', 'u', 0, 1, 2, undefined, [message('x'.repeat(300)), message('y')])
+    cache.keep('b', 'u', 0, 3, 3, undefined, [message('z'.repeat(300))])
     expect(cache.get('a', 'u')?.messages).toHaveLength(2)
     // a was used last: b goes first.
-    cache.keep('c', 'u', 4, 4, undefined, [message('w'.repeat(300))])
+    cache.keep('c', 'u', 0, 4, 4, undefined, [message('w'.repeat(300))])
     expect(cache.get('b', 'u')).toBeUndefined()
     expect(cache.get('a', 'u')).toBeDefined()
     expect(cache.size).toBeLessThanOrEqual(1000)
-    cache.keep('huge', 'u', 5, 5, undefined, [message('h'.repeat(2000))])
+    cache.keep('huge', 'u', 0, 5, 5, undefined, [message('h'.repeat(2000))])
     expect(cache.get('huge', 'u')).toBeUndefined()
     expect(cache.size).toBeLessThanOrEqual(1000)
     // Another user's conversation is never handed out.
@@ -98,6 +98,41 @@ describe.skipIf(!TEST_DATABASE_URL)(`conversations read again on PostgreSQL${TES
     await sql`DELETE FROM messages WHERE id = (SELECT max(id) FROM messages WHERE conversation_id = ${id})`
     expect(said(await here.get(id, owner))).toEqual(['r1', 'r2'])
     expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['r1', 'r2'])
+  })
+
+  test('an edit or a regeneration on one replica: the other never serves the replaced messages, on get, list or search', async () => {
+    const here = new PostgresConversationStore(sql)
+    const there = new PostgresConversationStore(sql)
+    const owner = await user()
+    const id = randomUUID()
+    const [q1, a1, q2, a2] = await here.append(
+      id,
+      [{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2 typo' }, { role: 'assistant', content: 'a2 old' }],
+      { userId: owner, title: 't' },
+    )
+    // Both replicas have the conversation cached.
+    expect(said(await here.get(id, owner))).toEqual(['q1', 'a1', 'q2 typo', 'a2 old'])
+    expect(said(await there.get(id, owner))).toEqual(['q1', 'a1', 'q2 typo', 'a2 old'])
+    // Regenerated on the other replica: the last reply replaced (a new, larger row id: the cached run still looks like a prefix).
+    const [a2b] = await there.replaceFrom(id, a2!, [{ role: 'assistant', content: 'a2 new' }])
+    expect(said(await here.get(id, owner))).toEqual(['q1', 'a1', 'q2 typo', 'a2 new'])
+    expect((await here.get(id, owner)).messages.map((m) => m.id)).toEqual([q1!, a1!, q2!, a2b!])
+    // Edited there: the user message keeps its id, what followed goes, a new reply comes.
+    await there.get(id, owner)
+    await here.get(id, owner)
+    await there.replaceFrom(id, q2!, [{ id: q2, role: 'user', content: 'q2 fixed' }, { role: 'assistant', content: 'a2 again' }])
+    expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
+    expect(said(await here.get(id, owner))).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
+    expect(said((await here.search(owner, ['fixed'], 10, 0)).conversations[0]!)).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
+    // Dropped back to the first exchange (an edit of the first question) and appended to: still no stale message.
+    await here.get(id, owner)
+    await there.replaceFrom(id, q1!, [{ id: q1, role: 'user', content: 'only' }])
+    await there.append(id, [{ role: 'assistant', content: 'reply' }, { role: 'user', content: 'more' }, { role: 'assistant', content: 'and more' }, { role: 'user', content: 'five' }])
+    expect(said(await here.get(id, owner))).toEqual(['only', 'reply', 'more', 'and more', 'five'])
+    expect(await here.get(id, owner)).toEqual(await new PostgresConversationStore(sql).get(id, owner))
+    // A message id that is no longer there (replaced meanwhile): 409, nothing written.
+    expect(await here.replaceFrom(id, a2!, [{ role: 'assistant', content: 'x' }]).then(() => 'ok', (error) => error.code)).toBe('CONFLICT')
+    expect(said(await here.get(id, owner))).toEqual(['only', 'reply', 'more', 'and more', 'five'])
   })
 
   test('another user never gets a conversation through the cache', async () => {

@@ -34,8 +34,8 @@ describeBackends('conversation store', (backend) => {
     const read = await store.get(conversation.id, alice)
     expect(read).toMatchObject({ id: conversation.id, userId: alice, title: 'Zürich trip ✈' })
     expect(read.messages).toEqual([
-      { role: 'user', content: 'Where to eat? ½ price 🍕', tokens: 7, timestamp: expect.any(String) },
-      { role: 'assistant', content: 'Try the old town.', tokens: 5, metadata: { model: 'builtin', sources: [{ id: 1 }] }, timestamp: expect.any(String) },
+      { id: expect.any(String), role: 'user', content: 'Where to eat? ½ price 🍕', tokens: 7, timestamp: expect.any(String) },
+      { id: expect.any(String), role: 'assistant', content: 'Try the old town.', tokens: 5, metadata: { model: 'builtin', sources: [{ id: 1 }] }, timestamp: expect.any(String) },
     ])
     expect(read.updatedAt >= read.createdAt).toBe(true)
     expect(await status(store.get(conversation.id, bob))).toBe('NOT_FOUND')

@@ -8,6 +8,8 @@ interface Dashboard {
   requests: { byHour: number[]; topEndpoints: { endpoint: string; requests: number; averageTime: number; errorRate: number }[] }
   ai: { totalTokens: number; topModels: { model: string; requests: number; tokens: number }[] }
   usage: { userId: string; email: string | null; requests: number; tokens: number }[]
+  feedback?: { model: string; up: number; down: number; upShare: number }[]
+  feedbackByAssistant?: { assistant: { id: string; name: string }; up: number; down: number; upShare: number }[]
 }
 interface Metrics {
   metrics: Record<string, { timestamps: string[]; values: number[] }>
@@ -150,6 +152,20 @@ export function AnalyticsPage() {
         </Card>
         <Card title="Usage per user">
           {dashboard && <Bars label="Requests per user" rows={dashboard.usage.map((u) => ({ name: u.email ?? u.userId, value: u.requests, note: `${u.tokens} tokens` }))} />}
+        </Card>
+        <Card title="Replies rated up (%)">
+          {dashboard && (
+            <Bars
+              label="Share of replies rated up per model"
+              rows={(dashboard.feedback ?? []).map((f) => ({ name: f.model, value: Math.round(f.upShare * 100), note: `% · ${f.up} up, ${f.down} down` }))}
+            />
+          )}
+          {dashboard && (dashboard.feedbackByAssistant ?? []).length > 0 && (
+            <Bars
+              label="Share of replies rated up per assistant"
+              rows={dashboard.feedbackByAssistant!.map((f) => ({ name: `Assistant ${f.assistant.name}`, value: Math.round(f.upShare * 100), note: `% · ${f.up} up, ${f.down} down` }))}
+            />
+          )}
         </Card>
       </div>
     </div>

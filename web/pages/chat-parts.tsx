@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, messageOf } from '../api'
 import { onCopyClick, renderMarkdown } from '../markdown'
@@ -10,9 +11,12 @@ export interface Source {
   score: number
   collection: string
   page?: number
+  /** A file of this conversation (its title is the file's name). */
+  file?: boolean
 }
 
 export interface Message {
+  id?: string
   role: 'user' | 'assistant' | 'system'
   content: string
   metadata?: { model?: string; sources?: Source[]; cancelled?: boolean; error?: string; assistant?: { id: string; name: string } }
@@ -23,10 +27,12 @@ export interface Conversation {
   title: string
   updatedAt: string
   messages: Message[]
+  access?: 'owner' | 'viewer'
+  owner?: { id: string; email: string }
   assistant?: { id: string; name: string }
 }
 
-export function MessageView({ message, onCite }: { message: Message; onCite: (source: Source) => void }) {
+export function MessageView({ message, onCite, children }: { message: Message; onCite: (source: Source) => void; children?: ComponentChildren }) {
   if (message.role === 'user') return <div class="msg user">{message.content}</div>
   const sources = message.metadata?.sources ?? []
   const onClick = (event: MouseEvent) => {
@@ -45,6 +51,7 @@ export function MessageView({ message, onCite }: { message: Message; onCite: (so
         {message.metadata?.error && <span class="error"> · {message.metadata.error}</span>}
         {sources.length > 0 && <span> · {sources.length} source{sources.length === 1 ? '' : 's'}</span>}
       </div>
+      {children}
     </div>
   )
 }
@@ -84,7 +91,7 @@ export function SourcePanel({ source, question, onClose }: { source: Source; que
       }
     >
       <p class="muted">
-        Collection {source.collection} · passage {source.chunk + 1}
+        {source.file ? 'A file of this conversation' : `Collection ${source.collection}`} · passage {source.chunk + 1}
         {source.page ? ` · page ${source.page}` : ''} · score {source.score.toFixed(3)}
       </p>
       {passage === null ? <p class="muted">Loading the passage…</p> : passage ? <div class="passage" aria-label="Cited passage">{passage}</div> : null}
@@ -129,6 +136,14 @@ export function ConversationItem({ conversation, current, onOpen, onChanged }: {
           </button>
           <ErrorText error={action.error} />
         </form>
+      </li>
+    )
+  if (conversation.access === 'viewer')
+    return (
+      <li aria-current={current ? 'true' : undefined}>
+        <a href={`/app/c/${conversation.id}`} onClick={(event) => (event.preventDefault(), onOpen())} title={`${conversation.title} (shared by ${conversation.owner?.email})`}>
+          {conversation.title} <span class="muted small">· {conversation.owner?.email}</span>
+        </a>
       </li>
     )
   return (

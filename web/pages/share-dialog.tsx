@@ -45,15 +45,18 @@ export function ShareDialog({
   accessPath,
   help = ROLE_HELP,
   shareCollections = false,
+  roles = ROLES,
 }: {
   collection: string
   label: string
   onClose: () => void
-  /** Another kind's access list (an assistant's): the same dialog, the same rules. */
+  /** Another kind's access list (an assistant's, a conversation's): the same dialog, the same rules. */
   accessPath?: string
   help?: string
   /** Offer "also share its collections" (assistants: PUT … {shareCollections: true}). */
   shareCollections?: boolean
+  /** The roles this kind takes (a conversation: viewer only). */
+  roles?: Role[]
 }) {
   const [withCollections, setWithCollections] = useState(false)
   const [sharedToo, setSharedToo] = useState<string[]>([])
@@ -62,7 +65,7 @@ export function ShareDialog({
   const [groups, setGroups] = useState<string[]>([])
   const [type, setType] = useState<Share['type']>('group')
   const [who, setWho] = useState('')
-  const [role, setRole] = useState<Role>('viewer')
+  const [role, setRole] = useState<Role>(roles[0]!)
   const [saved, setSaved] = useState(false)
   const groupsId = useId('groups')
   const typeId = useId('share-type')
@@ -116,7 +119,7 @@ export function ShareDialog({
                 <span class="badge">{entry.type}</span> {entry.who}
               </span>
               <select aria-label={`Role of ${entry.who}`} value={entry.role} onChange={(e) => change(entries.map((x, j) => (j === i ? { ...x, role: e.currentTarget.value as Role } : x)))}>
-                {ROLES.map((r) => (
+                {roles.map((r) => (
                   <option value={r}>{r}</option>
                 ))}
               </select>
@@ -157,7 +160,7 @@ export function ShareDialog({
           <div>
             <label for={roleId}>Role</label>
             <select id={roleId} value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-              {ROLES.map((r) => (
+              {roles.map((r) => (
                 <option value={r}>{r}</option>
               ))}
             </select>

@@ -20,6 +20,8 @@ import { singleSignOn } from './044_single_sign_on'
 import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 import { ragVectorIndex } from './050_rag_vector_index'
+import { chatEveryDay } from './080_chat_every_day'
+import { conversationShares } from './081_conversation_shares'
 import type { Database } from 'bun:sqlite'
 import { assistants } from './070_assistants'
 
@@ -53,6 +55,8 @@ export const MIGRATIONS: Migration[] = [
   collectionShares,
   ragVectorIndex,
   assistants,
+  chatEveryDay,
+  conversationShares,
 ]
 
 /**

@@ -35,22 +35,32 @@ export interface AnalyticsDeps {
   limiter: RateLimiter
   /** Bearer token a Prometheus scraper may use instead of an admin's (UAGENT_METRICS_TOKEN). */
   metricsToken?: string
+  /** Replies rated up and down per model (conversation feedback), for the dashboard. */
+  feedback?: () => Promise<{ model: string; up: number; down: number }[]>
+  /** The same per assistant (replies that came from one). */
+  feedbackByAssistant?: () => Promise<{ assistant: { id: string; name: string }; up: number; down: number }[]>
 }
 
 /** `/analytics/*` (admin) and the Prometheus `GET /metrics` (admin or the scrape token). */
-export function analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken }: AnalyticsDeps) {
+export function analyticsModule({ analytics, recorder, prometheus, auth, limiter, metricsToken, feedback, feedbackByAssistant }: AnalyticsDeps) {
+  const share = (up: number, down: number) => (up + down ? Math.round((up / (up + down)) * 1000) / 1000 : 0)
   return new Elysia({ name: 'module:analytics', tags: ['Analytics'] })
     .use(authPlugin(auth, limiter))
     .get(
       '/analytics/dashboard',
       async () => {
         await recorder.settle()
-        return await analytics.dashboard()
+        const dashboard = await analytics.dashboard()
+        if (!feedback) return dashboard
+        // Every rating kept (not the last 24 hours): the share of replies rated up, per model.
+        const rated = (await feedback()).map((row) => ({ ...row, upShare: share(row.up, row.down) }))
+        const byAssistant = feedbackByAssistant ? (await feedbackByAssistant()).map((row) => ({ ...row, upShare: share(row.up, row.down) })) : undefined
+        return { ...dashboard, feedback: rated, ...(byAssistant ? { feedbackByAssistant: byAssistant } : {}) }
       },
       {
         admin: true,
         response: { 200: DashboardResponse, ...errors },
-        detail: { summary: 'Dashboard over the last 24 hours: totals, top endpoints, models, per-user usage (admin)' },
+        detail: { summary: 'Dashboard over the last 24 hours: totals, top endpoints, models, per-user usage; and the ratings of replies per model (admin)' },
       },
     )
     .get(

@@ -61,6 +61,28 @@ export const DashboardResponse = t.Object({
     }),
     { description: 'Extension: requests and tokens per user over the same 24 hours, most requests first (up to 100 users)' },
   ),
+  feedback: t.Optional(
+    t.Array(
+      t.Object({
+        model: t.String(),
+        up: t.Integer({ description: 'Replies of this model rated up' }),
+        down: t.Integer({ description: 'Replies of this model rated down' }),
+        upShare: t.Number({ description: 'up / (up + down), 0..1' }),
+      }),
+      { description: 'Ratings of replies (every one kept, not only the last 24 hours), per model' },
+    ),
+  ),
+  feedbackByAssistant: t.Optional(
+    t.Array(
+      t.Object({
+        assistant: t.Object({ id: t.String(), name: t.String() }),
+        up: t.Integer(),
+        down: t.Integer(),
+        upShare: t.Number({ description: 'up / (up + down), 0..1' }),
+      }),
+      { description: 'The same, per assistant (replies that came from one)' },
+    ),
+  ),
 })
 
 export const MetricsResponse = t.Object({

@@ -107,6 +107,7 @@ export class PrometheusMetrics {
   private readonly droppedRecords
   private readonly poolWaits
   private readonly queriesPerRequest
+  private readonly feedback
 
   constructor(
     db: Database,
@@ -134,6 +135,12 @@ export class PrometheusMetrics {
       name: 'uagent_model_tokens_total',
       help: 'Tokens processed by model calls, by model and type (prompt or completion)',
       labelNames: ['model', 'type'] as const,
+      registers,
+    })
+    this.feedback = new Counter({
+      name: 'uagent_feedback_total',
+      help: 'Ratings of replies given (a rating changed counts again), by rating (up, down) and the model of the reply',
+      labelNames: ['rating', 'model'] as const,
       registers,
     })
     this.droppedRecords = new Counter({
@@ -274,6 +281,11 @@ export class PrometheusMetrics {
       if (prompt) this.tokens.inc({ model, type: 'prompt' }, prompt)
       if (completion) this.tokens.inc({ model, type: 'completion' }, completion)
     }
+  }
+
+  /** A reply rated (POST /conversations/{id}/messages/{messageId}/feedback). */
+  rated(rating: 'up' | 'down', model: string): void {
+    this.feedback.inc({ rating, model })
   }
 
   /**

@@ -1,6 +1,6 @@
 import { research } from '../agents/catalog'
 import type { AgentDefinition } from '../agents/types'
-import type { AssistantPersona } from './service'
+import type { AssistantPersona } from './persona'
 
 /**
  * An assistant as an agent of a task (`assistant:<ref>` in `agents`): its instructions for the
@@ -12,7 +12,7 @@ export function assistantAgent(name: string, persona: AssistantPersona): AgentDe
   return {
     name,
     role: persona.name,
-    description: persona.description || `The assistant ${persona.qualified}`,
+    description: persona.description || `The assistant ${persona.name}`,
     instructions: persona.instructions.trim() || `You are ${persona.name}. Answer the task from the context given.`,
     plugins,
     work: (input) => research({ ...input, collections: persona.collections }, plugins),

@@ -7,6 +7,7 @@ import { type AccessView, ResourceSharing, type ShareInput } from '../access/sha
 import { AGENTS } from '../agents/catalog'
 import type { AgentDefinition } from '../agents/types'
 import { assistantAgent } from './agent'
+import type { AssistantPersona } from './persona'
 import type { AuditContext, AuditRecorder } from '../audit/service'
 import type { PluginToolbox } from '../plugins/tools'
 import type { Grounding, GroundingSource } from '../rag/answer/grounding'
@@ -51,27 +52,6 @@ export interface AssistantView {
   builtin: boolean
   createdAt: string
   updatedAt: string
-}
-
-/**
- * An assistant as one caller uses it now: its collections that this caller can read (as
- * references the collection resolver takes), how many it left out, and its tools this caller
- * could run. Built afresh for every request: a share removed counts at the next one.
- */
-export interface AssistantPersona {
-  id: string
-  name: string
-  /** `<owner email>/<name>` (built-ins: their name). */
-  qualified: string
-  description: string
-  instructions: string
-  collections: string[]
-  collectionsSkipped: number
-  tools: string[]
-  model: string | null
-  temperature: number | null
-  starters: string[]
-  builtin: boolean
 }
 
 export interface AssistantDeps {
@@ -255,7 +235,7 @@ export class AssistantService {
    * without access. A built-in agent is reached as `builtin:<name>`, or by its name when nothing
    * of the caller's or shared with them has that name.
    */
-  async persona(userId: string, ref: string): Promise<AssistantPersona> {
+  async persona(userId: string, ref: string, options: { deferCollections?: boolean } = {}): Promise<AssistantPersona> {
     const builtin = this.builtinNamed(ref)
     if (builtin && ref.startsWith(BUILTIN_PREFIX)) return this.builtinPersona(builtin)
     let row: AssistantRow
@@ -265,24 +245,26 @@ export class AssistantService {
       if (builtin && error instanceof AppError && error.code === 'NOT_FOUND') return this.builtinPersona(builtin)
       throw error
     }
-    const collections: string[] = []
-    let skipped = 0
-    for (const id of parseList(row.collections)) {
-      const reference = await this.readable(userId, id)
-      if (reference) collections.push(reference)
-      else skipped++
-    }
-    const runnable = new Set(this.deps.tools().list().map((tool) => tool.name))
-    const owner = await this.deps.store.owner(row.user_id)
+    // Chat's grounding checks them itself as it searches (one look-up each, as for a collection named
+    // in the request), leaving out and counting those the caller cannot read.
+    if (options.deferCollections) return { ...this.personaOf(row, parseList(row.collections), 0), deferred: true }
+    // Each collection checked with the caller's rights, all at once (PostgreSQL: round trips overlap).
+    const readable = await Promise.all(parseList(row.collections).map((id) => this.readable(userId, id)))
+    const collections = readable.filter((ref): ref is string => ref !== null)
+    return this.personaOf(row, collections, readable.length - collections.length)
+  }
+
+  private personaOf(row: AssistantRow, collections: string[], skipped: number): AssistantPersona {
+    const tools = parseList(row.tools)
+    const runnable = tools.length ? new Set(this.deps.tools().list().map((tool) => tool.name)) : null
     return {
       id: row.id,
       name: row.name,
-      qualified: `${owner?.email ?? row.user_id}/${row.name}`,
       description: row.description,
       instructions: row.instructions,
       collections,
       collectionsSkipped: skipped,
-      tools: parseList(row.tools).filter((tool) => runnable.has(tool)),
+      tools: runnable ? tools.filter((tool) => runnable.has(tool)) : [],
       model: row.model,
       temperature: row.temperature,
       starters: parseList(row.starters),
@@ -295,25 +277,26 @@ export class AssistantService {
    * its readable collections for the question, then the conversation. Used by /v1 and MCP (chat
    * builds its own, with history and storage: ChatService).
    */
-  async prompt(persona: AssistantPersona, userId: string, conversation: ChatMessage[], generator: Generator): Promise<{ messages: ChatMessage[]; sources: GroundingSource[] }> {
+  async prompt(persona: AssistantPersona, userId: string, conversation: ChatMessage[], generator: Generator): Promise<{ messages: ChatMessage[]; sources: GroundingSource[]; collectionsSkipped: number }> {
     const question = [...conversation].reverse().find((m) => m.role === 'user')?.content ?? ''
     const earlier = conversation.filter((m) => m.role === 'user').map((m) => m.content).slice(0, -1)
     const grounding = this.deps.grounding()
-    const grounded = persona.collections.length && grounding && question ? await grounding.ground(userId, persona.collections, question, earlier, generator) : null
+    const optional = persona.deferred ? { optional: new Set(persona.collections) } : undefined
+    const grounded = persona.collections.length && grounding && question ? await grounding.ground(userId, persona.collections, question, earlier, generator, optional) : null
     const messages: ChatMessage[] = []
     if (persona.instructions.trim()) messages.push({ role: 'system', content: persona.instructions.trim() })
     if (grounded?.context) messages.push({ role: 'system', content: `Context:\n${grounded.context}` })
     messages.push(...conversation)
-    return { messages, sources: grounded?.sources ?? [] }
+    return { messages, sources: grounded?.sources ?? [], collectionsSkipped: persona.collectionsSkipped + (grounded?.skipped ?? 0) }
   }
 
   /** One question answered as the assistant (MCP ask_assistant): nothing stored. */
   async ask(userId: string, ref: string, question: string, signal?: AbortSignal) {
-    const persona = await this.persona(userId, ref)
+    const persona = await this.persona(userId, ref, { deferCollections: true })
     const generator = await this.deps.generator()
-    const { messages, sources } = await this.prompt(persona, userId, [{ role: 'user', content: question }], generator)
+    const { messages, sources, collectionsSkipped } = await this.prompt(persona, userId, [{ role: 'user', content: question }], generator)
     const result = await generator.generate(messages, { ...(persona.temperature !== null ? { temperature: persona.temperature } : {}) }, signal)
-    return { answer: result.text, assistant: { id: persona.id, name: persona.name }, model: generator.id, sources, collectionsSkipped: persona.collectionsSkipped }
+    return { answer: result.text, assistant: { id: persona.id, name: persona.name }, model: generator.id, sources, collectionsSkipped }
   }
 
   /** `assistant:<owner email>/<name>` for every assistant the caller may use (/v1/models). */
@@ -388,7 +371,6 @@ export class AssistantService {
     return {
       id: `${BUILTIN_PREFIX}${agent.name}`,
       name: agent.name,
-      qualified: agent.name,
       description: agent.description,
       instructions: agent.instructions,
       collections: [],

@@ -82,7 +82,7 @@ export function chatModule(chat: ChatService, auth: AuthService, limiter: RateLi
 }
 
 // Documented only: the response is a stream, so no schema is checked at run time.
-const streamResponses = {
+export const streamResponses = {
   200: { description: 'text/event-stream of JSON events', content: { 'text/event-stream': { schema: { type: 'string' as const } } } },
   ...Object.fromEntries(
     Object.keys(errors).map((status) => [status, { description: 'ErrorResponse', content: { 'application/json': { schema: ErrorResponse as object } } }]),
@@ -90,7 +90,7 @@ const streamResponses = {
 }
 
 /** The SSE events of one prepared exchange: start, chunk…, end (or error); stored when it ends. */
-function streamReply(exchange: Exchange, set: { headers: Record<string, unknown> }, request: Request, log: (line: string) => void, route: string) {
+export function streamReply(exchange: Exchange, set: { headers: Record<string, unknown> }, request: Request, log: (line: string) => void, route: string) {
   return sseResponse(
     async function* (signal) {
       yield {

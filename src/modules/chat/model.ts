@@ -14,6 +14,7 @@ export const Source = t.Object({
   score: t.Number(),
   collection: t.String(),
   page: t.Optional(t.Integer({ description: 'PDF page of the passage' })),
+  file: t.Optional(t.Boolean({ description: "A file of this conversation (collection is then \"conversation\", title the file's name)" })),
 })
 
 export const ChatRequest = t.Object({
@@ -39,6 +40,8 @@ export const ChatResponse = t.Object({
     completionTokens: t.Integer(),
     optimizedPrompt: t.Optional(t.String()),
     sources: t.Optional(t.Array(Source, { description: 'Passages a grounded reply was given: [n] in the reply is sources[n-1]' })),
+    messageId: t.Optional(t.String({ description: 'The id of the stored message (absent for a regeneration: the question stays as it was)' })),
+    replyId: t.Optional(t.String({ description: 'The id of the stored reply (to rate it, regenerate it…)' })),
     assistant: t.Optional(t.Object({ id: t.String(), name: t.String() }, { description: 'The assistant the reply came from' })),
     collectionsSkipped: t.Optional(t.Integer({ description: "The assistant's collections you cannot read, left out (their number, never their names)" })),
   }),

@@ -7,7 +7,7 @@ import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import { titleFrom } from '../conversations/service'
 import { conversationAssistant } from '../conversations/store'
-import type { ConversationStore } from '../conversations/store'
+import type { Conversation, ConversationStore, Message, NewMessage } from '../conversations/store'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
 export interface ChatInput {
@@ -31,12 +31,36 @@ export interface ChatPersona {
   collections: string[]
   collectionsSkipped: number
   temperature: number | null
+  /** Its collections are not checked yet: grounding checks them, leaving out (and counting) those the caller cannot read. */
+  deferred?: boolean
 }
 
 /** Finds assistants for chat (set by the app; chat works without it, but not with `assistant`). */
 export interface AssistantDirectory {
-  persona(userId: string, ref: string): Promise<ChatPersona>
+  persona(userId: string, ref: string, options?: { deferCollections?: boolean }): Promise<ChatPersona>
 }
+
+/**
+ * A reply made again (regenerate, edit): the conversation's messages from `fromId` on are replaced
+ * by the exchange; `history` is what came before, `keepUserId` the id the (edited) user message
+ * keeps, `storeUser` false when the user message stays as it is (a regeneration).
+ */
+export interface Rework {
+  conversation: Conversation
+  fromId: string
+  history: Message[]
+  storeUser: boolean
+  keepUserId?: string
+}
+
+/** Files attached to conversations (conversations/files.ts): the collection holding a conversation's files, when it has any. */
+export interface ConversationFilesLookup {
+  groundingCollection(ownerId: string, conversationId: string): Promise<string | null>
+  isFilesCollection(name: string): boolean
+}
+
+/** A new conversation's title until its first message names it (POST /conversations without a title). */
+export const UNTITLED = 'New chat'
 
 export interface ChatResponse {
   response: string
@@ -50,7 +74,10 @@ export interface ChatResponse {
     completionTokens: number
     optimizedPrompt?: string
     /** The passages a grounded reply was given; `[n]` in the reply is sources[n-1]. */
-    sources?: GroundingSource[]
+    sources?: (GroundingSource & { file?: boolean })[]
+    /** The stored user message's and reply's ids. */
+    messageId?: string
+    replyId?: string
     /** The assistant the reply came from. */
     assistant?: { id: string; name: string }
     /** How many of the assistant's collections the caller cannot read (left out; never named). */
@@ -71,7 +98,7 @@ export interface Exchange {
   userMessage: string
   startedAt: number
   /** For a reply grounded in collections: the passages given to the model. */
-  sources?: GroundingSource[]
+  sources?: (GroundingSource & { file?: boolean })[]
   /** The assistant answering, and how many of its collections were left out. */
   assistant?: { id: string; name: string }
   collectionsSkipped?: number
@@ -92,8 +119,12 @@ export interface ChatDeps {
 export class ChatService {
   /** Grounds replies in RAG collections; set by the app (chat works without it, but not with `collection`). */
   grounding: Grounding | null = null
+  /** The files attached to conversations; set by the app. */
+  files: ConversationFilesLookup | null = null
   /** Finds assistants (`assistant` in a request); set by the app. */
   assistants: AssistantDirectory | null = null
+  /** Who may post to a conversation (its owner; a viewer of a shared one gets 403, anyone else 404); set by the app. */
+  conversationAccess: ((userId: string, conversationId: string) => Promise<unknown>) | null = null
 
   constructor(private readonly deps: ChatDeps) {}
 
@@ -102,7 +133,7 @@ export class ChatService {
     return this.deps.generator()
   }
 
-  async prepare(raw: ChatInput): Promise<Exchange> {
+  async prepare(raw: ChatInput, rework?: Rework): Promise<Exchange> {
     const startedAt = performance.now()
     // Lone UTF-16 surrogates cannot be stored (SQLite keeps UTF-8): made U+FFFD up front, so the
     // reply streamed and the reply stored are the same text.
@@ -110,32 +141,47 @@ export class ChatService {
     const { conversations } = this.deps
     const exists = this.deps.userExists(input.userId)
     if (!(exists instanceof Promise ? await exists : exists)) throw notFound(`User ${input.userId}`)
-    const existing = input.conversationId ? await conversations.get(input.conversationId, input.userId) : null
+    if (input.conversationId && !rework && this.conversationAccess) await this.conversationAccess(input.userId, input.conversationId)
+    const existing = rework?.conversation ?? (input.conversationId ? await conversations.get(input.conversationId, input.userId) : null)
     const generator = await this.deps.generator()
     const optimized = input.optimizePrompt === true
     const userMessage = optimized ? optimizePrompt(input.message) : input.message
-    const history: ChatMessage[] = (existing?.messages ?? [])
+    const history: ChatMessage[] = (rework?.history ?? existing?.messages ?? [])
       .filter((m) => m.role !== 'system' && m.content)
       .map((m) => ({ role: m.role, content: m.content }))
     const persona = await this.personaFor(input.userId, input.assistant, existing?.messages)
-    const collections = [...new Set([...(persona?.collections ?? []), ...(input.collections ?? [])])]
+    const requested = [...new Set(input.collections ?? [])]
+    const collections = [...new Set([...(persona?.collections ?? []), ...requested])]
+    // The conversation's own files ground its replies too (once one is ready).
+    const files = existing && this.files ? await this.files.groundingCollection(existing.userId, existing.id) : null
     let grounded: Awaited<ReturnType<Grounding['ground']>> | null = null
-    if (collections.length) {
+    if (collections.length || files) {
       if (!this.grounding) throw new AppError('VALIDATION_ERROR', 'collection: this server has no knowledge base')
       const earlierQuestions = history.filter((m) => m.role === 'user').map((m) => m.content)
-      grounded = await this.grounding.ground(input.userId, collections, userMessage, earlierQuestions, generator)
+      const optional = persona?.deferred ? { optional: new Set(persona.collections) } : undefined
+      grounded = await this.grounding.ground(input.userId, files ? [...collections, files] : collections, userMessage, earlierQuestions, generator, optional)
     }
     const context = grounded?.context ? [input.context?.trim(), grounded.context].filter(Boolean).join('\n\n') : input.context
     const { messages, promptTokens } = await assemblePrompt(generator, { context, history, message: userMessage, optimized, ...(persona?.instructions.trim() ? { instructions: persona.instructions } : {}) })
     const conversationId = existing?.id ?? randomUUID()
-    // Nothing relevant in the collections: the reply says so rather than letting a model answer from nowhere.
+    // Nothing relevant in the collections: the reply says so rather than letting a model answer
+    // from nowhere. (A conversation's files alone that hold nothing relevant: the model answers
+    // as it would without them — people attach a file and go on talking about other things too.)
     const replier =
-      grounded && !grounded.context
-        ? new FixedReply(`I could not find anything relevant to that in the collection${collections.length > 1 ? 's' : ''} ${collections.map((c) => `"${c}"`).join(', ')}.`, generator)
+      grounded && !grounded.context && collections.length > (grounded.skipped ?? 0)
+        ? new FixedReply(
+            persona
+              ? `I could not find anything relevant to that in what ${persona.name} answers from${files ? " or this conversation's files" : ''}.`
+              : `I could not find anything relevant to that in the collection${collections.length > 1 ? 's' : ''} ${collections.map((c) => `"${c}"`).join(', ')}${files ? " or this conversation's files" : ''}.`,
+            generator,
+          )
         : generator
-    const sources = grounded ? grounded.sources : undefined
+    const sources = grounded && (grounded.context || collections.length) ? grounded.sources.map((source) => (files && source.collection === files ? { ...source, title: source.id, collection: 'conversation', file: true } : source)) : undefined
+    const replaced = rework
+      ? (stored: NewMessage[]) => conversations.replaceFrom(conversationId, rework.fromId, rework.storeUser ? stored : stored.slice(1))
+      : null
     const assistant = persona ? { id: persona.id, name: persona.name } : undefined
-    const withAssistant = persona ? { assistant: assistant!, collectionsSkipped: persona.collectionsSkipped } : {}
+    const withAssistant = persona ? { assistant: assistant!, collectionsSkipped: persona.collectionsSkipped + (grounded?.skipped ?? 0) } : {}
     const maxTokens = replyBudget(generator)
     return {
       conversationId,
@@ -152,8 +198,14 @@ export class ChatService {
       startedAt,
       finish: async (reply, options = {}) => {
         const completionTokens = await generator.countTokens(reply)
-        await conversations.append(conversationId, [
-          { role: 'user', content: input.message, tokens: promptTokens, metadata: optimized || assistant ? { ...(optimized ? { optimizedPrompt: userMessage } : {}), ...(assistant ? { assistant } : {}) } : undefined },
+        const stored: NewMessage[] = [
+          {
+            ...(rework?.keepUserId ? { id: rework.keepUserId } : {}),
+            role: 'user',
+            content: input.message,
+            tokens: promptTokens,
+            metadata: optimized || assistant ? { ...(optimized ? { optimizedPrompt: userMessage } : {}), ...(assistant ? { assistant } : {}) } : undefined,
+          },
           {
             role: 'assistant',
             content: reply,
@@ -161,12 +213,18 @@ export class ChatService {
             metadata: {
               model: generator.id,
               ...(sources ? { sources } : {}),
+              ...(requested.length ? { collections: requested } : {}),
               ...(assistant ? { assistant } : {}),
               ...(options.cancelled ? { cancelled: true } : {}),
               ...(options.error ? { error: options.error } : {}),
             },
           },
-        ], existing ? undefined : { userId: input.userId, title: titleFrom(input.message) })
+        ]
+        // A conversation made empty (to attach files first) is named by its first message.
+        if (existing && !existing.messages.length && existing.title === UNTITLED && !rework) await conversations.rename(existing.id, existing.userId, titleFrom(input.message))
+        const ids = replaced ? await replaced(stored) : await conversations.append(conversationId, stored, existing ? undefined : { userId: input.userId, title: titleFrom(input.message) })
+        const messageId = rework && !rework.storeUser ? undefined : ids[0]
+        const replyId = ids[ids.length - 1]
         return {
           response: reply,
           metadata: {
@@ -179,11 +237,48 @@ export class ChatService {
             completionTokens,
             ...(optimized ? { optimizedPrompt: userMessage } : {}),
             ...(sources ? { sources } : {}),
+            ...(messageId ? { messageId } : {}),
+            ...(replyId ? { replyId } : {}),
             ...withAssistant,
           },
         }
       },
     }
+  }
+
+  /**
+   * A new reply to the conversation's last question, replacing its last reply: prepared like a
+   * chat message (the question, the history before it, the collections the replaced reply was
+   * grounded in unless `collections` is given, the conversation's files). 409 when the
+   * conversation does not end with a reply.
+   */
+  async prepareRegenerate(conversation: Conversation, collections?: string[]): Promise<Exchange> {
+    const last = conversation.messages.at(-1)
+    const question = conversation.messages.at(-2)
+    if (!last || last.role !== 'assistant' || !question || question.role !== 'user') {
+      throw new AppError('CONFLICT', 'Nothing to regenerate: the conversation does not end with a reply to a message')
+    }
+    return this.prepare(
+      { userId: conversation.userId, message: question.content, conversationId: conversation.id, collections: collections ?? collectionsOf(last) },
+      { conversation, fromId: last.id, history: conversation.messages.slice(0, -2), storeUser: false },
+    )
+  }
+
+  /**
+   * Replaces one of the conversation's user messages with `content`, drops the messages after it
+   * and answers again (the message keeps its id). 404 when the conversation has no user message of
+   * that id.
+   */
+  async prepareEdit(conversation: Conversation, messageId: string, content: string, collections?: string[]): Promise<Exchange> {
+    const index = conversation.messages.findIndex((message) => message.id === messageId)
+    const message = conversation.messages[index]
+    if (!message) throw notFound(`Message ${messageId}`)
+    if (message.role !== 'user') throw new AppError('VALIDATION_ERROR', `Message ${messageId} is a reply: only your own messages can be edited (regenerate a reply instead)`)
+    const next = conversation.messages[index + 1]
+    return this.prepare(
+      { userId: conversation.userId, message: content, conversationId: conversation.id, collections: collections ?? (next?.role === 'assistant' ? collectionsOf(next) : []) },
+      { conversation, fromId: messageId, history: conversation.messages.slice(0, index), storeUser: true, keepUserId: messageId },
+    )
   }
 
   /** POST /chat: the whole reply at once. */
@@ -201,10 +296,16 @@ export class ChatService {
     const kept = history ? conversationAssistant(history) : null
     if (!ref && !kept) return null
     if (!this.assistants) throw new AppError('VALIDATION_ERROR', 'assistant: this server has no assistants')
-    const persona = await this.assistants.persona(userId, ref || kept!.id)
+    const persona = await this.assistants.persona(userId, ref || kept!.id, { deferCollections: true })
     if (kept && persona.id !== kept.id) throw new AppError('VALIDATION_ERROR', `assistant: this conversation is with the assistant ${kept.name}; start a new conversation to talk to ${persona.name}`)
     return persona
   }
+}
+
+/** The collections a stored reply was grounded in (`metadata.collections`). */
+function collectionsOf(reply: Message): string[] {
+  const named = reply.metadata?.collections
+  return Array.isArray(named) ? named.filter((name): name is string => typeof name === 'string') : []
 }
 
 /** A reply decided without the model (nothing relevant to ground it in), streamed like a model's. */

@@ -1,12 +1,14 @@
 import type { Message } from './store'
 
 /**
- * The messages of a conversation as last read from PostgreSQL: its first and last message ids and
- * the messages up to the last, in order. Never changed once made (a read that finds more makes a
- * new entry), so a read may go on using the entry it started with.
+ * The messages of a conversation as last read from PostgreSQL: its revision, its first and last
+ * message ids and the messages up to the last, in order. Never changed once made (a read that finds
+ * more makes a new entry), so a read may go on using the entry it started with.
  */
 export interface CachedMessages {
   readonly userId: string
+  /** conversations.revision when read: it moves whenever messages are replaced or dropped (an edit, a regeneration). */
+  readonly revision: number
   readonly firstId: number
   readonly lastId: number
   readonly messages: readonly Message[]
@@ -24,12 +26,14 @@ function sizeOf(message: Message): number {
 /**
  * Messages of conversations read lately, so that reading a conversation again (the conversations
  * page, a chat's history) fetches only the messages written since (`id > lastId`) instead of all of
- * them. Messages are append-only: a conversation's messages are never changed or removed one by one
- * (a conversation is deleted whole), and within one conversation the ids are committed in order
+ * them. Appending is the common change, and within one conversation the ids are committed in order
  * (an append locks the conversation's row before its messages take their ids, and the identity
- * hands out ids one at a time). An entry is used only while the database still has the same first
- * message and at least its last one, so a conversation deleted and made again under the same id,
- * or one that lost messages (a database restored from a backup), is read whole again.
+ * hands out ids one at a time). Messages are also replaced or dropped (an edit drops a user
+ * message and what followed it, a regeneration the last reply, on any replica): each such change
+ * moves the conversation's `revision` in the same transaction, with the row locked. An entry is
+ * used only while the database still has the same revision, the same first message and at least
+ * its last one, so an edited conversation, a conversation deleted and made again under the same
+ * id, or one that lost messages (a database restored from a backup), is read whole again.
  *
  * Bounded: the least recently used conversations go once the entries hold more than `limit`
  * characters; a conversation larger than that is not kept at all.
@@ -57,6 +61,11 @@ export class MessageCache {
     return entry
   }
 
+  /** The entry of a conversation whoever owns it, without marking it used. */
+  peek(conversationId: string): CachedMessages | undefined {
+    return this.entries.get(conversationId)
+  }
+
   /** A user's cached conversations, the most recently used first, at most `max`. */
   ofUser(userId: string, max: number): [string, CachedMessages][] {
     const ids = this.byUser.get(userId)
@@ -73,15 +82,16 @@ export class MessageCache {
    * database confirmed it) followed by the messages read after it. Kept unless another read has
    * meanwhile kept a longer run of the same messages.
    */
-  keep(conversationId: string, userId: string, firstId: number, lastId: number, base: CachedMessages | undefined, read: Message[]): readonly Message[] {
+  keep(conversationId: string, userId: string, revision: number, firstId: number, lastId: number, base: CachedMessages | undefined, read: Message[]): readonly Message[] {
     const messages = base ? (read.length ? base.messages.concat(read) : base.messages) : read
     if (!messages.length) return messages
     const current = this.entries.get(conversationId)
-    if (current && current.userId === userId && current.firstId === firstId && current.lastId > lastId) return messages
+    // Another read kept a later state meanwhile: a later revision, or more messages of this one.
+    if (current && current.userId === userId && (current.revision > revision || (current.revision === revision && current.firstId === firstId && current.lastId > lastId))) return messages
     const size = (base?.size ?? 0) + read.reduce((sum, message) => sum + sizeOf(message), 0)
     this.drop(conversationId)
     if (size > this.limit) return messages
-    const entry: CachedMessages = { userId, firstId, lastId, messages, size }
+    const entry: CachedMessages = { userId, revision, firstId, lastId, messages, size }
     this.entries.set(conversationId, entry)
     let ids = this.byUser.get(userId)
     if (!ids) this.byUser.set(userId, (ids = new Set()))

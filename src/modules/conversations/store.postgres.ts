@@ -3,7 +3,24 @@ import { AppError, notFound } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import { fromPgText, toPgText } from '../../db/pg-text'
 import { type CachedMessages, MessageCache } from './message-cache'
-import { type Conversation, type ConversationRow, type ConversationStore, deletedMeanwhile, type Message, type MessageRow, toConversation, toMessage } from './store'
+import { matchExcerpt, tsQuery } from './search'
+import {
+  type Conversation,
+  type ConversationRow,
+  type ConversationStore,
+  deletedMeanwhile,
+  type FeedbackByAssistant,
+  type FeedbackByModel,
+  type FoundConversation,
+  type Message,
+  type MessageRow,
+  type NewMessage,
+  type Rating,
+  replacedMeanwhile,
+  toConversation,
+  toMessage,
+} from './store'
+import { assistantOf, modelOf } from './store.sqlite'
 
 // Titles and message contents go through toPgText / fromPgText: a message holding U+0000 is kept
 // as sent, as SQLite keeps it (PostgreSQL's text refuses that character as it is).
@@ -42,12 +59,13 @@ export class PostgresConversationStore implements ConversationStore {
     const base = this.cache.get(id, userId)
     const first = base?.firstId ?? -1
     const after = base?.lastId ?? 0
+    const revision = base?.revision ?? -1
     // As in list(): the cached run is confirmed once (k), and only the messages after it are read.
-    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
-        m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
+    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, c.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+        m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM conversations c
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = c.id) AS b ON true
-      LEFT JOIN LATERAL (SELECT ${after}::bigint AS after WHERE b.first_id = ${first} AND ${after} <= b.last_id) AS k ON true
+      LEFT JOIN LATERAL (SELECT ${after}::bigint AS after WHERE c.revision = ${revision} AND b.first_id = ${first} AND ${after} <= b.last_id) AS k ON true
       LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > COALESCE(k.after, 0)
       WHERE c.id = ${id} AND c.user_id = ${userId} ORDER BY m.id`
     if (!rows.length) throw notFound(`Conversation ${id}`)
@@ -62,15 +80,23 @@ export class PostgresConversationStore implements ConversationStore {
    */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
     const hints = this.cache.ofUser(userId, Math.min(HINTS_PER_LIST, 2 * limit))
-    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0) AS total,
-        p.id, p.user_id, p.title, p.created_at, p.updated_at, b.first_id, b.last_id, k.after IS NOT NULL AS known,
-        m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
+    const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0)
+          + (SELECT count(*) FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))) AS total,
+        p.id, p.user_id, p.title, p.created_at, p.updated_at, p.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+        m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one
-      LEFT JOIN (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
+      LEFT JOIN (SELECT * FROM (
+          (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
+          UNION ALL
+          (SELECT * FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
+            ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
+        ) AS mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
       LEFT JOIN LATERAL (
-        SELECT h.after FROM unnest(${hints.map(([id]) => id)}::text[], ${hints.map(([, entry]) => entry.firstId)}::bigint[], ${hints.map(([, entry]) => entry.lastId)}::bigint[]) AS h(id, first, after)
-        WHERE h.id = p.id AND h.first = b.first_id AND h.after <= b.last_id
+        SELECT h.after FROM unnest(${hints.map(([id]) => id)}::text[], ${hints.map(([, entry]) => entry.revision)}::bigint[], ${hints.map(([, entry]) => entry.firstId)}::bigint[], ${hints.map(([, entry]) => entry.lastId)}::bigint[]) AS h(id, revision, first, after)
+        WHERE h.id = p.id AND h.revision = p.revision AND h.first = b.first_id AND h.after <= b.last_id
       ) AS k ON true
       LEFT JOIN messages m ON m.conversation_id = p.id AND m.id > COALESCE(k.after, 0)
       ORDER BY p.updated_at DESC, p.id DESC, m.id`
@@ -90,13 +116,13 @@ export class PostgresConversationStore implements ConversationStore {
       if (!conversation) read.set(row.id, (conversation = { row, messages: [] }))
       if (row.m_role !== null) {
         conversation.messages.push(
-          readMessage({ conversation_id: row.id, role: row.m_role, content: row.m_content!, tokens: row.m_tokens ?? 0, metadata: row.m_metadata, created_at: row.m_created_at! }),
+          readMessage({ conversation_id: row.id, uid: row.m_uid!, role: row.m_role, content: row.m_content!, tokens: row.m_tokens ?? 0, metadata: row.m_metadata, created_at: row.m_created_at! }),
         )
       }
     }
     return [...read.values()].map(({ row, messages }) => {
       const base = row.known ? bases?.get(row.id) : undefined
-      const all = row.first_id === null ? messages : this.cache.keep(row.id, row.user_id, Number(row.first_id), Number(row.last_id), base, messages)
+      const all = row.first_id === null ? messages : this.cache.keep(row.id, row.user_id, Number(row.revision), Number(row.first_id), Number(row.last_id), base, messages)
       return readConversation(row, all as Message[])
     })
   }
@@ -118,28 +144,25 @@ export class PostgresConversationStore implements ConversationStore {
    * conversation made (or its row locked, which makes a concurrent delete wait for this exchange,
    * or this exchange see it gone), the messages inserted in order, its updatedAt moved.
    */
-  async append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void> {
+  async append(conversationId: string, messages: NewMessage[], create?: { userId: string; title: string }): Promise<string[]> {
     const now = new Date().toISOString()
-    const roles = messages.map((message) => message.role)
-    const contents = messages.map((message) => toPgText(message.content))
-    const tokens = messages.map((message) => message.tokens ?? 0)
-    const metadata = messages.map((message) => (message.metadata ? JSON.stringify(message.metadata) : null))
+    const { ids, roles, contents, tokens, metadata } = columnsOf(messages)
     if (create) {
       await this.sql`WITH made AS (
           INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${conversationId}, ${create.userId}, ${toPgText(create.title)}, ${now}, ${now}) RETURNING id
         )
-        INSERT INTO messages (conversation_id, role, content, tokens, metadata, created_at)
-        SELECT made.id, m.role, m.content, m.tokens, m.metadata, ${now}
-        FROM made, unnest(${roles}::text[], ${contents}::text[], ${tokens}::int[], ${metadata}::text[]) WITH ORDINALITY AS m(role, content, tokens, metadata, n)
+        INSERT INTO messages (conversation_id, uid, role, content, tokens, metadata, created_at)
+        SELECT made.id, m.uid, m.role, m.content, m.tokens, m.metadata, ${now}
+        FROM made, unnest(${ids}::text[], ${roles}::text[], ${contents}::text[], ${tokens}::int[], ${metadata}::text[]) WITH ORDINALITY AS m(uid, role, content, tokens, metadata, n)
         ORDER BY m.n`
-      return
+      return ids
     }
     const [row]: { found: number }[] = await this.sql`WITH found AS (
         SELECT id FROM conversations WHERE id = ${conversationId} FOR UPDATE
       ), written AS (
-        INSERT INTO messages (conversation_id, role, content, tokens, metadata, created_at)
-        SELECT found.id, m.role, m.content, m.tokens, m.metadata, ${now}
-        FROM found, unnest(${roles}::text[], ${contents}::text[], ${tokens}::int[], ${metadata}::text[]) WITH ORDINALITY AS m(role, content, tokens, metadata, n)
+        INSERT INTO messages (conversation_id, uid, role, content, tokens, metadata, created_at)
+        SELECT found.id, m.uid, m.role, m.content, m.tokens, m.metadata, ${now}
+        FROM found, unnest(${ids}::text[], ${roles}::text[], ${contents}::text[], ${tokens}::int[], ${metadata}::text[]) WITH ORDINALITY AS m(uid, role, content, tokens, metadata, n)
         ORDER BY m.n
         RETURNING 1
       ), moved AS (
@@ -147,15 +170,144 @@ export class PostgresConversationStore implements ConversationStore {
       )
       SELECT count(*)::int AS found FROM found`
     if (!row?.found) throw new AppError('CONFLICT', deletedMeanwhile(conversationId))
+    return ids
+  }
+
+  /**
+   * A transaction with the conversation's row locked (appends and other replacements wait): the
+   * messages from `fromId` on deleted, the new ones inserted, updatedAt and revision moved. The
+   * revision tells every replica's cache that its run of messages is no longer the conversation's.
+   */
+  async replaceFrom(conversationId: string, fromId: string, messages: NewMessage[]): Promise<string[]> {
+    const now = new Date().toISOString()
+    const { ids, roles, contents, tokens, metadata } = columnsOf(messages)
+    await this.sql.begin(async (tx) => {
+      const [found] = await tx`SELECT id FROM conversations WHERE id = ${conversationId} FOR UPDATE`
+      if (!found) throw new AppError('CONFLICT', deletedMeanwhile(conversationId))
+      const [from]: { id: string }[] = await tx`SELECT id FROM messages WHERE uid = ${fromId} AND conversation_id = ${conversationId}`
+      if (!from) throw new AppError('CONFLICT', replacedMeanwhile(fromId))
+      await tx`DELETE FROM messages WHERE conversation_id = ${conversationId} AND id >= ${from.id}`
+      await tx`INSERT INTO messages (conversation_id, uid, role, content, tokens, metadata, created_at)
+        SELECT ${conversationId}, m.uid, m.role, m.content, m.tokens, m.metadata, ${now}
+        FROM unnest(${ids}::text[], ${roles}::text[], ${contents}::text[], ${tokens}::int[], ${metadata}::text[]) WITH ORDINALITY AS m(uid, role, content, tokens, metadata, n)
+        ORDER BY m.n`
+      await tx`UPDATE conversations SET updated_at = ${now}, revision = revision + 1 WHERE id = ${conversationId}`
+    })
+    this.cache.drop(conversationId)
+    return ids
+  }
+
+  async ownerOf(id: string): Promise<string | null> {
+    const [row]: { user_id: string }[] = await this.sql`SELECT user_id FROM conversations WHERE id = ${id}`
+    return row?.user_id ?? null
+  }
+
+  /**
+   * The GIN indexes over to_tsvector('simple', …) (migration 080) find the messages and titles
+   * holding every term; a page of the conversations they belong to that the caller may read, then
+   * their messages as list() reads them (cached runs included).
+   */
+  async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
+    const query = tsQuery(terms)
+    const rows: { id: string; total: string }[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+      hit AS (
+        SELECT m.conversation_id AS id FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q
+        UNION SELECT c.id FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
+      ),
+      mine AS (
+        SELECT c.id, c.updated_at FROM conversations c JOIN hit ON hit.id = c.id
+        WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
+      )
+      SELECT id, count(*) OVER () AS total FROM mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
+    let total = rows.length ? Number(rows[0]!.total) : 0
+    if (!rows.length && offset > 0) {
+      const [counted]: { n: string }[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+        hit AS (
+          SELECT m.conversation_id AS id FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q
+          UNION SELECT c.id FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
+        )
+        SELECT count(*) AS n FROM conversations c JOIN hit ON hit.id = c.id WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
+      total = Number(counted!.n)
+    }
+    const conversations = await this.withMessages(rows.map((row) => row.id))
+    return { total, conversations: conversations.map((conversation) => ({ ...conversation, match: matchExcerpt(conversation, terms) })) }
+  }
+
+  /** The conversations of `ids`, in that order, with their messages (cached runs confirmed as in list()). */
+  private async withMessages(ids: string[]): Promise<Conversation[]> {
+    if (!ids.length) return []
+    const hints = ids.flatMap((id) => {
+      const entry = this.cache.peek(id)
+      return entry ? [[id, entry] as const] : []
+    })
+    const rows: JoinedRow[] = await this.sql`SELECT p.id, p.user_id, p.title, p.created_at, p.updated_at, p.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+        m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
+      FROM unnest(${ids}::text[]) WITH ORDINALITY AS wanted(id, n)
+      JOIN conversations p ON p.id = wanted.id
+      LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
+      LEFT JOIN LATERAL (
+        SELECT h.after FROM unnest(${hints.map(([id]) => id)}::text[], ${hints.map(([, entry]) => entry.revision)}::bigint[], ${hints.map(([, entry]) => entry.firstId)}::bigint[], ${hints.map(([, entry]) => entry.lastId)}::bigint[]) AS h(id, revision, first, after)
+        WHERE h.id = p.id AND h.revision = p.revision AND h.first = b.first_id AND h.after <= b.last_id
+      ) AS k ON true
+      LEFT JOIN messages m ON m.conversation_id = p.id AND m.id > COALESCE(k.after, 0)
+      ORDER BY wanted.n, m.id`
+    return this.conversationsOf(rows, new Map(hints))
+  }
+
+  async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {
+    const now = new Date().toISOString()
+    const [reply]: { id: string; metadata: string | null }[] = await this.sql`SELECT id, metadata FROM messages WHERE uid = ${messageId} AND conversation_id = ${conversationId} AND role = 'assistant'`
+    if (!reply) return null
+    const model = modelOf(reply.metadata)
+    const assistant = assistantOf(reply.metadata)
+    // A reply dropped meanwhile (an edit) leaves nothing to rate: the insert's foreign key says so.
+    const written = await this.sql`INSERT INTO message_feedback (message_id, user_id, rating, note, model, assistant_id, assistant_name, created_at, updated_at)
+      SELECT id, ${userId}, ${rating}, ${note ?? null}, ${model}, ${assistant?.id ?? null}, ${assistant?.name ?? null}, ${now}, ${now} FROM messages WHERE id = ${reply.id}
+      ON CONFLICT (message_id, user_id) DO UPDATE SET rating = EXCLUDED.rating, note = EXCLUDED.note, updated_at = EXCLUDED.updated_at`
+    return written.count ? { model } : null
+  }
+
+  async ratingsOf(conversationId: string, userId: string): Promise<Record<string, Rating>> {
+    const rows: { uid: string; rating: Rating['rating']; note: string | null }[] = await this.sql`SELECT m.uid, f.rating, f.note FROM message_feedback f JOIN messages m ON m.id = f.message_id
+      WHERE m.conversation_id = ${conversationId} AND f.user_id = ${userId}`
+    return Object.fromEntries(rows.map((row) => [row.uid, { rating: row.rating, note: row.note }]))
+  }
+
+  async feedbackByModel(): Promise<FeedbackByModel[]> {
+    const rows: { model: string; up: string; down: string }[] = await this.sql`SELECT model, count(*) FILTER (WHERE rating = 'up') AS up, count(*) FILTER (WHERE rating = 'down') AS down
+      FROM message_feedback GROUP BY model ORDER BY model`
+    return rows.map((row) => ({ model: row.model, up: Number(row.up), down: Number(row.down) }))
+  }
+
+  async feedbackByAssistant(): Promise<FeedbackByAssistant[]> {
+    const rows: { id: string; name: string; up: string; down: string }[] = await this.sql`SELECT assistant_id AS id, max(assistant_name) AS name,
+        count(*) FILTER (WHERE rating = 'up') AS up, count(*) FILTER (WHERE rating = 'down') AS down
+      FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`
+    return rows.map((row) => ({ assistant: { id: row.id, name: row.name }, up: Number(row.up), down: Number(row.down) }))
+  }
+}
+
+/** Messages as the columns an unnest() inserts, each with its id (made when not given). */
+function columnsOf(messages: NewMessage[]) {
+  return {
+    ids: messages.map((message) => message.id ?? randomUUID()),
+    roles: messages.map((message) => message.role),
+    contents: messages.map((message) => toPgText(message.content)),
+    tokens: messages.map((message) => message.tokens ?? 0),
+    metadata: messages.map((message) => (message.metadata ? JSON.stringify(message.metadata) : null)),
   }
 }
 
 /** A conversation's columns with one of its messages' (m_*, null for a conversation without any). */
 interface JoinedRow extends ConversationRow {
+  revision: string | number
   /** The conversation's first and last message ids (null when it has none), and whether the cached messages sent along are still its messages up to their last id. */
   first_id: string | number | null
   last_id: string | number | null
   known: boolean | null
+  m_uid: string | null
   m_role: Message['role'] | null
   m_content: string | null
   m_tokens: number | null

@@ -1,7 +1,24 @@
 import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
-import { type Conversation, type ConversationRow, type ConversationStore, deletedMeanwhile, type Message, type MessageRow, toConversation, toMessage } from './store'
+import { reachesUser } from '../access/roles'
+import { fts5Query, matchExcerpt } from './search'
+import {
+  type Conversation,
+  type ConversationRow,
+  type ConversationStore,
+  deletedMeanwhile,
+  type FeedbackByAssistant,
+  type FeedbackByModel,
+  type FoundConversation,
+  type Message,
+  type MessageRow,
+  type NewMessage,
+  type Rating,
+  replacedMeanwhile,
+  toConversation,
+  toMessage,
+} from './store'
 
 /** Conversations in the server's SQLite database (the embedded default). */
 export class SqliteConversationStore implements ConversationStore {
@@ -21,6 +38,10 @@ export class SqliteConversationStore implements ConversationStore {
     return this.read(id, userId)
   }
 
+  async ownerOf(id: string): Promise<string | null> {
+    return this.db.query<{ user_id: string }, [string]>('SELECT user_id FROM conversations WHERE id = ?').get(id)?.user_id ?? null
+  }
+
   private read(id: string, userId: string): Conversation {
     const row = this.db.query<ConversationRow, [string, string]>('SELECT * FROM conversations WHERE id = ? AND user_id = ?').get(id, userId)
     if (!row) throw notFound(`Conversation ${id}`)
@@ -31,14 +52,28 @@ export class SqliteConversationStore implements ConversationStore {
     return toConversation(row, messages)
   }
 
-  /** Two queries, not one per conversation. */
+  /**
+   * Three queries, not one per conversation: the total, the page (the user's own and those shared
+   * with them, each side read in index order up to the page's end, then merged), their messages.
+   */
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
-    const total = this.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM conversations WHERE user_id = ?').get(userId)!.n
+    const total = this.db
+      .query<{ n: number }, [string]>(`SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversations WHERE user_id <> ?1 AND id IN (${SHARED_WITH})) AS n`)
+      .get(userId)!.n
     const rows = this.db
-      .query<ConversationRow, [string, number, number]>(
-        'SELECT * FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?',
+      .query<ConversationRow, [string, number, number, number]>(
+        `SELECT * FROM (
+           SELECT * FROM (SELECT * FROM conversations WHERE user_id = ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2)
+           UNION ALL
+           SELECT * FROM (SELECT * FROM conversations WHERE user_id <> ?1 AND id IN (${SHARED_WITH}) ORDER BY updated_at DESC, id DESC LIMIT ?2)
+         ) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
       )
-      .all(userId, limit, offset)
+      .all(userId, limit + offset, limit, offset)
+    return { total, conversations: this.withMessages(rows) }
+  }
+
+  /** The rows' conversations with their messages, in one query for all of them. */
+  private withMessages(rows: ConversationRow[]): Conversation[] {
     const byConversation = new Map<string, Message[]>(rows.map((row) => [row.id, []]))
     if (rows.length) {
       const placeholders = rows.map(() => '?').join(',')
@@ -47,7 +82,24 @@ export class SqliteConversationStore implements ConversationStore {
         .all(...rows.map((row) => row.id))
       for (const message of messages) byConversation.get(message.conversation_id)!.push(toMessage(message))
     }
-    return { total, conversations: rows.map((row) => toConversation(row, byConversation.get(row.id)!)) }
+    return rows.map((row) => toConversation(row, byConversation.get(row.id)!))
+  }
+
+  /**
+   * FTS5 finds the messages and titles that hold every term (messages_fts, conversations_fts,
+   * migration 080); the conversations they belong to are kept when the caller may read them.
+   */
+  async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
+    const match = fts5Query(terms)
+    const found = `WITH hit(id) AS (
+        SELECT m.conversation_id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ?1
+        UNION SELECT c.id FROM conversations_fts t JOIN conversations c ON c.rowid = t.rowid WHERE conversations_fts MATCH ?1
+      )
+      SELECT c.* FROM conversations c JOIN hit ON hit.id = c.id
+      WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
+    const total = this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n
+    const rows = total > offset ? this.db.query<ConversationRow, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
+    return { total, conversations: this.withMessages(rows).map((conversation) => ({ ...conversation, match: matchExcerpt(conversation, terms) })) }
   }
 
   async rename(id: string, userId: string, title: string): Promise<Conversation> {
@@ -61,24 +113,109 @@ export class SqliteConversationStore implements ConversationStore {
     if (result.changes === 0) throw notFound(`Conversation ${id}`)
   }
 
-  async append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void> {
-    this.db.transaction(() => {
+  async append(conversationId: string, messages: NewMessage[], create?: { userId: string; title: string }): Promise<string[]> {
+    return this.db.transaction(() => {
       if (create) this.insert(create.userId, create.title, conversationId)
       else if (!this.db.query('SELECT 1 FROM conversations WHERE id = ?').get(conversationId)) {
         throw new AppError('CONFLICT', deletedMeanwhile(conversationId))
       }
-      for (const message of messages) {
-        const now = new Date().toISOString()
-        this.db.run('INSERT INTO messages (conversation_id, role, content, tokens, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-          conversationId,
-          message.role,
-          message.content,
-          message.tokens ?? 0,
-          message.metadata ? JSON.stringify(message.metadata) : null,
-          now,
-        ])
-      }
+      const ids = this.write(conversationId, messages)
       this.db.run('UPDATE conversations SET updated_at = ? WHERE id = ?', [new Date().toISOString(), conversationId])
+      return ids
     }).immediate()
+  }
+
+  async replaceFrom(conversationId: string, fromId: string, messages: NewMessage[]): Promise<string[]> {
+    return this.db.transaction(() => {
+      if (!this.db.query('SELECT 1 FROM conversations WHERE id = ?').get(conversationId)) throw new AppError('CONFLICT', deletedMeanwhile(conversationId))
+      const from = this.db.query<{ id: number }, [string, string]>('SELECT id FROM messages WHERE uid = ? AND conversation_id = ?').get(fromId, conversationId)
+      if (!from) throw new AppError('CONFLICT', replacedMeanwhile(fromId))
+      this.db.run('DELETE FROM messages WHERE conversation_id = ? AND id >= ?', [conversationId, from.id])
+      const ids = this.write(conversationId, messages)
+      this.db.run('UPDATE conversations SET updated_at = ? WHERE id = ?', [new Date().toISOString(), conversationId])
+      return ids
+    }).immediate()
+  }
+
+  private write(conversationId: string, messages: NewMessage[]): string[] {
+    return messages.map((message) => {
+      const id = message.id ?? randomUUID()
+      this.db.run('INSERT INTO messages (conversation_id, uid, role, content, tokens, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        conversationId,
+        id,
+        message.role,
+        message.content,
+        message.tokens ?? 0,
+        message.metadata ? JSON.stringify(message.metadata) : null,
+        new Date().toISOString(),
+      ])
+      return id
+    })
+  }
+
+  async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {
+    return this.db.transaction(() => {
+      const reply = this.db
+        .query<{ id: number; metadata: string | null }, [string, string]>("SELECT id, metadata FROM messages WHERE uid = ? AND conversation_id = ? AND role = 'assistant'")
+        .get(messageId, conversationId)
+      if (!reply) return null
+      const model = modelOf(reply.metadata)
+      const assistant = assistantOf(reply.metadata)
+      const now = new Date().toISOString()
+      this.db.run(
+        `INSERT INTO message_feedback (message_id, user_id, rating, note, model, assistant_id, assistant_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (message_id, user_id) DO UPDATE SET rating = excluded.rating, note = excluded.note, updated_at = excluded.updated_at`,
+        [reply.id, userId, rating, note ?? null, model, assistant?.id ?? null, assistant?.name ?? null, now, now],
+      )
+      return { model }
+    }).immediate()
+  }
+
+  async ratingsOf(conversationId: string, userId: string): Promise<Record<string, Rating>> {
+    const rows = this.db
+      .query<{ uid: string; rating: Rating['rating']; note: string | null }, [string, string]>(
+        'SELECT m.uid, f.rating, f.note FROM message_feedback f JOIN messages m ON m.id = f.message_id WHERE m.conversation_id = ? AND f.user_id = ?',
+      )
+      .all(conversationId, userId)
+    return Object.fromEntries(rows.map((row) => [row.uid, { rating: row.rating, note: row.note }]))
+  }
+
+  async feedbackByModel(): Promise<FeedbackByModel[]> {
+    return this.db
+      .query<FeedbackByModel, []>("SELECT model, sum(rating = 'up') AS up, sum(rating = 'down') AS down FROM message_feedback GROUP BY model ORDER BY model")
+      .all()
+  }
+
+  async feedbackByAssistant(): Promise<FeedbackByAssistant[]> {
+    return this.db
+      .query<{ id: string; name: string; up: number; down: number }, []>(
+        `SELECT assistant_id AS id, max(assistant_name) AS name, sum(rating = 'up') AS up, sum(rating = 'down') AS down
+         FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`,
+      )
+      .all()
+      .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
+  }
+}
+
+/** The ids of the conversations shared with user ?1 (conversation_shares, migration 081). */
+const SHARED_WITH = `SELECT s.conversation_id FROM conversation_shares s WHERE ${reachesUser('?1')}`
+
+/** The assistant a stored reply came from (`metadata.assistant`), if any. */
+export function assistantOf(metadata: string | null): { id: string; name: string } | null {
+  try {
+    const assistant = metadata ? (JSON.parse(metadata) as { assistant?: { id?: unknown; name?: unknown } }).assistant : undefined
+    return assistant && typeof assistant.id === 'string' && typeof assistant.name === 'string' ? { id: assistant.id, name: assistant.name } : null
+  } catch {
+    return null
+  }
+}
+
+/** The model a stored reply names (`metadata.model`), or `unknown`. */
+export function modelOf(metadata: string | null): string {
+  try {
+    const model = metadata ? (JSON.parse(metadata) as { model?: unknown }).model : undefined
+    return typeof model === 'string' && model ? model : 'unknown'
+  } catch {
+    return 'unknown'
   }
 }

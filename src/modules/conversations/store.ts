@@ -1,10 +1,15 @@
 export interface Message {
+  /** Stable public id (a UUID), the same on every read. */
+  id: string
   role: 'user' | 'assistant' | 'system'
   content: string
   timestamp: string
   tokens?: number
   metadata?: Record<string, unknown>
 }
+
+/** A message to write: its id is made when not given (an edited message keeps the one it had). */
+export type NewMessage = Omit<Message, 'timestamp' | 'id'> & { id?: string }
 
 export interface Conversation {
   id: string
@@ -17,17 +22,51 @@ export interface Conversation {
   assistant?: { id: string; name: string }
 }
 
+/** A conversation found by a search, with the excerpt that matched. */
+export interface FoundConversation extends Conversation {
+  match: string
+}
+
+/** A reply's rating by one reader. */
+export interface Rating {
+  rating: 'up' | 'down'
+  note?: string | null
+}
+
+/** Ratings of replies per model (what the analytics dashboard shows). */
+export interface FeedbackByModel {
+  model: string
+  up: number
+  down: number
+}
+
+/** Ratings of replies per assistant (replies that came from one). */
+export interface FeedbackByAssistant {
+  assistant: { id: string; name: string }
+  up: number
+  down: number
+}
+
 /**
  * Stored conversations and their messages, whatever the backend (store.sqlite.ts,
  * store.postgres.ts). Every read and write is scoped to its owner: another user's conversation
- * is a 404, never its content.
+ * is a 404, never its content. (Who else may read one — a viewer it is shared with — is decided
+ * by the conversation resolver before the store is asked, with the owner's id.)
  */
 export interface ConversationStore {
   create(userId: string, title: string, id?: string): Promise<Conversation>
   /** The conversation if it belongs to `userId`; 404 otherwise. */
   get(id: string, userId: string): Promise<Conversation>
+  /** The owner of a conversation, or null when there is none of that id. */
+  ownerOf(id: string): Promise<string | null>
   /** Newest activity first, with every conversation's messages. */
   list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }>
+  /**
+   * The user's conversations (and `sharedWith` ones: those shared with the user, see
+   * ConversationShares) whose title or one message holds every word of `terms` (each a word's
+   * start), newest activity first, each with its messages and the excerpt that matched.
+   */
+  search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }>
   /** Gives a conversation a new title (its updatedAt moves); 404 for another user's. */
   rename(id: string, userId: string, title: string): Promise<Conversation>
   delete(id: string, userId: string): Promise<void>
@@ -35,14 +74,35 @@ export interface ConversationStore {
    * Appends messages in one transaction and moves the conversation's updatedAt. With `create`, the
    * conversation is made in the same transaction: an exchange is stored whole or not at all (a
    * failed write leaves no empty conversation behind an error answer). A conversation deleted
-   * meanwhile (while a reply was generated) stays deleted: 409, nothing written.
+   * meanwhile (while a reply was generated) stays deleted: 409, nothing written. Returns the
+   * messages' ids.
    */
-  append(conversationId: string, messages: Omit<Message, 'timestamp'>[], create?: { userId: string; title: string }): Promise<void>
+  append(conversationId: string, messages: NewMessage[], create?: { userId: string; title: string }): Promise<string[]>
+  /**
+   * Replaces message `fromId` and every message after it with `messages`, in one transaction
+   * (an edit: the user message and what followed; a regeneration: the last reply), and moves the
+   * conversation's updatedAt (and on PostgreSQL its revision, which the replicas' message caches
+   * check). The conversation gone meanwhile: 409; the message no longer there (replaced by another
+   * request meanwhile): 409 too, nothing written. Returns the new messages' ids.
+   */
+  replaceFrom(conversationId: string, fromId: string, messages: NewMessage[]): Promise<string[]>
+  /**
+   * Records (or replaces) `userId`'s rating of reply `messageId` of the conversation: the reply's
+   * model comes with it. Null when the conversation holds no reply of that id.
+   */
+  rate(conversationId: string, messageId: string, userId: string, rating: Rating): Promise<{ model: string } | null>
+  /** The caller's rating of each reply of a conversation that they rated: message id → rating. */
+  ratingsOf(conversationId: string, userId: string): Promise<Record<string, Rating>>
+  /** Replies rated up and down, per model. */
+  feedbackByModel(): Promise<FeedbackByModel[]>
+  /** Replies rated up and down, per assistant (its name as when the reply was rated). */
+  feedbackByAssistant(): Promise<FeedbackByAssistant[]>
 }
 
 /** A stored message row, as both backends keep it. */
 export interface MessageRow {
   conversation_id: string
+  uid: string
   role: Message['role']
   content: string
   tokens: number
@@ -59,7 +119,7 @@ export interface ConversationRow {
 }
 
 export function toMessage(row: MessageRow): Message {
-  const message: Message = { role: row.role, content: row.content, timestamp: row.created_at, tokens: Number(row.tokens) }
+  const message: Message = { id: row.uid, role: row.role, content: row.content, timestamp: row.created_at, tokens: Number(row.tokens) }
   if (row.metadata) message.metadata = JSON.parse(row.metadata)
   return message
 }
@@ -82,4 +142,8 @@ export function conversationAssistant(messages: { metadata?: Record<string, unkn
 
 export function deletedMeanwhile(conversationId: string): string {
   return `Conversation ${conversationId} was deleted while this reply was being generated; the exchange was not stored`
+}
+
+export function replacedMeanwhile(messageId: string): string {
+  return `Message ${messageId} was replaced by another request meanwhile; nothing was stored`
 }

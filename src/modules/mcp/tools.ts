@@ -99,7 +99,13 @@ export function servedTools({ rag, library, agents, assistants }: ServedToolDeps
         type: 'object',
         properties: {
           task: { type: 'string', minLength: 1, maxLength: 32000, description: 'What the agents should do' },
-          agents: { type: 'array', items: { type: 'string', enum: [...AGENT_NAMES] }, minItems: 1, maxItems: 10, description: 'The agents, in order' },
+          agents: {
+            type: 'array',
+            items: { type: 'string', minLength: 1, maxLength: 410, pattern: `^(?:${AGENT_NAMES.join('|')}|assistant:.+)$` },
+            minItems: 1,
+            maxItems: 10,
+            description: 'The agents, in order: built-in ones, or an assistant of yours (or shared with you) as assistant:<name>',
+          },
           parallel: { type: 'boolean', default: false, description: 'Run the agents concurrently instead of one after another' },
           maxIterations: { type: 'integer', minimum: 1, maximum: 10, description: 'Refinement rounds (default 3)' },
           collections: { type: 'array', items: collection, maxItems: 50, description: 'Collections the researcher searches (default: all of yours)' },

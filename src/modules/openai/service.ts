@@ -141,7 +141,7 @@ export class OpenAiService {
     const ref = body.model.slice(ASSISTANT_MODEL_PREFIX.length)
     let persona
     try {
-      persona = await assistants.persona(userId, ref)
+      persona = await assistants.persona(userId, ref, { deferCollections: true })
     } catch (error) {
       if (error instanceof AppError && error.code === 'NOT_FOUND') throw unknownModel(body.model, `you have no assistant "${ref}" (your own or one shared with you)`)
       throw error

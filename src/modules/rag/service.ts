@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { CONVERSATION_FILES_PREFIX, isConversationFiles } from './reserved'
 import { AppError, notFound } from '../../core/errors'
 import { andThen, type MaybePromise } from '../../db/maybe-promise'
 import type { EmbedOptions, Embedder, Generator } from '../../ml'
@@ -132,6 +133,7 @@ export function assertCollectionName(name: string): void {
   if (!COLLECTION_NAME.test(name)) {
     throw new AppError('VALIDATION_ERROR', 'collection: must be 1-64 characters: ASCII letters (A-Z, a-z), digits, "_" or "-"')
   }
+  if (isConversationFiles(name)) throw new AppError('VALIDATION_ERROR', `collection: names starting with ${CONVERSATION_FILES_PREFIX} are kept for conversations' files`)
 }
 
 /**
@@ -618,7 +620,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     const access = this.resolver.store
     return this.run(
       (function* () {
-        return { collections: (yield* wait(access.accessible(userId))).map(collectionView) }
+        // A conversation's files (reserved.ts) are the conversation's, not a collection to list.
+        return { collections: (yield* wait(access.accessible(userId))).filter((row) => !isConversationFiles(row.name)).map(collectionView) }
       })(),
     )
   }
@@ -663,7 +666,8 @@ export class RagService<S extends RagStore = SqliteRagStore> {
     else void Promise.resolve(this.resolver.store.owner(userId)).then((owner) => audit.record({ actor: owner, ip: null, requestId: null, ...event }), () => audit.record(event))
   }
 
-  async createCollection(userId: string, name: string, context?: AuditContext): Promise<{ success: boolean; collection: CollectionView }> {
+  async createCollection(userId: string, name: string, context?: AuditContext, reserved = false): Promise<{ success: boolean; collection: CollectionView }> {
+    if (!reserved) assertCollectionName(name)
     const embedder = await this.deps.embedder()
     const taken = () => new AppError('CONFLICT', `You already have a collection named ${name}`)
     if (await this.store.findCollection(userId, name)) throw taken()

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { makeServer } from '../../helpers'
+import { mcpClient } from '../shares/probes'
 import { echoModel } from './echo'
 import { ANSWERS, hrTeam, INSTRUCTION, leaks, probeAssistant, QUESTION, SECRET } from './probes'
 
@@ -46,6 +47,16 @@ describe('assistants on every surface (SQLite, a model that echoes its prompt)',
     expect(other.status).toBe(400)
     // Its temperature reached the model.
     expect(model.seen.some((request) => request.temperature === 0.2)).toBe(true)
+    // MCP's agents_run takes it as an agent too; Carol's is refused without a word of it.
+    for (const [token, ok] of [[bob.accessToken, true], [carol.accessToken, false]] as const) {
+      const client = await mcpClient(server, token)
+      const ran: any = await client.callTool({ name: 'agents_run', arguments: { task: QUESTION, agents: ['assistant:alice@example.com/HR helper'] } })
+      await client.close()
+      const text = JSON.stringify(ran.structuredContent ?? ran.content)
+      expect(ran.isError === true).toBe(!ok)
+      expect(text.includes(INSTRUCTION) && text.includes(SECRET)).toBe(ok)
+      if (!ok) expect(text).not.toContain(INSTRUCTION)
+    }
     // The stream's start event names it.
     const stream = await server.call('GET', `/stream?message=${encodeURIComponent(QUESTION)}&assistant=HR%20helper`, { token: bob.accessToken })
     const start = JSON.parse(stream.text.split('\n').find((line) => line.startsWith('data: '))!.slice(6))

@@ -5,6 +5,8 @@ import { freshPostgres, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgr
 import { REDIS_SERVER, REDIS_SKIPPED, startRedis, stopRedisServers } from '../../redis'
 import { twoServers } from '../../two-servers'
 import { leaks, misses, probeAll, QUESTION, shareHandbook, type ProbeResult } from './probes'
+import { aliceConversation, probeReads as probeConversationReads, probeWrites as probeConversationWrites } from '../conversations/probes'
+import type { TestServer } from '../conversations/servers'
 import { echoModel } from '../assistants/echo'
 import { hrTeam, leaks as assistantLeaks, probeAssistant, type Seen } from '../assistants/probes'
 
@@ -70,6 +72,34 @@ describe.skipIf(replicasSkipped !== null)(`shares across two replicas${replicasS
     expect((await a.call('DELETE', `/groups/${made.group.id}`, { token: made.admin })).status).toBe(200)
     expect((await search()).status).toBe(404)
     expect(leaks(await probeAll(b, made.bob.accessToken, made.id, made.target))).toEqual([])
+  })
+})
+
+describe.skipIf(replicasSkipped !== null)(`shared conversations across two replicas${replicasSkipped ? ` (${replicasSkipped})` : ''}`, () => {
+  test('shared on one replica, read on the other; an edit on one is never served stale by the other; revoked on one, refused at the next request on the other; 0 leaks to an outsider there', async () => {
+    const redis = await startRedis()
+    stops.push(() => redis.stop())
+    const { a, b, close } = await twoServers({ redisUrl: redis.url })
+    stops.unshift(close)
+    for (const server of [a, b]) await server.services.redis!.start()
+    const alice = await a.userSession('alice@example.com')
+    const bob = await a.userSession('bob@example.com')
+    const carol = await a.userSession('carol@example.com')
+    const c = await aliceConversation(a as unknown as TestServer, alice.accessToken, 'bob@example.com')
+    const onB = () => b.call('GET', `/conversations/${c.id}`, { token: bob.accessToken })
+    expect((await onB()).json).toMatchObject({ access: 'viewer', messages: [{ id: c.messageId }, { id: c.replyId }] })
+    // Edited on A (B has the conversation cached): B serves the new messages at once.
+    const edited = await a.call('PATCH', `/conversations/${c.id}/messages/${c.messageId}`, { token: alice.accessToken, body: { content: 'What is the Zanzibar ferry schedule?' } })
+    expect(edited.status).toBe(200)
+    const read = (await onB()).json
+    expect(read.messages.map((m: { content: string }) => m.content)[0]).toBe('What is the Zanzibar ferry schedule?')
+    expect(read.messages.map((m: { id: string }) => m.id)).toEqual([c.messageId, edited.json.metadata.replyId])
+    // An outsider on B: nothing.
+    const outsider = [...(await probeConversationReads(b as unknown as TestServer, carol.accessToken, c)), ...(await probeConversationWrites(b as unknown as TestServer, carol.accessToken, { ...c, replyId: edited.json.metadata.replyId }))]
+    expect(outsider.filter((r) => r.leaked)).toEqual([])
+    // Revoked on A: B's very next request is refused.
+    expect((await a.call('PUT', `/conversations/${c.id}/access`, { token: alice.accessToken, body: { shares: [] } })).status).toBe(200)
+    expect((await onB()).status).toBe(404)
   })
 })
 

@@ -28,6 +28,8 @@ import { ingestJobs } from './043_ingest_jobs'
 import { collectionShares } from './042_collection_shares'
 import { ragVectorColumn } from './060_rag_vector_column'
 import { assistants } from './070_assistants'
+import { chatEveryDay } from './080_chat_every_day'
+import { conversationShares } from './081_conversation_shares'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -43,4 +45,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants, chatEveryDay, conversationShares]

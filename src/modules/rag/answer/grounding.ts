@@ -1,3 +1,4 @@
+import { AppError } from '../../../core/errors'
 import { type Generator, promptBudget } from '../../../ml'
 import { followUpQuery } from '../../../ml/follow-up'
 import { answerPassages, passageBlock, relevantPassages, title } from './answer'
@@ -19,11 +20,18 @@ export interface GroundingSource {
 export interface Grounded {
   context: string | null
   sources: GroundingSource[]
+  /** With `optional` collections: how many of them the caller cannot read (left out). */
+  skipped?: number
+}
+
+/** Collections that are left out, rather than a 404, when the caller cannot read them (an assistant's). */
+export interface GroundingOptions {
+  optional?: ReadonlySet<string>
 }
 
 /** Grounds chat replies in collections (implemented by the RAG module, used by chat). */
 export interface Grounding {
-  ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator): Promise<Grounded>
+  ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator, options?: GroundingOptions): Promise<Grounded>
 }
 
 export const GROUNDING_INSTRUCTION =
@@ -61,9 +69,32 @@ export class CollectionGrounding implements Grounding {
     return relevantPassages(query, found.sort((a, b) => b.score - a.score)).slice(0, MAX_PASSAGES)
   }
 
-  async ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator): Promise<Grounded> {
-    // Every collection is checked (404 when it is not the caller's) before anything is retrieved.
-    for (const name of collections) await this.rag.collection(userId, name)
+  async ground(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator, options: GroundingOptions = {}): Promise<Grounded> {
+    // Every collection is checked (404 when it is not the caller's) before anything is retrieved;
+    // an optional one the caller cannot read is left out and counted, never named.
+    let skipped = 0
+    const readable: string[] = []
+    for (const name of collections) {
+      if (!options.optional?.has(name)) {
+        await this.rag.collection(userId, name)
+        readable.push(name)
+        continue
+      }
+      try {
+        const { collection, access } = await this.rag.resolve(userId, name)
+        // Named as its owner names it when that is the caller (an id otherwise: no extra look-up).
+        readable.push(access === 'owner' ? collection.name : name)
+      } catch (error) {
+        if (!(error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'FORBIDDEN'))) throw error
+        skipped++
+      }
+    }
+    if (options.optional) return { ...(await this.groundReadable(userId, readable, message, earlierQuestions, generator)), skipped }
+    return this.groundReadable(userId, readable, message, earlierQuestions, generator)
+  }
+
+  private async groundReadable(userId: string, collections: string[], message: string, earlierQuestions: string[], generator: Generator): Promise<Grounded> {
+    if (!collections.length) return { context: null, sources: [] }
     // A follow-up is searched with the words of the questions before it; a message that finds
     // nothing on its own, with the previous question too.
     const query = followUpQuery(message, earlierQuestions)

@@ -1,0 +1,64 @@
+import type { Migration } from '.'
+
+/**
+ * Chat for every day (issue 57):
+ * - every message gets a stable public `uid` (a UUID; the integer row id stays internal: a copy to
+ *   PostgreSQL or a restore may renumber rows, the uid goes with the row);
+ * - full-text indexes over message contents and conversation titles (FTS5, external content kept
+ *   by triggers: the tables stay the one copy of the text, the index is rebuilt from them here);
+ * - replies rated by their readers (one rating per user and reply).
+ * Diacritics are kept (`remove_diacritics 0`) so that SQLite matches the words PostgreSQL's
+ * `simple` configuration matches.
+ */
+export const chatEveryDay: Migration = {
+  version: 80,
+  name: 'chat_every_day',
+  sql: `
+    ALTER TABLE messages ADD COLUMN uid TEXT;
+    UPDATE messages SET uid = lower(
+      hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
+      substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
+    CREATE UNIQUE INDEX messages_uid ON messages(uid);
+
+    CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 0');
+    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+    CREATE TRIGGER messages_fts_added AFTER INSERT ON messages BEGIN
+      INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_removed AFTER DELETE ON messages BEGIN
+      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    CREATE TRIGGER messages_fts_changed AFTER UPDATE OF content ON messages BEGIN
+      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+      INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END;
+
+    CREATE VIRTUAL TABLE conversations_fts USING fts5(title, content='conversations', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0');
+    INSERT INTO conversations_fts(conversations_fts) VALUES ('rebuild');
+    CREATE TRIGGER conversations_fts_added AFTER INSERT ON conversations BEGIN
+      INSERT INTO conversations_fts(rowid, title) VALUES (new.rowid, new.title);
+    END;
+    CREATE TRIGGER conversations_fts_removed AFTER DELETE ON conversations BEGIN
+      INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
+    END;
+    CREATE TRIGGER conversations_fts_changed AFTER UPDATE OF title ON conversations BEGIN
+      INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
+      INSERT INTO conversations_fts(rowid, title) VALUES (new.rowid, new.title);
+    END;
+
+    CREATE TABLE message_feedback (
+      message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+      note TEXT,
+      model TEXT NOT NULL,
+      assistant_id TEXT,
+      assistant_name TEXT,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      PRIMARY KEY (message_id, user_id)
+    );
+    CREATE INDEX message_feedback_model ON message_feedback(model);
+    CREATE INDEX message_feedback_assistant ON message_feedback(assistant_id) WHERE assistant_id IS NOT NULL;
+  `,
+}
