@@ -9,6 +9,7 @@ import { describe, expect, test } from 'bun:test'
 import handbook from '../../fixtures/tool-handbook.json'
 import { answerQuestion, COVERAGE_FLOOR, questionCoverage } from '../../../src/modules/rag/answer/answer'
 import { licenceFiles } from '../../licence-files'
+import { makeServer } from '../../helpers'
 import { inMemoryRag } from '../../rag-service'
 
 describe('refusals do not depend on how many unrelated documents sit beside the answer', () => {
@@ -38,6 +39,25 @@ describe('refusals do not depend on how many unrelated documents sit beside the 
       expect(answeredWorld).toEqual([])
     }, 120_000)
   }
+
+  test('over HTTP: POST /rag/answer, grounded POST /chat and a rag: model answer beside 300 licence files, and refuse a world question', async () => {
+    const server = makeServer()
+    const { accessToken: token } = await server.login()
+    const documents = [...handbook.documents, ...licences.slice(0, 300)]
+    for (let i = 0; i < documents.length; i += 100) {
+      expect((await server.call('POST', '/rag/ingest', { token, body: { collection: 'drive', documents: documents.slice(i, i + 100) } })).status).toBe(200)
+    }
+    const question = 'How do I change when the timer fires?'
+    const answer = await server.call('POST', '/rag/answer', { token, body: { question, collection: 'drive' } })
+    expect(answer.json.sources.map((s: { id: string }) => s.id)).toContain('logtrim/scheduling')
+    expect(answer.json.answer).toContain('OnCalendar')
+    const chat = await server.call('POST', '/chat', { token, body: { message: question, collection: 'drive' } })
+    expect(chat.json.metadata.sources.map((s: { id: string }) => s.id)).toContain('logtrim/scheduling')
+    const openai = await server.call('POST', '/v1/chat/completions', { token, body: { model: 'rag:drive', messages: [{ role: 'user', content: question }] } })
+    expect(openai.json.choices[0].message.content).toContain('OnCalendar')
+    const world = await server.call('POST', '/rag/answer', { token, body: { question: handbook.world[0], collection: 'drive' } })
+    expect(world.json.sources).toEqual([])
+  }, 120_000)
 
   test('coverage: a missing word English uses in many senses is phrasing; a missing name of a thing is not', () => {
     const timer = { chunks: 1023, terms: [{ word: 'change', df: 32 }, { word: 'timer', df: 4 }, { word: 'fires', df: 0 }] }
