@@ -11,7 +11,8 @@
 //                   bench/answers/heldout-info.ts: the GNU Info manuals, one document per node, asked by their headings.
 //   agent synthesis  bench/answers/agents.ts: the labelled questions as tasks, the tree before issue 37 beside this one;
 //                   and tasks a built-in plugin answers (the researcher calling plugin tools without a model).
-//   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families.
+//   refusals         bench/answers/refusal.ts: a handbook beside hundreds of unrelated documents, two families;
+//                   and a tool's handbook beside 0, 100 and 300 licence files (issue 56.3).
 import set from '../test/fixtures/answers-labelled.json'
 import { openDatabase } from '../src/db'
 import { ExtractiveGenerator } from '../src/ml/builtin/extractive-generator'
@@ -19,7 +20,7 @@ import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
 import { answerPrompt, answerQuestion, fitPassages, relevantPassages } from '../src/modules/rag/answer/answer'
 import { RagService } from '../src/modules/rag/service'
 import { BaselineExtractiveGenerator } from './answers/baseline-extractive'
-import { type Family, gitFamily, licenceFamily } from './answers/refusal'
+import { type Family, gitFamily, licenceFamily, toolFamily } from './answers/refusal'
 import { pluginTasks, sourceBefore, type SynthesisFigures, synthesisFigures } from './answers/agents'
 import { join } from 'node:path'
 import { allParagraphs, answersWith, firstAnswerSentence, paragraphDocuments } from '../test/answers-metric'
@@ -214,6 +215,8 @@ export async function benchAnswers() {
   const families: [string, Family | null][] = [
     ['calibrated on', gitFamily(process.env.BENCH_CACHE ?? join(import.meta.dir, '../.bench'))],
     ['not calibrated on', licenceFamily()],
+    // Issue 56.3: whether a question is answered must not depend on how much unrelated text sits beside it.
+    ...[0, 100, 300].map((noise): [string, Family] => [`tool, ${noise} licences`, toolFamily(noise)]),
   ]
   for (const [role, family] of families) {
     if (!family) {

@@ -25,10 +25,12 @@ plugin({
 })
 
 // Every folder made with tempDir() goes when the run ends: the suite leaves no uagent-* behind.
-afterAll(removeTempDirs)
+afterAll(removeTempDirs, 120_000)
 
-// Every PostgreSQL database a test file made (UAGENT_TEST_DATABASE_URL) is dropped likewise.
-afterAll(dropPostgresDatabases)
+// Every PostgreSQL database a test file made (UAGENT_TEST_DATABASE_URL) is dropped likewise. Each
+// DROP DATABASE waits for a checkpoint, and a whole run makes over a hundred: on a busy machine that
+// takes longer than a test's 30 s, so this hook has time of its own.
+afterAll(dropPostgresDatabases, 180_000)
 
 // Every process a test started (a server, redis-server, slapd, …) was stopped by its own file: one
 // still running now is killed, and fails the run, naming it. A moment's grace first, for a process

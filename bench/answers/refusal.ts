@@ -6,11 +6,16 @@
 //   check family:       the documents of test/fixtures/answers-labelled.json (licences, package
 //                       documentation, manual pages) with their hand-written questions, files of
 //                       /usr/share/doc as the noise. Not used to choose anything.
+//   tool family (issue 56.3): eight pages on one small command-line tool (test/fixtures/tool-handbook.json)
+//                       beside 0, 100 or 300 licence files of node_modules, its eight questions and
+//                       the 31 more written while looking into the issue; its eight world questions.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import labelled from '../../test/fixtures/answers-labelled.json'
 import world from '../../test/fixtures/world-questions.json'
+import tool from '../../test/fixtures/tool-handbook.json'
+import { licenceFiles } from '../../test/licence-files'
 import { ensurePackages, loadPages, questions } from '../debian-docs'
 import type { IngestDocument } from '../../src/modules/rag/service'
 
@@ -114,5 +119,16 @@ export function licenceFamily(noise = 300): Family {
     noise: docFiles(noise, /^(base-passwd|openssh|dpkg)$/),
     answerable: labelled.questions.map((q) => ({ question: q.question, document: q.document })),
     world: world.check,
+  }
+}
+
+/** The tool family (issue 56.3): a small tool's handbook beside `noise` licence files of node_modules (as a shared drive holds them). */
+export function toolFamily(noise: number): Family {
+  return {
+    name: `a tool's handbook (${tool.documents.length} pages) + ${noise} licence files of node_modules`,
+    handbook: tool.documents,
+    noise: licenceFiles().slice(0, noise),
+    answerable: [...tool.answerable, ...tool.more],
+    world: tool.world,
   }
 }

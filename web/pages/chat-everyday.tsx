@@ -52,8 +52,12 @@ export function useConversationFiles(conversationId: string | null, ensureConver
     api<{ files: ChatFile[] }>('GET', `/conversations/${id}/files`)
       .then(({ files }) => current.current === id && setFiles((shown) => [...files, ...shown.filter((f) => f.status === 'uploading')]))
       .catch(setError)
+  const previous = useRef(conversationId)
   useEffect(() => {
-    setFiles([])
+    // A new chat that became a conversation for its first files keeps their chips (still uploading).
+    const madeForFiles = previous.current === null
+    previous.current = conversationId
+    setFiles((shown) => (madeForFiles ? shown.filter((f) => f.status === 'uploading') : []))
     setError(null)
     if (conversationId) void load(conversationId)
   }, [conversationId])

@@ -1,6 +1,6 @@
 import { research } from '../agents/catalog'
 import type { AgentDefinition } from '../agents/types'
-import type { AssistantPersona } from './service'
+import type { AssistantPersona } from './persona'
 
 /**
  * An assistant as an agent of a task (`assistant:<ref>` in `agents`): its instructions for the

@@ -7,6 +7,7 @@ import type { Postgres } from '../../../src/db/postgres'
 import { RagService } from '../../../src/modules/rag/service'
 import type { CollectionRow, RagStore, StoredDocument } from '../../../src/modules/rag/store'
 import { PostgresRagStore } from '../../../src/modules/rag/store/postgres'
+import { indexSearch, vectorLiteral } from '../../../src/modules/rag/store/postgres/vectors-pgvector'
 import { freshPgvectorPostgres, freshPostgres, insertTestUser, PGVECTOR_SKIPPED, POSTGRES_SKIPPED, TEST_DATABASE_URL, TEST_PGVECTOR_TEMPLATE } from '../../postgres'
 
 const embedder = new HashEmbedder()
@@ -124,9 +125,32 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
     }
     expect(pgvector.plans.index).toBe(queries.length * 2)
     expect(found / wanted).toBeGreaterThanOrEqual(0.95)
-    // The query plan is the collection's own index.
-    const plan = (await sql.unsafe(`SET LOCAL enable_sort = off; EXPLAIN SELECT chunk_id FROM rag_vectors WHERE collection_id = ${small.id} ORDER BY vec::halfvec(384) <=> '[${Array(384).fill(0.05).join(',')}]'::halfvec(384) LIMIT 10`)).at(-1)
-    expect(plan.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n')).toContain(`rag_vectors_hnsw_${small.id}`)
+    // The query plan is the collection's own index (over its rows up to the watermark).
+    const smallIndex = String(indexes.find((index: { indexname: string }) => index.indexname.startsWith(`rag_vectors_hnsw_${small.id}_`))!.indexname)
+    const watermark = Number(smallIndex.split('_').at(-1))
+    const statements = indexSearch(small.id, 384, vectorLiteral(queries[0]!), 20, null, watermark)
+    const last = statements.lastIndexOf(';') + 1
+    const plan = (await sql.unsafe(`${statements.slice(0, last)} EXPLAIN ${statements.slice(last)}`)).at(-1)
+    expect(plan.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n')).toContain(`Index Scan using ${smallIndex}`)
+
+    // Rows written after the build are not added to the index (no HNSW insert on a write): they are
+    // searched exactly beside it, found at once; past indexMinRows of them the index is built again.
+    const late = vectors(60, 9)
+    await store.writeDocuments(await fresh('small'), documentsOf('late', late))
+    const lateHit = await store.nearest(await fresh('small'), late[5]!, 3)
+    const [lateRow] = await sql`SELECT d.doc_id FROM rag_chunks c JOIN rag_documents d ON d.id = c.document_id WHERE c.id = ${lateHit[0]!.chunkId}`
+    expect(lateRow.doc_id).toBe('late-5')
+    expect(lateHit[0]!.distance!).toBeCloseTo(0, 5)
+    await Bun.sleep(500)
+    await pgvector.settled()
+    expect(pgvector.builds).toHaveLength(2)
+    await store.writeDocuments(await fresh('small'), documentsOf('later', vectors(50, 10)))
+    for (let i = 0; i < 100 && pgvector.builds.length < 3; i++) await Bun.sleep(100)
+    await pgvector.settled()
+    expect(pgvector.builds.at(-1)!.rows).toBe(260)
+    const rebuilt = await sql`SELECT indexname FROM pg_indexes WHERE indexname LIKE ${`rag\\_vectors\\_hnsw\\_${small.id}\\_%`}`
+    expect(rebuilt).toHaveLength(1)
+    expect(Number(String(rebuilt[0].indexname).split('_').at(-1))).toBeGreaterThan(watermark)
     // A collection at or under indexMinRows is searched exactly: every chunk when k covers them.
     const tiny = await store.createCollection(user, 'tiny', embedder.id, embedder.dimensions)
     await store.writeDocuments(tiny, documentsOf('tiny', vectors(40, 4)))
@@ -142,11 +166,10 @@ describe.skipIf(!TEST_PGVECTOR_TEMPLATE)(`RAG on PostgreSQL with pgvector${TEST_
     // A deleted collection's index goes with it.
     await store.deleteCollection(await fresh('small'))
     await pgvector.settled()
-    for (let i = 0; i < 50; i++) {
-      if (!(await sql`SELECT 1 FROM pg_indexes WHERE indexname = ${`rag_vectors_hnsw_${small.id}`}`).length) break
-      await Bun.sleep(50)
-    }
-    expect(await sql`SELECT 1 FROM pg_indexes WHERE indexname = ${`rag_vectors_hnsw_${small.id}`}`).toHaveLength(0)
+    const left = () => sql`SELECT 1 FROM pg_indexes WHERE indexname LIKE ${`rag\\_vectors\\_hnsw\\_${small.id}\\_%`}`
+    for (let i = 0; i < 50 && (await left()).length; i++) await Bun.sleep(50)
+    expect(await left()).toHaveLength(0)
+    expect(await sql`SELECT 1 FROM pg_indexes WHERE indexname LIKE ${`rag\\_vectors\\_hnsw\\_${big.id}\\_%`}`).toHaveLength(1)
     pgvector.close()
   })
 

@@ -139,8 +139,9 @@ export const PHRASING_SHARE = 0.3
  * "fire" (14), "crash" (9), "change" (15), "find" (13), against "relativity" (0), "autumn" (1),
  * "eclipse" (3), "painted" (5). A statistic of English, not of the collection: the unrelated
  * documents beside the answer do not move it, where a missing word's own weight (as one found
- * once) grows with each of them. From 6 to 12 the calibration family of scripts/fit-refusal.ts
- * refuses as many world questions as without the rule (5: one fewer); 8 is the middle.
+ * once) grows with each of them. From 6 senses up (checked to 15) the calibration family of
+ * scripts/fit-refusal.ts refuses as many world questions as without the rule (5: one fewer, 4:
+ * two); 8 keeps a margin from that edge, and the lower, the more phrasing words it recognises.
  */
 export const PHRASING_SENSES = 8
 

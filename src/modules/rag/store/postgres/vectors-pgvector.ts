@@ -40,12 +40,24 @@ const OVERFETCH = 1.5
  * that the planner matches its partial index; enable_sort off so that it takes the index's order
  * rather than sorting the collection's rows. `literal`: vectorLiteral's output (numbers only).
  */
-export function indexSearch(collectionId: number, dimensions: number, literal: string, limit: number, probeLiteral: string | null = null): string {
+export function indexSearch(collectionId: number, dimensions: number, literal: string, limit: number, probeLiteral: string | null = null, watermark: number | null = null): string {
   const d = Math.trunc(dimensions)
-  return `SET LOCAL hnsw.ef_search = ${Math.max(EF_SEARCH, Math.trunc(limit))}; SET LOCAL enable_sort = off; SET LOCAL jit = off;
-    SELECT chunk_id, vec <=> '${literal}'::vector AS d${probeLiteral ? `, vec <#> '${probeLiteral}'::vector AS p` : ''} FROM (
-      SELECT chunk_id, vec FROM rag_vectors WHERE collection_id = ${Math.trunc(collectionId)}
+  const id = Math.trunc(collectionId)
+  const columns = (v: string) => `${v}.chunk_id, ${v}.vec <=> '${literal}'::vector AS d${probeLiteral ? `, ${v}.vec <#> '${probeLiteral}'::vector AS p` : ''}`
+  const indexed = `SELECT ${columns('s')} FROM (
+      SELECT chunk_id, vec FROM rag_vectors WHERE collection_id = ${id}${watermark === null ? '' : ` AND chunk_id <= ${Math.trunc(watermark)}`}
       ORDER BY vec::halfvec(${d}) <=> '${literal}'::halfvec(${d}) LIMIT ${Math.trunc(limit)}) s`
+  // The rows written since the index was built (chunk ids past its watermark), read by chunk id
+  // through rag_chunks' (collection_id, id) index, every one scored.
+  const pending =
+    watermark === null
+      ? ''
+      : `
+    UNION ALL (SELECT ${columns('v')} FROM rag_vectors v
+      WHERE v.chunk_id = ANY(ARRAY(SELECT c.id FROM rag_chunks c WHERE c.collection_id = ${id} AND c.id > ${Math.trunc(watermark)})) AND v.vec IS NOT NULL
+      ORDER BY (v.vec <=> '${literal}'::vector) + 0 LIMIT ${Math.trunc(limit)})`
+  return `SET LOCAL hnsw.ef_search = ${Math.max(EF_SEARCH, Math.trunc(limit))}; SET LOCAL enable_sort = off; SET LOCAL jit = off;
+    ${pending ? `(${indexed})${pending}` : indexed}`
 }
 
 /** An exact search of a collection's vectors (every one scored), as statements like indexSearch's. */
@@ -59,8 +71,11 @@ export function exactSearch(collectionId: number, literal: string, limit: number
 const INDEX_STATE_TTL_MS = 2_000
 /** After a failed build, or one left to another server, the next try. */
 const RETRY_MS = 30_000
-/** PostgreSQL's memory for building one index's graph (the build goes on, slower, past it). */
-const BUILD_MEMORY = '1GB'
+/**
+ * PostgreSQL's memory for building one index's graph (the build goes on, much slower, on disk past
+ * it): a million 384-dimension halfvecs with their neighbours take about 1.2 GB.
+ */
+const BUILD_MEMORY = '2GB'
 
 /** Why the server serves from memory, or that it serves with pgvector. */
 export interface PgvectorSetup {
@@ -141,8 +156,8 @@ export async function preparePgvector(sql: Postgres, log: (line: string) => void
   }
   // Indexes of collections deleted since (a server stopped before it dropped them): they index nothing.
   for (const row of await sql`SELECT i.relname FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid
-      WHERE x.indrelid = 'rag_vectors'::regclass AND i.relname ~ '^rag_vectors_hnsw_[0-9]+$'
-        AND NOT EXISTS (SELECT 1 FROM rag_collections c WHERE 'rag_vectors_hnsw_' || c.id = i.relname)`) {
+      WHERE x.indrelid = 'rag_vectors'::regclass AND i.relname ~ '^rag_vectors_hnsw_[0-9]+_[0-9]+$'
+        AND NOT EXISTS (SELECT 1 FROM rag_collections c WHERE i.relname LIKE 'rag\\_vectors\\_hnsw\\_' || c.id || '\\_%')`) {
     await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${String(row.relname).replace(/[^a-z0-9_]/g, '')}`).catch(() => {})
   }
   return { kind: 'pgvector', reason: `pgvector ${installed}: vectors are searched in the database (an HNSW index over halfvec per collection of more than ${INDEX_MIN_ROWS} chunks, candidates rescored exactly; smaller ones exactly)`, version: installed }
@@ -169,8 +184,28 @@ export async function convertVectors(sql: Postgres, log: (line: string) => void 
   }
 }
 
-/** The name of a collection's HNSW index (a partial index of rag_vectors: its rows alone). */
-export const indexName = (collectionId: number) => `rag_vectors_hnsw_${Math.trunc(collectionId)}`
+/**
+ * The name of a collection's HNSW index: a partial index of rag_vectors over the collection's rows
+ * up to chunk id `watermark` (its rows when it was built; later ones are searched exactly beside it).
+ */
+export const indexName = (collectionId: number, watermark: number) => `rag_vectors_hnsw_${Math.trunc(collectionId)}_${Math.trunc(watermark)}`
+/** The LIKE pattern of a collection's index names. */
+const indexPattern = (collectionId: number) => `rag\\_vectors\\_hnsw\\_${Math.trunc(collectionId)}\\_%`
+
+/** A collection's valid index with the highest watermark, and the others (older, or invalid). */
+async function indexesOf(sql: Postgres, collectionId: number): Promise<{ current: { name: string; watermark: number } | null; others: string[] }> {
+  const rows = await sql`SELECT i.relname AS name, x.indisvalid AS valid FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid
+    WHERE x.indrelid = 'rag_vectors'::regclass AND i.relname LIKE ${indexPattern(collectionId)}`
+  let current: { name: string; watermark: number } | null = null
+  for (const row of rows) {
+    const watermark = Number(String(row.name).split('_').at(-1))
+    if (row.valid && Number.isFinite(watermark) && (!current || watermark > current.watermark)) current = { name: row.name, watermark }
+  }
+  return { current, others: rows.map((row: { name: string }) => row.name).filter((name: string) => name !== current?.name) }
+}
+
+/** A name of ours as an identifier (letters, digits and underscores only). */
+const identifier = (name: string) => name.replace(/[^a-z0-9_]/g, '')
 
 /**
  * A fixed pseudo-random vector per dimension count: a candidate's inner product with it, beside
@@ -201,8 +236,8 @@ export class PgvectorVectors implements VectorPath {
   /** Never filled: distinctHits then keeps every keyword candidate, as on SQLite's small collections. */
   readonly cache = new VectorCache({ minRows: Number.POSITIVE_INFINITY, budgetBytes: 0 })
   private readonly probes = new Map<number, string>()
-  /** Whether each collection's index is there and valid, as last read (see indexState). */
-  private readonly indexes = new Map<number, { valid: boolean; at: number }>()
+  /** Each collection's current index (its watermark), as last read (see currentIndex). */
+  private readonly indexes = new Map<number, { watermark: number | null; at: number }>()
   /** When this replica last wrote each collection, and the builds it has under way. */
   private readonly writtenAt = new Map<number, number>()
   private readonly building = new Map<number, Promise<void>>()
@@ -239,8 +274,11 @@ export class PgvectorVectors implements VectorPath {
     clearTimeout(this.timers.get(collectionId))
     this.timers.delete(collectionId)
     void (this.building.get(collectionId) ?? Promise.resolve())
-      // CONCURRENTLY: a plain DROP INDEX locks rag_vectors for every collection until it is done.
-      .then(() => this.sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${indexName(collectionId)}`))
+      .then(async () => {
+        // CONCURRENTLY: a plain DROP INDEX locks rag_vectors for every collection until it is done.
+        const { current, others } = await indexesOf(this.sql, collectionId)
+        for (const name of [...(current ? [current.name] : []), ...others]) await this.sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${identifier(name)}`)
+      })
       .catch(() => {})
   }
 
@@ -258,7 +296,7 @@ export class PgvectorVectors implements VectorPath {
     this.writtenAt.set(collectionId, performance.now())
   }
 
-  /** After a write: a collection past INDEX_MIN_ROWS without an index gets one once its writes pause. */
+  /** After a write: a collection past INDEX_MIN_ROWS without an index (or with many rows past it) gets one once its writes pause. */
   followWrite(collectionId: number): void {
     this.writtenAt.set(collectionId, performance.now())
     this.indexes.delete(collectionId)
@@ -299,11 +337,14 @@ export class PgvectorVectors implements VectorPath {
   }
 
   /**
-   * Builds a collection's HNSW index when it has more than INDEX_MIN_ROWS chunks and none yet:
-   * CREATE INDEX CONCURRENTLY (writes and searches go on; searches are exact until it is valid),
-   * by one server at a time (a session advisory lock per collection; another server finds it
-   * taken and leaves the build to it). An index left invalid by a build that died is dropped and
-   * built again.
+   * Builds a collection's HNSW index when it has more than INDEX_MIN_ROWS chunks and none yet, or
+   * more than INDEX_MIN_ROWS written since its index was built: over its rows up to its highest
+   * chunk id now (the index's watermark; rows written later are never added to it, so a write
+   * never pays for an HNSW insert, and are searched exactly beside it until the next build).
+   * CREATE INDEX CONCURRENTLY (writes and searches go on; searches use the previous index, or are
+   * exact, until it is valid), then the previous index is dropped. One build at a time, on one
+   * server at a time (a session advisory lock; another server finds it taken and it is tried
+   * again later). An index left invalid by a build that died is dropped.
    */
   indexCollection(collectionId: number): Promise<void> {
     const running = this.building.get(collectionId)
@@ -316,12 +357,10 @@ export class PgvectorVectors implements VectorPath {
   }
 
   private async build(collectionId: number): Promise<void> {
-    const [row] = await this.sql`SELECT c.dimensions, c.chunk_count, x.indisvalid AS valid FROM rag_collections c
-      LEFT JOIN pg_class i ON i.relname = ${indexName(collectionId)} LEFT JOIN pg_index x ON x.indexrelid = i.oid WHERE c.id = ${collectionId}`
-    if (!row || row.valid === true) return
+    const [row] = await this.sql`SELECT dimensions, chunk_count FROM rag_collections WHERE id = ${collectionId}`
+    if (!row) return
     const dimensions = Number(row.dimensions)
-    const rows = Number(row.chunk_count)
-    if (rows <= this.minRows || dimensions > HNSW_MAX_DIMENSIONS) return
+    if (Number(row.chunk_count) <= this.minRows || dimensions > HNSW_MAX_DIMENSIONS) return
     const connection = await this.sql.reserve()
     try {
       // One build at a time on the database too (other servers' builds): this one is tried again later.
@@ -331,18 +370,25 @@ export class PgvectorVectors implements VectorPath {
         return
       }
       try {
-        const [again] = await connection`SELECT x.indisvalid AS valid FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid WHERE i.relname = ${indexName(collectionId)}`
-        if (again?.valid === true) return
-        if (again) await connection.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${indexName(collectionId)}`)
+        const { current, others } = await indexesOf(connection as unknown as Postgres, collectionId)
+        // Invalid indexes (a build that died) and those an earlier build replaced.
+        for (const name of others) await connection.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${identifier(name)}`)
+        const [rows] = await connection`SELECT max(id)::float8 AS top, count(*) FILTER (WHERE id > ${current?.watermark ?? 0})::float8 AS pending
+          FROM rag_chunks WHERE collection_id = ${collectionId}`
+        const watermark = Number(rows?.top ?? 0)
+        if (current && Number(rows?.pending ?? 0) <= this.minRows) return
         const started = performance.now()
+        const name = indexName(collectionId, watermark)
         await connection.unsafe(`SET maintenance_work_mem = '${BUILD_MEMORY}'`)
         await connection.unsafe(
-          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${indexName(collectionId)} ON rag_vectors USING hnsw ((vec::halfvec(${dimensions})) halfvec_cosine_ops) WHERE collection_id = ${Math.trunc(collectionId)}`,
+          `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON rag_vectors USING hnsw ((vec::halfvec(${dimensions})) halfvec_cosine_ops) WHERE collection_id = ${Math.trunc(collectionId)} AND chunk_id <= ${watermark}`,
         )
         const seconds = (performance.now() - started) / 1000
-        this.builds.push({ collectionId, rows, seconds })
-        this.options.log?.(`pgvector: HNSW index of collection ${collectionId} (${rows} chunks) built in ${seconds.toFixed(1)} s`)
+        const [indexed] = await connection`SELECT count(*)::float8 AS n FROM rag_chunks WHERE collection_id = ${collectionId} AND id <= ${watermark}`
+        this.builds.push({ collectionId, rows: Number(indexed?.n ?? 0), seconds })
+        this.options.log?.(`pgvector: HNSW index of collection ${collectionId} (${Number(indexed?.n ?? 0)} chunks) built in ${seconds.toFixed(1)} s`)
         this.indexes.delete(collectionId)
+        if (current) await connection.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${identifier(current.name)}`)
       } finally {
         await connection.unsafe('RESET maintenance_work_mem').catch(() => {})
         await connection`SELECT pg_advisory_unlock(${SETUP_LOCK}, 0)`.catch(() => {})
@@ -352,14 +398,14 @@ export class PgvectorVectors implements VectorPath {
     }
   }
 
-  /** Whether the collection's index is there and valid (read at most every 2 s). */
-  private async indexValid(collectionId: number): Promise<boolean> {
+  /** The watermark of the collection's current index, null without one (read at most every 2 s). */
+  async currentIndex(collectionId: number): Promise<number | null> {
     const known = this.indexes.get(collectionId)
-    if (known && performance.now() - known.at < INDEX_STATE_TTL_MS) return known.valid
-    const [row] = await this.sql`SELECT x.indisvalid AS valid FROM pg_class i JOIN pg_index x ON x.indexrelid = i.oid WHERE i.relname = ${indexName(collectionId)}`
-    const valid = row?.valid === true
-    this.indexes.set(collectionId, { valid, at: performance.now() })
-    return valid
+    if (known && performance.now() - known.at < INDEX_STATE_TTL_MS) return known.watermark
+    const { current } = await indexesOf(this.sql, collectionId)
+    const watermark = current?.watermark ?? null
+    this.indexes.set(collectionId, { watermark, at: performance.now() })
+    return watermark
   }
 
   async nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): Promise<{ chunkId: number; distance: number | null }[]> {
@@ -374,12 +420,12 @@ export class PgvectorVectors implements VectorPath {
     const query = vectorLiteral(vector)
     // Twins are left out here, so ask for more when they are to be.
     const wanted = Math.min(chunks, Math.ceil((distinct ? k * 2 : k) * OVERFETCH) + 10)
-    const indexed = chunks > this.minRows && (await this.indexValid(collection.id))
+    const watermark = chunks > this.minRows ? await this.currentIndex(collection.id) : null
     // A large collection without its index (another server's writes, a restart): one is built once its writes pause.
-    if (chunks > this.minRows && !indexed && !this.building.has(collection.id) && !this.timers.has(collection.id)) this.scheduleIndex(collection.id, 0)
-    if (indexed) this.plans.index++
+    if (chunks > this.minRows && watermark === null && !this.building.has(collection.id) && !this.timers.has(collection.id)) this.scheduleIndex(collection.id, 0)
+    if (watermark !== null) this.plans.index++
     else this.plans.exact++
-    const results = await this.sql.unsafe(indexed ? indexSearch(collection.id, dimensions, query, wanted, key) : exactSearch(collection.id, query, wanted, key))
+    const results = await this.sql.unsafe(watermark !== null ? indexSearch(collection.id, dimensions, query, wanted, key, watermark) : exactSearch(collection.id, query, wanted, key))
     const rows: { chunk_id: number; d: number | null; p: number | null }[] = results[results.length - 1]
     // Exactly rescored (float32), nearest first; ties by chunk id, as the memory path orders them.
     const ranked = rows
