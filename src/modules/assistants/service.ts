@@ -165,7 +165,8 @@ export class AssistantService {
       // The caller's list replaces what they can see; the collections they cannot read stay (they could not name them).
       const hidden: string[] = []
       for (const id of parseList(row.collections)) if (!(await this.readable(context.userId, id))) hidden.push(id)
-      next.collections = JSON.stringify([...new Set([...(await this.collectionIds(context.userId, input.collections)), ...hidden])])
+      const had = parseList(row.collections)
+      next.collections = JSON.stringify([...new Set([...(await this.collectionIds(context.userId, input.collections, { id: row.user_id, had })), ...hidden])])
       changed.push('collections')
     }
     if (input.tools !== undefined) (next.tools = JSON.stringify(this.checkedTools(input.tools))), changed.push('tools')
@@ -331,9 +332,14 @@ export class AssistantService {
   }
 
   /** The public ids of collections the caller names (each must be readable by them: 404 otherwise). */
-  private async collectionIds(userId: string, refs: string[]): Promise<string[]> {
+  private async collectionIds(userId: string, refs: string[], owner?: { id: string; had: string[] }): Promise<string[]> {
     const ids: string[] = []
-    for (const ref of refs) ids.push((await this.deps.rag().resolve(userId, ref)).collection.public_id)
+    for (const ref of refs) {
+      const id = (await this.deps.rag().resolve(userId, ref)).collection.public_id
+      // An editor adding a collection: its owner must be able to read it too (the contract's rule; 404 as for any collection out of reach).
+      if (owner && owner.id !== userId && !owner.had.includes(id) && !(await this.readable(owner.id, id))) throw new AppError('NOT_FOUND', `Collection ${ref} not found for the assistant's owner: they cannot read it`)
+      ids.push(id)
+    }
     return [...new Set(ids)]
   }
 
