@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { WorkerCalls } from '../../../../core/worker-calls'
 import { scanNearest, VectorCache } from '../../vectors/cache'
-import { INDEX_SETTINGS, indexLibraryProblem, loadIndexLibrary, type UsearchIndex, type UsearchLibrary } from './vector-index-library'
+import { indexLibraryProblem, loadIndexLibrary, type UsearchIndex, type UsearchLibrary, SEARCH_SETTINGS } from './vector-index-library'
 
 /**
  * The approximate vector indexes of large SQLite collections (issue 54). A collection of
@@ -225,7 +225,7 @@ export class VectorIndexes {
   /** Maps the collection's file and reads what changed since it was written. */
   private serve(state: IndexState): void {
     try {
-      const index = new this.library!.Index({ dimensions: state.dimensions, ...INDEX_SETTINGS })
+      const index = new this.library!.Index({ dimensions: state.dimensions, ...SEARCH_SETTINGS })
       index.view(join(this.folder!, state.file!))
       state.index = index
     } catch (error) {
