@@ -497,11 +497,6 @@ export class VectorIndexes {
     this.thread?.close('the store closed')
   }
 
-  /** The index files' folder (null for an in-memory database). */
-  get directory(): string | null {
-    return this.folder
-  }
-
   private log(line: string): void {
     ;(this.options.log ?? ((text: string) => console.error(text)))(line)
   }
@@ -516,9 +511,4 @@ function cosine(vector: Float32Array, query: Float32Array, inverseQuery: number)
     norm += vector[d]! * vector[d]!
   }
   return norm === 0 ? 0 : (dot / Math.sqrt(norm)) * inverseQuery
-}
-
-/** Whether a folder holds any index file (tests). */
-export function hasIndexFiles(folder: string): boolean {
-  return existsSync(folder) && readdirSync(folder).some((name) => name.endsWith('.usearch'))
 }
