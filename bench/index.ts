@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
-const SECTIONS = ['http', 'mixed', 'busy', 'fuzz', 'ml', 'chat', 'openai', 'rag', 'shares', 'assistants', 'rag-postgres', 'rag-scale', 'rag-real', 'vector-scan', 'ranking', 'answers', 'kb', 'documents', 'agents', 'plugins', 'voice', 'analytics', 'backup', 'mcp', 'web', 'postgres', 'team-load', 'postgres-analytics', 'scale', 'agent-replicas', 'rag-scale-postgres']
+const SECTIONS = ['http', 'mixed', 'busy', 'fuzz', 'ml', 'chat', 'conversations', 'openai', 'rag', 'shares', 'assistants', 'rag-postgres', 'rag-scale', 'rag-real', 'vector-scan', 'ranking', 'answers', 'kb', 'documents', 'agents', 'plugins', 'voice', 'analytics', 'backup', 'mcp', 'web', 'postgres', 'team-load', 'postgres-analytics', 'scale', 'agent-replicas', 'rag-scale-postgres']
 const only = process.argv.slice(2)
 
 console.log(`Universal Agent benchmarks — bun ${Bun.version}, ${navigator.hardwareConcurrency} cores, ${new Date().toISOString()}`)

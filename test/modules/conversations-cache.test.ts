@@ -123,7 +123,8 @@ describe.skipIf(!TEST_DATABASE_URL)(`conversations read again on PostgreSQL${TES
     await there.replaceFrom(id, q2!, [{ id: q2, role: 'user', content: 'q2 fixed' }, { role: 'assistant', content: 'a2 again' }])
     expect(said((await here.list(owner, 10, 0)).conversations[0]!)).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
     expect(said(await here.get(id, owner))).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
-    expect(said((await here.search(owner, ['fixed'], 10, 0)).conversations[0]!)).toEqual(['q1', 'a1', 'q2 fixed', 'a2 again'])
+    expect(said((await here.search(owner, ['fixed'], 10, 0)).conversations[0]!)).toEqual(['q2 fixed'])
+    expect((await here.search(owner, ['typo'], 10, 0)).total).toBe(0)
     // Dropped back to the first exchange (an edit of the first question) and appended to: still no stale message.
     await here.get(id, owner)
     await there.replaceFrom(id, q1!, [{ id: q1, role: 'user', content: 'only' }])

@@ -4,8 +4,11 @@ import type { Migration } from '.'
  * Chat for every day (issue 57):
  * - every message gets a stable public `uid` (a UUID; the integer row id stays internal: a copy to
  *   PostgreSQL or a restore may renumber rows, the uid goes with the row);
- * - full-text indexes over message contents and conversation titles (FTS5, external content kept
- *   by triggers: the tables stay the one copy of the text, the index is rebuilt from them here);
+ * - full-text indexes over message contents and conversation titles, kept by triggers. Messages:
+ *   a contentless FTS5 table (the text is in messages alone) that keeps each message's
+ *   conversation id beside its tokens (contentless_unindexed), so a search groups its hits by
+ *   conversation without reading a message row; titles: external content. The tables stay the one
+ *   copy of the text; both indexes are made from them here and can be made again the same way;
  * - replies rated by their readers (one rating per user and reply).
  * Diacritics are kept (`remove_diacritics 0`) so that SQLite matches the words PostgreSQL's
  * `simple` configuration matches.
@@ -20,17 +23,20 @@ export const chatEveryDay: Migration = {
       substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
     CREATE UNIQUE INDEX messages_uid ON messages(uid);
 
-    CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 0');
-    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+      content, conversation_id UNINDEXED,
+      content='', contentless_delete=1, contentless_unindexed=1, tokenize='unicode61 remove_diacritics 0'
+    );
+    INSERT INTO messages_fts(rowid, content, conversation_id) SELECT id, content, conversation_id FROM messages;
     CREATE TRIGGER messages_fts_added AFTER INSERT ON messages BEGIN
-      INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+      INSERT INTO messages_fts(rowid, content, conversation_id) VALUES (new.id, new.content, new.conversation_id);
     END;
     CREATE TRIGGER messages_fts_removed AFTER DELETE ON messages BEGIN
-      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+      DELETE FROM messages_fts WHERE rowid = old.id;
     END;
     CREATE TRIGGER messages_fts_changed AFTER UPDATE OF content ON messages BEGIN
-      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-      INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+      DELETE FROM messages_fts WHERE rowid = old.id;
+      INSERT INTO messages_fts(rowid, content, conversation_id) VALUES (new.id, new.content, new.conversation_id);
     END;
 
     CREATE VIRTUAL TABLE conversations_fts USING fts5(title, content='conversations', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0');

@@ -128,6 +128,20 @@ export class ChatService {
 
   constructor(private readonly deps: ChatDeps) {}
 
+  /**
+   * The caller's own conversation to post to. One that is not theirs is asked of the resolver, to
+   * answer as it does: 403 to a viewer of a shared conversation, 404 to anyone else. (The owner's
+   * common case costs no extra query.)
+   */
+  private async ownConversation(userId: string, conversationId: string) {
+    try {
+      return await this.deps.conversations.get(conversationId, userId)
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND' && this.conversationAccess) await this.conversationAccess(userId, conversationId)
+      throw error
+    }
+  }
+
   /** The engine replies come from. */
   generator(): Promise<Generator> {
     return this.deps.generator()
@@ -141,8 +155,7 @@ export class ChatService {
     const { conversations } = this.deps
     const exists = this.deps.userExists(input.userId)
     if (!(exists instanceof Promise ? await exists : exists)) throw notFound(`User ${input.userId}`)
-    if (input.conversationId && !rework && this.conversationAccess) await this.conversationAccess(input.userId, input.conversationId)
-    const existing = rework?.conversation ?? (input.conversationId ? await conversations.get(input.conversationId, input.userId) : null)
+    const existing = rework?.conversation ?? (input.conversationId ? await this.ownConversation(input.userId, input.conversationId) : null)
     const generator = await this.deps.generator()
     const optimized = input.optimizePrompt === true
     const userMessage = optimized ? optimizePrompt(input.message) : input.message

@@ -61,11 +61,6 @@ export class MessageCache {
     return entry
   }
 
-  /** The entry of a conversation whoever owns it, without marking it used. */
-  peek(conversationId: string): CachedMessages | undefined {
-    return this.entries.get(conversationId)
-  }
-
   /** A user's cached conversations, the most recently used first, at most `max`. */
   ofUser(userId: string, max: number): [string, CachedMessages][] {
     const ids = this.byUser.get(userId)

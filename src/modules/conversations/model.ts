@@ -20,7 +20,12 @@ export const Conversation = t.Object({
 })
 
 export const ConversationsQuery = t.Object({
-  q: t.Optional(t.String({ maxLength: 500, description: 'Search: conversations whose title or one message holds every word (each a word start), own and shared, newest first, each with `match`' })),
+  q: t.Optional(
+    t.String({
+      maxLength: 500,
+      description: 'Search: conversations whose title or one message holds every word (each a word start), own and shared, newest first, each with `match` and, in `messages`, only the message that matched',
+    }),
+  ),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, error: 'query.limit: must be an integer from 1 to 100' })),
   offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, error: 'query.offset: must be an integer from 0 to 1000000000' })),
   userId: t.Optional(t.String({ maxLength: 100 })),

@@ -204,56 +204,41 @@ export class PostgresConversationStore implements ConversationStore {
 
   /**
    * The GIN indexes over to_tsvector('simple', …) (migration 080) find the messages and titles
-   * holding every term; a page of the conversations they belong to that the caller may read, then
-   * their messages as list() reads them (cached runs included).
+   * holding every term; hits are grouped by conversation (keeping the newest matching message), the
+   * conversations the caller may read kept, newest activity first; each comes with the message that
+   * matched (as on SQLite: a search answers which conversations, fast, however long they are).
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const query = tsQuery(terms)
-    const rows: { id: string; total: string }[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+    const rows: (ConversationRow & { mid: string | null; total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
       hit AS (
-        SELECT m.conversation_id AS id FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q
-        UNION SELECT c.id FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
+        SELECT m.conversation_id AS id, max(m.id) AS mid FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q GROUP BY m.conversation_id
+        UNION ALL SELECT c.id, NULL FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
       ),
+      best AS (SELECT id, max(mid) AS mid FROM hit GROUP BY id),
       mine AS (
-        SELECT c.id, c.updated_at FROM conversations c JOIN hit ON hit.id = c.id
+        SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, best.mid FROM conversations c JOIN best ON best.id = c.id
         WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
           OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
-      )
-      SELECT id, count(*) OVER () AS total FROM mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    let total = rows.length ? Number(rows[0]!.total) : 0
-    if (!rows.length && offset > 0) {
-      const [counted]: { n: string }[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
-        hit AS (
-          SELECT m.conversation_id AS id FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q
-          UNION SELECT c.id FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
-        )
-        SELECT count(*) AS n FROM conversations c JOIN hit ON hit.id = c.id WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
-      total = Number(counted!.n)
+      ),
+      counted AS (SELECT count(*) AS total FROM mine),
+      page AS (SELECT * FROM mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
+      SELECT counted.total, page.* FROM counted LEFT JOIN page ON true ORDER BY page.updated_at DESC, page.id DESC`
+    const total = Number(rows[0]?.total ?? 0)
+    const page = rows.filter((row) => row.id !== null)
+    const mids = page.flatMap((row) => (row.mid === null ? [] : [row.mid]))
+    const matched = new Map<string, Message>()
+    if (mids.length) {
+      const messages: MessageRow[] = await this.sql`SELECT conversation_id, uid, role, content, tokens, metadata, created_at FROM messages WHERE id IN (SELECT unnest(${mids}::bigint[]))`
+      for (const row of messages) matched.set(row.conversation_id, readMessage(row))
     }
-    const conversations = await this.withMessages(rows.map((row) => row.id))
-    return { total, conversations: conversations.map((conversation) => ({ ...conversation, match: matchExcerpt(conversation, terms) })) }
-  }
-
-  /** The conversations of `ids`, in that order, with their messages (cached runs confirmed as in list()). */
-  private async withMessages(ids: string[]): Promise<Conversation[]> {
-    if (!ids.length) return []
-    const hints = ids.flatMap((id) => {
-      const entry = this.cache.peek(id)
-      return entry ? [[id, entry] as const] : []
-    })
-    const rows: JoinedRow[] = await this.sql`SELECT p.id, p.user_id, p.title, p.created_at, p.updated_at, p.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
-        m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
-      FROM unnest(${ids}::text[]) WITH ORDINALITY AS wanted(id, n)
-      JOIN conversations p ON p.id = wanted.id
-      LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
-      LEFT JOIN LATERAL (
-        SELECT h.after FROM unnest(${hints.map(([id]) => id)}::text[], ${hints.map(([, entry]) => entry.revision)}::bigint[], ${hints.map(([, entry]) => entry.firstId)}::bigint[], ${hints.map(([, entry]) => entry.lastId)}::bigint[]) AS h(id, revision, first, after)
-        WHERE h.id = p.id AND h.revision = p.revision AND h.first = b.first_id AND h.after <= b.last_id
-      ) AS k ON true
-      LEFT JOIN messages m ON m.conversation_id = p.id AND m.id > COALESCE(k.after, 0)
-      ORDER BY wanted.n, m.id`
-    return this.conversationsOf(rows, new Map(hints))
+    return {
+      total,
+      conversations: page.map((row) => {
+        const conversation = readConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
+        return { ...conversation, match: matchExcerpt(conversation, terms) }
+      }),
+    }
   }
 
   async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {

@@ -87,19 +87,34 @@ export class SqliteConversationStore implements ConversationStore {
 
   /**
    * FTS5 finds the messages and titles that hold every term (messages_fts, conversations_fts,
-   * migration 080); the conversations they belong to are kept when the caller may read them.
+   * migration 080): the messages' index gives each hit's conversation itself, so hits are grouped by
+   * conversation (keeping the newest matching message) without reading a message row; the
+   * conversations the caller may read are kept, newest activity first; each comes with the message
+   * that matched (not all of its messages: a search answers which conversations, fast, however long
+   * they are).
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const match = fts5Query(terms)
-    const found = `WITH hit(id) AS (
-        SELECT m.conversation_id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ?1
-        UNION SELECT c.id FROM conversations_fts t JOIN conversations c ON c.rowid = t.rowid WHERE conversations_fts MATCH ?1
-      )
-      SELECT c.* FROM conversations c JOIN hit ON hit.id = c.id
+    const found = `WITH hit(id, mid) AS (
+        SELECT conversation_id, max(rowid) FROM messages_fts WHERE messages_fts MATCH ?1 GROUP BY conversation_id
+        UNION ALL SELECT c.id, NULL FROM conversations_fts t JOIN conversations c ON c.rowid = t.rowid WHERE conversations_fts MATCH ?1
+      ), best(id, mid) AS (SELECT id, max(mid) FROM hit GROUP BY id)
+      SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id
       WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
     const total = this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n
-    const rows = total > offset ? this.db.query<ConversationRow, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
-    return { total, conversations: this.withMessages(rows).map((conversation) => ({ ...conversation, match: matchExcerpt(conversation, terms) })) }
+    const rows = total > offset ? this.db.query<ConversationRow & { mid: number | null }, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
+    const mids = rows.flatMap((row) => (row.mid === null ? [] : [row.mid]))
+    const matched = new Map<string, Message>()
+    if (mids.length) {
+      for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) matched.set(row.conversation_id, toMessage(row))
+    }
+    return {
+      total,
+      conversations: rows.map(({ mid: _mid, ...row }) => {
+        const conversation = toConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
+        return { ...conversation, match: matchExcerpt(conversation, terms) }
+      }),
+    }
   }
 
   async rename(id: string, userId: string, title: string): Promise<Conversation> {

@@ -64,7 +64,8 @@ export interface ConversationStore {
   /**
    * The user's conversations (and `sharedWith` ones: those shared with the user, see
    * ConversationShares) whose title or one message holds every word of `terms` (each a word's
-   * start), newest activity first, each with its messages and the excerpt that matched.
+   * start), newest activity first, each with the excerpt that matched and, in `messages`, the
+   * message that matched (the newest such; none when only the title did), not all of them.
    */
   search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }>
   /** Gives a conversation a new title (its updatedAt moves); 404 for another user's. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openSocket } from '../../helpers'
 import { aliceConversation, probeReads, probeWrites } from './probes'
 import { onBothBackends } from './servers'
 
@@ -91,5 +92,29 @@ onBothBackends('conversation isolation and sharing', (make) => {
     // Deleting the conversation deletes its access list with it.
     expect((await server.call('DELETE', `/conversations/${c.id}`, { token: alice.accessToken })).status).toBe(200)
     expect((await server.call('GET', `/conversations/${c.id}`, { token: bob.accessToken })).status).toBe(404)
+  })
+
+  test('over the WebSocket too: a viewer streaming into the shared conversation gets FORBIDDEN, an outsider NOT_FOUND; nothing is stored', async () => {
+    const server = make({ dataDir })
+    const bobEmail = email()
+    const alice = await server.userSession(email())
+    const bob = await server.userSession(bobEmail)
+    const carol = await server.userSession(email())
+    const c = await aliceConversation(server, alice.accessToken, bobEmail)
+    const app = server.app.listen({ port: 0 })
+    try {
+      for (const [who, code] of [[bob, 'FORBIDDEN'], [carol, 'NOT_FOUND']] as const) {
+        const client = await openSocket(`ws://127.0.0.1:${app.server!.port}/ws`)
+        client.socket.send(JSON.stringify({ type: 'auth', token: who.accessToken, id: 1 }))
+        expect((await client.next('auth_success')).type).toBe('auth_success')
+        client.socket.send(JSON.stringify({ type: 'stream_chat', message: 'let me in', conversationId: c.id, id: 2 }))
+        const answer = await client.next('chat_response')
+        expect(answer).toMatchObject({ type: 'error', code, id: 2 })
+        client.socket.close()
+      }
+      expect((await server.call('GET', `/conversations/${c.id}`, { token: alice.accessToken })).json.messages).toHaveLength(2)
+    } finally {
+      app.stop(true)
+    }
   })
 })
