@@ -297,6 +297,12 @@ export class VectorIndexes {
       this.consider(state)
       return
     }
+    // No file yet (the collection is searched exactly): what its first file will hold is read from
+    // the tables and the log when it is written; nothing is kept in memory meanwhile.
+    if (!state.index) {
+      this.consider(state)
+      return
+    }
     for (const id of removed) state.changed.add(id)
     for (const { id } of added) state.changed.add(id)
     if (!state.overflow) {
