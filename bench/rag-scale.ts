@@ -175,15 +175,12 @@ await server.stop()
     const started = performance.now()
     const approximate = queries.map((query) => {
       const { keys } = index.search(query, RESCORE_DEPTH, 1)
-      const raw = [...keys.slice(0, 10)].map(Number)
-      const rescored = [...keys]
-        .map((key) => {
-          const found = row.get(Number(key))!
-          return { id: Number(key), similarity: cosine(new Float32Array(found.embedding.buffer, found.embedding.byteOffset, dimensions), query) }
-        })
-        .sort((a, b) => b.similarity - a.similarity)
-        .slice(0, 10)
-        .map((hit) => hit.id)
+      const scored = [...keys].map((key) => {
+        const found = row.get(Number(key))!
+        return { id: Number(key), similarity: cosine(new Float32Array(found.embedding.buffer, found.embedding.byteOffset, dimensions), query) }
+      })
+      const raw = scored.slice(0, 10)
+      const rescored = [...scored].sort((a, b) => b.similarity - a.similarity).slice(0, 10)
       return { raw, rescored }
     })
     const indexMs = (performance.now() - started) / queries.length
@@ -214,15 +211,23 @@ await server.stop()
       if (filled === PART) searchPart()
     }
     searchPart()
+    // Two counts: the exact top ten's ids found, and (ties counted) results as similar as the exact tenth:
+    // the built-in embedder gives many chunks the very same similarity, and which of them exact search lists is arbitrary.
     let recalledRaw = 0
     let recalled = 0
+    let tiedRaw = 0
+    let tied = 0
     approximate.forEach(({ raw, rescored }, q) => {
       const exact = new Set(best[q]!.map((hit) => hit.id))
-      recalledRaw += raw.filter((id) => exact.has(id)).length / 10
-      recalled += rescored.filter((id) => exact.has(id)).length / 10
+      const tenth = 1 - best[q]![Math.min(9, best[q]!.length - 1)]!.distance - 1e-5
+      recalledRaw += raw.filter((hit) => exact.has(hit.id)).length / 10
+      recalled += rescored.filter((hit) => exact.has(hit.id)).length / 10
+      tiedRaw += raw.filter((hit) => hit.similarity >= tenth).length / 10
+      tied += rescored.filter((hit) => hit.similarity >= tenth).length / 10
     })
+    const n = queries.length
     console.log(
-      `recall@10 of the index vs exact, ${RECALL_QUERIES} queries   ${(recalled / queries.length).toFixed(3).padStart(7)} (${RESCORE_DEPTH} candidates rescored; ${(recalledRaw / queries.length).toFixed(3)} on int8 distances alone; ${indexMs.toFixed(2)} ms a query; exact scan ${((performance.now() - scan) / 1000).toFixed(0)} s for all)   goal >= 0.95  ${verdict(recalled / queries.length >= 0.95)}`,
+      `recall@10 of the index vs exact, ${RECALL_QUERIES} queries   ${(tied / n).toFixed(3).padStart(7)} ties counted, ${(recalled / n).toFixed(3)} by id (${RESCORE_DEPTH} candidates rescored; on int8 distances alone ${(tiedRaw / n).toFixed(3)} / ${(recalledRaw / n).toFixed(3)}; ${indexMs.toFixed(2)} ms a query; exact scan ${((performance.now() - scan) / 1000).toFixed(0)} s for all)   goal >= 0.95  ${verdict(tied / n >= 0.95)}`,
     )
   } else console.log('recall@10: no index file (usearch not loadable here?)')
   db.close()

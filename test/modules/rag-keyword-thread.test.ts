@@ -20,7 +20,7 @@ function service(path: string) {
   return new RagService({ db, embedder: async () => embedder, generator: async () => new ExtractiveGenerator(), vectorCache: { minRows: 1, budgetBytes: 64 * 1024 * 1024 } })
 }
 
-const reader = (rag: RagService) => (rag.store as SqliteRagStore as unknown as { reader: { running: boolean; close(reason?: string): void } | null }).reader
+const reader = (rag: RagService) => ((rag.store as SqliteRagStore).keywords as unknown as { reader: { running: boolean; close(reason?: string): void } | null }).reader
 
 // The corpus twice, under other ids: copies too, so that the thread's matches go through distinctHits.
 const documents = [...corpus.documents, ...corpus.documents.map((d) => ({ ...d, id: `copy/${d.id}` }))]
@@ -50,7 +50,7 @@ describe('keyword thread (SQLite, large collections)', () => {
     expect((await rag.search('u', 'kb', query, 5)).results).toEqual(before.results)
     expect(reader(rag)!.running).toBe(true)
     // No thread can be started at all (a runtime without workers): the queries run here.
-    const threads = rag.store as SqliteRagStore as unknown as Record<'reader' | 'warmer', { call: () => never }>
+    const threads = (rag.store as SqliteRagStore).keywords as unknown as Record<'reader' | 'warmer', { call: () => never }>
     for (const name of ['reader', 'warmer'] as const) {
       threads[name].call = () => {
         throw new Error('no worker threads here')
@@ -82,7 +82,7 @@ describe('keyword thread (SQLite, large collections)', () => {
     const rag = service(join(tempDir('keyword-thread'), 'uagent.db'))
     const notes = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ id: `note-${from + i}`, content: `Harbor note ${from + i}: the ferry schedule changes on day ${from + i} of the season.` }))
     await rag.ingest('u', 'port', notes(80))
-    const store = rag.store as SqliteRagStore as unknown as { frequencies: Map<number, Map<string, number>> }
+    const store = (rag.store as SqliteRagStore).keywords as unknown as { frequencies: Map<number, Map<string, number>> }
     const { id } = rag.collection('u', 'port')
     const counted = async (token: string) => {
       for (let waited = 0; waited < 3000; waited += 20) {

@@ -22,16 +22,21 @@ export class PostgresOwnedLookup<Row extends OwnedRow> extends PostgresShareList
       const [own] = await this.sql.unsafe(`SELECT * FROM ${table} WHERE user_id = $1 AND name = $2`, [userId, ref.name])
       if (own) return { own: this.toRow(own), byId: null, byOwner: null, shared: [] }
     }
+    // Only the forms the reference may be (fewer branches, a cheaper plan), each value one parameter.
+    const params: unknown[] = [userId]
+    const param = (value: unknown) => `$${params.push(value)}`
     const reaching = `LEFT JOIN ${shares.table} s ON s.${shares.key} = t.${key} AND ${reachesUser('$1')}`
-    const rows = await this.sql.unsafe(
-      `SELECT 2 AS step, t.*, s.role AS share_role, u.email AS owner_email FROM ${table} t JOIN users u ON u.id = t.user_id ${reaching} WHERE t.${publicId} = $3
-       UNION ALL
-       SELECT 3, t.*, s.role, u.email FROM ${table} t JOIN users u ON u.id = t.user_id ${reaching} WHERE u.email = $4 AND t.name = $5
-       UNION ALL
-       SELECT 4, t.*, s.role, u.email FROM ${table} t JOIN ${shares.table} s ON s.${shares.key} = t.${key} JOIN users u ON u.id = t.user_id
-         WHERE t.name = $2 AND t.user_id <> $1 AND ${reachesUser('$1')}`,
-      [userId, ref.name ?? '', ref.publicId ?? '', ref.owner?.email ?? '', ref.owner?.name ?? ''],
-    )
+    const parts: string[] = []
+    if (ref.publicId !== undefined) parts.push(`SELECT 2 AS step, t.*, s.role AS share_role, u.email AS owner_email FROM ${table} t JOIN users u ON u.id = t.user_id ${reaching} WHERE t.${publicId} = ${param(ref.publicId)}`)
+    if (ref.owner) parts.push(`SELECT 3 AS step, t.*, s.role AS share_role, u.email AS owner_email FROM ${table} t JOIN users u ON u.id = t.user_id ${reaching} WHERE u.email = ${param(ref.owner.email)} AND t.name = ${param(ref.owner.name)}`)
+    if (ref.name !== undefined) {
+      parts.push(
+        `SELECT 4 AS step, t.*, s.role AS share_role, u.email AS owner_email FROM ${table} t JOIN ${shares.table} s ON s.${shares.key} = t.${key} JOIN users u ON u.id = t.user_id
+         WHERE t.name = ${param(ref.name)} AND t.user_id <> $1 AND ${reachesUser('$1')}`,
+      )
+    }
+    if (!parts.length) return { own: null, byId: null, byOwner: null, shared: [] }
+    const rows = await this.sql.unsafe(parts.join('\n       UNION ALL\n       '), params)
     const at = (step: number) => rows.filter((row: Record<string, unknown>) => Number(row.step) === step)
     const strip = (row: Record<string, unknown>) => {
       const { step: _step, share_role: _role, owner_email: _email, ...rest } = row

@@ -65,7 +65,7 @@ export const SystemInfoResponse = t.Object({
         }),
         reason: t.Optional(t.String({ description: 'Why the approximate index does not serve, when it does not' })),
         annMinChunks: t.Optional(t.Integer({ description: 'UAGENT_ANN_MIN_CHUNKS' })),
-        indexes: t.Optional(t.Object({ ready: t.Integer(), building: t.Integer({ description: 'Being built, merged or checked (their collections are searched exactly, or with the previous file, meanwhile)' }) })),
+        indexes: t.Optional(t.Object({ ready: t.Integer(), building: t.Integer({ description: 'Being built, merged or checked, or about to be once their writes pause (their collections are searched exactly, or with the previous file and the vectors written since, meanwhile)' }) })),
         mappedBytes: t.Optional(t.Integer({ description: 'Index files mapped read-only (page cache, not heap)' })),
         pendingBytes: t.Optional(t.Integer({ description: 'Vectors written since their collection\'s index file, held in memory until the next one' })),
         cacheBytes: t.Integer({ description: 'The exact in-memory copy of vectors in use' }),

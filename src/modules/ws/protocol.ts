@@ -73,7 +73,7 @@ export const ServerMessages = {
 export const WS_DESCRIPTION = `Upgrade to a WebSocket. Every message, both ways, is a JSON object with a \`type\`; a client may add \`id\`, echoed on every reply to that message.
 
 1. Send \`{"type":"auth","token":"<accessToken>"}\` first; the server answers \`auth_success {userId, sessionId}\`, or \`error {code:"UNAUTHORIZED"}\` (the socket stays open; try again).
-2. \`stream_chat {message, conversationId?, context?, optimizePrompt?}\` → \`stream_chunk {content}\` … then \`chat_response {data: ChatResponse}\`.
+2. \`stream_chat {message, conversationId?, context?, optimizePrompt?, collection?, collections?, assistant?}\` → \`stream_chunk {content}\` … then \`chat_response {data: ChatResponse}\`.
 3. \`voice_command {command, context?}\` → \`chat_response {data: VoiceCommandResponse}\`; \`plugin_execute {plugin, action, parameters}\` → \`chat_response {data: PluginExecuteResponse}\` (when those areas are installed).
    \`agent_task {taskId}\` follows one of your agent tasks, whichever replica runs it (or \`agent_task {task, agents, parallel?, maxIterations?, collections?}\` starts one and follows it; closing the socket cancels it): \`task_progress {taskId, status, progress, currentAgent, results}\` at each change, then \`chat_response {data}\` with the ended task as \`GET /agents/task/{taskId}\` shows it.
    From \`auth\` on, each change of one of your ingestion jobs (an upload answered 202: queued, pages read, files done, the end) comes unasked as \`ingest_job {data}\`, the job as \`GET /rag/jobs/{id}\` shows it, whichever replica runs it.

@@ -41,6 +41,16 @@ describe.skipIf(!TEST_DATABASE_URL)(`assistants on PostgreSQL${TEST_DATABASE_URL
     expect(chat.json.metadata.collectionsSkipped).toBe(1)
     // Bob lost it with the share list replaced.
     expect((await server.call('POST', '/chat', { token: bob.accessToken, body: { message: QUESTION, assistant: 'HR helper' } })).status).toBe(404)
+    // Two of one name reach Carol: 409 naming both; Dave's own name is his.
+    const dave = await server.userSession('dave@example.com')
+    await server.call('POST', '/assistants', { token: dave.accessToken, body: { name: 'HR helper', instructions: 'Dave’s own.' } })
+    await server.call('PUT', '/assistants/HR%20helper/access', { token: dave.accessToken, body: { shares: [{ type: 'everyone', role: 'viewer' }] } })
+    const ambiguous = await server.call('POST', '/chat', { token: carol.accessToken, body: { message: QUESTION, assistant: 'HR helper' } })
+    expect(ambiguous.status).toBe(409)
+    expect(ambiguous.json.code).toBe('AMBIGUOUS_ASSISTANT')
+    expect(ambiguous.json.message).toContain('alice@example.com/HR helper')
+    expect(ambiguous.json.message).toContain('dave@example.com/HR helper')
+    expect((await server.call('GET', '/assistants/HR%20helper', { token: dave.accessToken })).json.owner.email).toBe('dave@example.com')
   })
 })
 

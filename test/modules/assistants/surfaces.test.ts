@@ -42,6 +42,11 @@ describe('assistants on every surface (SQLite, a model that echoes its prompt)',
     expect(next.json.response).toContain(INSTRUCTION)
     const conversation = await server.call('GET', `/conversations/${id}`, { token: bob.accessToken })
     expect(conversation.json.assistant).toEqual({ id: assistant.id, name: 'HR helper' })
+    // Regenerating its last reply answers as it again (issue 57's regenerate keeps the conversation's assistant).
+    const again = await server.call('POST', `/conversations/${id}/regenerate`, { token: bob.accessToken })
+    expect(again.status).toBe(200)
+    expect(again.json.metadata.assistant).toEqual({ id: assistant.id, name: 'HR helper' })
+    expect(again.json.response).toContain(INSTRUCTION)
     // Another assistant in the same conversation is refused.
     const other = await server.call('POST', '/chat', { token: bob.accessToken, body: { message: 'hi', conversationId: id, assistant: 'researcher' } })
     expect(other.status).toBe(400)

@@ -71,8 +71,11 @@ export function exactSearch(collectionId: number, literal: string, limit: number
 const INDEX_STATE_TTL_MS = 2_000
 /** After a failed build, or one left to another server, the next try. */
 const RETRY_MS = 30_000
-/** PostgreSQL's memory for building one index's graph (the build goes on, slower, past it). */
-const BUILD_MEMORY = '1GB'
+/**
+ * PostgreSQL's memory for building one index's graph (the build goes on, much slower, on disk past
+ * it): a million 384-dimension halfvecs with their neighbours take about 1.2 GB.
+ */
+const BUILD_MEMORY = '2GB'
 
 /** Why the server serves from memory, or that it serves with pgvector. */
 export interface PgvectorSetup {

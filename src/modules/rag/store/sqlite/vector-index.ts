@@ -49,8 +49,14 @@ export const RESCORE_DEPTH = 100
 const MERGE_SHARE = 0.05
 /** …and at least this many chunks did. */
 const MERGE_MIN = 2_000
-/** A write that leaves a collection quiet this long (ms) lets its pending changes be merged sooner. */
+/**
+ * Files are written once a collection has been quiet this long (ms) after its last write: a bulk
+ * ingest is not slowed by index work on the same two cores (its collection is searched with the
+ * previous file and its pending vectors, or exactly, meanwhile)…
+ */
 const QUIET_MS = 1_000
+/** …unless changes have waited this long (ms), or the pending vectors outgrew their budget. */
+const MAX_WAIT_MS = 60_000
 
 export type IndexStatus = 'verifying' | 'building' | 'ready' | 'exact'
 
@@ -75,6 +81,8 @@ interface IndexState {
   /** Dropped (collection deleted): late replies are ignored. */
   gone: boolean
   timer: ReturnType<typeof setTimeout> | null
+  /** When the changes not yet in a file (or the want of a first file) began to wait. */
+  since: number | null
   /** Why the last build failed, if it did. */
   problem: string | null
 }
@@ -148,7 +156,7 @@ export class VectorIndexes {
     let mappedBytes = 0
     for (const state of this.states.values()) {
       if (state.index && !state.overflow) ready++
-      if (state.busy) building++
+      if (state.busy || state.timer) building++
       if (state.index) mappedBytes += state.bytes
     }
     return {
@@ -190,7 +198,7 @@ export class VectorIndexes {
   }
 
   private newState(collectionId: number, publicId: string, dimensions: number): IndexState {
-    return { collectionId, publicId, dimensions, file: null, builtSeq: 0, rows: 0, bytes: 0, checksum: null, index: null, changed: new Set(), busy: false, overflow: false, gone: false, timer: null, problem: null }
+    return { collectionId, publicId, dimensions, file: null, builtSeq: 0, rows: 0, bytes: 0, checksum: null, index: null, changed: new Set(), busy: false, overflow: false, gone: false, timer: null, since: null, problem: null }
   }
 
   private verify(state: IndexState): void {
@@ -285,8 +293,8 @@ export class VectorIndexes {
       this.db.run('DELETE FROM rag_vector_changes WHERE collection_id = ?', [collection.id])
       this.states.set(collection.id, state)
       this.logged.add(collection.id)
-      this.log(`Collection ${collection.public_id} has ${this.options.minChunks} chunks or more: building its vector index (searched exactly meanwhile)`)
-      this.build(state, false)
+      this.log(`Collection ${collection.public_id} has ${this.options.minChunks} chunks or more: it gets a vector index once its writes pause (searched exactly meanwhile)`)
+      this.consider(state)
       return
     }
     for (const id of removed) state.changed.add(id)
@@ -302,20 +310,28 @@ export class VectorIndexes {
     this.consider(state)
   }
 
-  /** Starts a new file when enough changed (or the pending vectors overflowed), or once the collection is quiet. */
+  /**
+   * Starts a new file (a first one, or the changes merged) once the collection has been quiet for
+   * QUIET_MS; at once when the pending vectors overflowed their budget, or when enough changed
+   * (MERGE_SHARE of the file) and the changes have waited MAX_WAIT_MS through a stream of writes.
+   */
   private consider(state: IndexState): void {
     if (state.busy || state.gone || this.closed) return
     if (state.timer) clearTimeout(state.timer)
     state.timer = null
-    if (!state.changed.size) return
-    if (state.overflow || !state.index || state.changed.size >= Math.max(MERGE_MIN, state.rows * MERGE_SHARE)) {
+    if (state.index && !state.changed.size) {
+      state.since = null
+      return
+    }
+    state.since ??= Date.now()
+    const enough = !state.index || state.changed.size >= Math.max(MERGE_MIN, state.rows * MERGE_SHARE)
+    if (state.overflow || (enough && Date.now() - state.since >= MAX_WAIT_MS)) {
       this.build(state, state.index !== null)
       return
     }
-    // Fewer changes: merged once the collection has been quiet a moment, so they do not stay pending for ever.
     state.timer = setTimeout(() => {
       state.timer = null
-      if (!state.busy && state.changed.size) this.build(state, state.index !== null)
+      if (!state.busy && (state.changed.size || !state.index)) this.build(state, state.index !== null)
     }, QUIET_MS)
     state.timer.unref?.()
   }
@@ -365,6 +381,7 @@ export class VectorIndexes {
           return
         }
         const before = state.file
+        state.since = null
         Object.assign(state, { file: name, builtSeq: reply.seq!, rows: reply.rows!, bytes: reply.bytes!, checksum: reply.checksum!, problem: null })
         this.log(`Vector index of collection ${state.publicId}: ${reply.rows} vectors ${merge ? 'merged' : 'built'} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
         this.serve(state)
