@@ -206,9 +206,12 @@ export class SqliteKeywords {
     // are left out. The plan keeps the matches within the postings budget. Such a collection is a
     // large one: its matches are read on the keyword thread while this one scans the vectors.
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
+    // A large collection's matches are read on the keyword thread also when its vectors are not in
+    // memory (one served by its approximate index): the index is searched here meanwhile.
+    const large = matrix !== undefined || (distinct !== undefined && query.chunks >= LARGE_COLLECTION)
     if (matrix || query.chunks >= LARGE_COLLECTION) this.warmFrequencies(collection.id, table)
-    if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
-    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), ({ ids, ranks }) => {
+    if (!plan.capped && !large) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
+    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, large), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
       if (!this.ftsTables.has(collection.id)) return []
       // Best BM25 first (then rowid), as indices: objects only for the matches looked at. The
