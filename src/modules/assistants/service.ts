@@ -1,3 +1,4 @@
+import type { Static } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { ChatMessage, Generator } from '../../ml'
@@ -14,7 +15,7 @@ import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import type { CollectionSharing } from '../rag/access/sharing'
 import type { RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
-import { ASSISTANT_NAME } from './model'
+import { ASSISTANT_NAME, AssistantView as AssistantViewSchema } from './model'
 import type { AssistantRow, AssistantStore } from './store'
 
 /** Assistants as a kind of shared object: the one resolver's rules, AMBIGUOUS_ASSISTANT. */
@@ -36,23 +37,8 @@ export interface AssistantInput {
   starters?: string[]
 }
 
-export interface AssistantView {
-  id: string
-  name: string
-  description: string
-  instructions: string
-  collections: { id: string; name: string; owner: { id: string; email: string } }[]
-  collectionsHidden: number
-  tools: string[]
-  model: string | null
-  temperature: number | null
-  starters: string[]
-  owner: { id: string; email: string }
-  access: Access
-  builtin: boolean
-  createdAt: string
-  updatedAt: string
-}
+/** An assistant as the API shows it (the schema in model.ts). */
+export type AssistantView = Static<typeof AssistantViewSchema>
 
 export interface AssistantDeps {
   store: AssistantStore
