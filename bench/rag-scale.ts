@@ -11,7 +11,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
-import { INDEX_SETTINGS, loadIndexLibrary } from '../src/modules/rag/store/sqlite/vector-index-library'
+import { loadIndexLibrary, SEARCH_SETTINGS } from '../src/modules/rag/store/sqlite/vector-index-library'
 import { RESCORE_DEPTH } from '../src/modules/rag/store/sqlite/vector-index'
 import { needles, type QueryKind, scaleDocuments, scaleQueries } from './rag-scale-corpus'
 import { benchLogin, startServerProcess } from './server'
@@ -158,7 +158,7 @@ await server.stop()
     const queries: Float32Array[] = []
     for (let i = 0; i < texts.length; i += 100) queries.push(...(await embedder.embed(texts.slice(i, i + 100))))
     const dimensions = queries[0]!.length
-    const index = new usearch.Index({ dimensions, ...INDEX_SETTINGS })
+    const index = new usearch.Index({ dimensions, ...SEARCH_SETTINGS })
     index.view(join(dataDir, 'vector-index', file))
     const row = db.query<{ embedding: Uint8Array }, [number]>('SELECT embedding FROM rag_vector_rows WHERE chunk_id = ?')
     const cosine = (a: Float32Array, b: Float32Array) => {

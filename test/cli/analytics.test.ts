@@ -47,7 +47,7 @@ describe('uagent analytics', () => {
     const json = await run(['--json', 'analytics', 'dashboard'])
     const body = JSON.parse(json.stdout)
     expect(body.requests.failed).toBe(2)
-    expect(Object.keys(body).sort()).toEqual(['ai', 'overview', 'requests', 'usage'])
+    expect(Object.keys(body).sort()).toEqual(['ai', 'feedback', 'feedbackByAssistant', 'overview', 'requests', 'usage'])
   })
 
   test('metrics: a sparkline per metric; --json is the API body', async () => {

@@ -40,7 +40,7 @@ describe('uagent CLI', () => {
 
     const chat = JSON.parse((await run(['--json', 'chat', 'Hello', 'from', 'the', 'CLI'])).stdout)
     expect(chat.response).toBeString()
-    expect(Object.keys(chat.metadata).sort()).toEqual(['completionTokens', 'conversationId', 'model', 'optimized', 'promptTokens', 'responseTime', 'tokens'])
+    expect(Object.keys(chat.metadata).sort()).toEqual(['completionTokens', 'conversationId', 'messageId', 'model', 'optimized', 'promptTokens', 'replyId', 'responseTime', 'tokens'])
     const conversations = JSON.parse((await run(['--json', 'conversations', 'list'])).stdout)
     expect(conversations).toEqual(await api('GET', '/conversations'))
     const page = JSON.parse((await run(['--json', 'conversations', 'list', '--limit', '1', '--offset', '0'])).stdout)

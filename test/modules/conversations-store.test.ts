@@ -42,6 +42,32 @@ describeBackends('conversation store', (backend) => {
     expect(await status(store.get(randomUUID(), alice))).toBe('NOT_FOUND')
   })
 
+  test('search follows titles and messages as they are renamed, replaced and deleted', async () => {
+    const { store, user } = storeOf(backend())
+    const owner = await user()
+    const other = await user()
+    const a = await store.create(owner, 'alpha budget')
+    const b = await store.create(owner, 'beta budget')
+    const c = await store.create(owner, 'gamma plan')
+    await store.create(other, 'budget of someone else')
+    const [q] = await store.append(c.id, [{ role: 'user', content: 'ferry timetable' }, { role: 'assistant', content: 'at nine' }])
+    await store.delete(a.id, owner)
+    await store.rename(c.id, owner, 'gamma budget')
+    const titles = async (word: string) => (await store.search(owner, [word], 10, 0)).conversations.map((x) => x.title).sort()
+    expect(await titles('budget')).toEqual(['beta budget', 'gamma budget'])
+    expect(await titles('alpha')).toEqual([])
+    expect(await titles('plan')).toEqual([])
+    expect(await titles('ferry')).toEqual(['gamma budget'])
+    await store.replaceFrom(c.id, q!, [{ id: q, role: 'user', content: 'bus timetable' }])
+    expect(await titles('ferry')).toEqual([])
+    expect(await titles('bus')).toEqual(['gamma budget'])
+    expect((await store.search(owner, ['bus'], 10, 0)).conversations[0]).toMatchObject({ id: c.id, match: 'bus timetable', messages: [{ id: q, content: 'bus timetable' }] })
+    expect((await store.search(other, ['gamma'], 10, 0)).total).toBe(0)
+    expect((await store.search(owner, ['budget'], 1, 1)).conversations).toHaveLength(1)
+    expect((await store.search(owner, ['budget'], 10, 5))).toEqual({ total: 2, conversations: [] })
+    void b
+  })
+
   test('list: newest activity first, paged, with the total and each conversation’s messages', async () => {
     const { store, user } = storeOf(backend())
     const owner = await user()

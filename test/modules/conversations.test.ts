@@ -71,3 +71,22 @@ describe('GET /conversations', () => {
     expect((await call('GET', '/conversations', { token: bob.accessToken })).json.total).toBe(0)
   })
 })
+
+describe('responses never change what the server keeps', () => {
+  test('listing and reading conversations leaves the signed-in user as it was: /auth/me and an API key still work', async () => {
+    // A conversation's `owner` is cleaned to its schema ({ id, email }) in place; it once was the
+    // cached user object itself, which lost its roles for every later request of that session.
+    const { call, login } = makeServer()
+    const { accessToken } = await login()
+    const key = (await call('POST', '/auth/api-keys', { token: accessToken, body: { name: 'scripts' } })).json.key
+    const chat = await call('POST', '/chat', { token: accessToken, body: { message: 'Hello there' } })
+    for (const token of [accessToken, key]) {
+      expect((await call('GET', '/conversations', { token })).status).toBe(200)
+      expect((await call('GET', `/conversations/${chat.json.metadata.conversationId}`, { token })).status).toBe(200)
+      const me = await call('GET', '/auth/me', { token })
+      expect(me.status).toBe(200)
+      expect(me.json.roles).toEqual(['admin'])
+      expect((await call('GET', '/analytics/dashboard', { token })).status).toBe(200)
+    }
+  })
+})

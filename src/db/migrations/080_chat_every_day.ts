@@ -7,8 +7,10 @@ import type { Migration } from '.'
  * - full-text indexes over message contents and conversation titles, kept by triggers. Messages:
  *   a contentless FTS5 table (the text is in messages alone) that keeps each message's
  *   conversation id beside its tokens (contentless_unindexed), so a search groups its hits by
- *   conversation without reading a message row; titles: external content. The tables stay the one
- *   copy of the text; both indexes are made from them here and can be made again the same way;
+ *   conversation without reading a message row; titles: the same, each row keyed by a number of
+ *   conversation_search_keys (an INTEGER PRIMARY KEY: a conversation's own rowid may change in a
+ *   VACUUM or a backup's VACUUM INTO, which would lose track of its index row). The tables stay
+ *   the one copy of the text; both indexes are made from them here and can be made again the same way;
  * - replies rated by their readers (one rating per user and reply).
  * Diacritics are kept (`remove_diacritics 0`) so that SQLite matches the words PostgreSQL's
  * `simple` configuration matches.
@@ -39,17 +41,27 @@ export const chatEveryDay: Migration = {
       INSERT INTO messages_fts(rowid, content, conversation_id) VALUES (new.id, new.content, new.conversation_id);
     END;
 
-    CREATE VIRTUAL TABLE conversations_fts USING fts5(title, content='conversations', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0');
-    INSERT INTO conversations_fts(conversations_fts) VALUES ('rebuild');
+    CREATE TABLE conversation_search_keys (
+      n INTEGER PRIMARY KEY AUTOINCREMENT,
+      conversation_id TEXT NOT NULL UNIQUE
+    );
+    CREATE VIRTUAL TABLE conversations_fts USING fts5(
+      title, conversation_id UNINDEXED,
+      content='', contentless_delete=1, contentless_unindexed=1, tokenize='unicode61 remove_diacritics 0'
+    );
+    INSERT INTO conversation_search_keys (conversation_id) SELECT id FROM conversations;
+    INSERT INTO conversations_fts(rowid, title, conversation_id) SELECT k.n, c.title, c.id FROM conversations c JOIN conversation_search_keys k ON k.conversation_id = c.id;
     CREATE TRIGGER conversations_fts_added AFTER INSERT ON conversations BEGIN
-      INSERT INTO conversations_fts(rowid, title) VALUES (new.rowid, new.title);
+      INSERT INTO conversation_search_keys (conversation_id) VALUES (new.id);
+      INSERT INTO conversations_fts(rowid, title, conversation_id) SELECT n, new.title, new.id FROM conversation_search_keys WHERE conversation_id = new.id;
     END;
     CREATE TRIGGER conversations_fts_removed AFTER DELETE ON conversations BEGIN
-      INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
+      DELETE FROM conversations_fts WHERE rowid = (SELECT n FROM conversation_search_keys WHERE conversation_id = old.id);
+      DELETE FROM conversation_search_keys WHERE conversation_id = old.id;
     END;
     CREATE TRIGGER conversations_fts_changed AFTER UPDATE OF title ON conversations BEGIN
-      INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
-      INSERT INTO conversations_fts(rowid, title) VALUES (new.rowid, new.title);
+      DELETE FROM conversations_fts WHERE rowid = (SELECT n FROM conversation_search_keys WHERE conversation_id = old.id);
+      INSERT INTO conversations_fts(rowid, title, conversation_id) SELECT n, new.title, new.id FROM conversation_search_keys WHERE conversation_id = new.id;
     END;
 
     CREATE TABLE message_feedback (

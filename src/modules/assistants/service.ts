@@ -1,3 +1,4 @@
+import type { Static } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../core/errors'
 import type { ChatMessage, Generator } from '../../ml'
@@ -14,7 +15,7 @@ import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import type { CollectionSharing } from '../rag/access/sharing'
 import type { RagService } from '../rag/service'
 import type { RagStore } from '../rag/store'
-import { ASSISTANT_NAME } from './model'
+import { ASSISTANT_NAME, AssistantView as AssistantViewSchema } from './model'
 import type { AssistantRow, AssistantStore } from './store'
 
 /** Assistants as a kind of shared object: the one resolver's rules, AMBIGUOUS_ASSISTANT. */
@@ -36,23 +37,8 @@ export interface AssistantInput {
   starters?: string[]
 }
 
-export interface AssistantView {
-  id: string
-  name: string
-  description: string
-  instructions: string
-  collections: { id: string; name: string; owner: { id: string; email: string } }[]
-  collectionsHidden: number
-  tools: string[]
-  model: string | null
-  temperature: number | null
-  starters: string[]
-  owner: { id: string; email: string }
-  access: Access
-  builtin: boolean
-  createdAt: string
-  updatedAt: string
-}
+/** An assistant as the API shows it (the schema in model.ts). */
+export type AssistantView = Static<typeof AssistantViewSchema>
 
 export interface AssistantDeps {
   store: AssistantStore
@@ -165,7 +151,8 @@ export class AssistantService {
       // The caller's list replaces what they can see; the collections they cannot read stay (they could not name them).
       const hidden: string[] = []
       for (const id of parseList(row.collections)) if (!(await this.readable(context.userId, id))) hidden.push(id)
-      next.collections = JSON.stringify([...new Set([...(await this.collectionIds(context.userId, input.collections)), ...hidden])])
+      const had = parseList(row.collections)
+      next.collections = JSON.stringify([...new Set([...(await this.collectionIds(context.userId, input.collections, { id: row.user_id, had })), ...hidden])])
       changed.push('collections')
     }
     if (input.tools !== undefined) (next.tools = JSON.stringify(this.checkedTools(input.tools))), changed.push('tools')
@@ -331,9 +318,14 @@ export class AssistantService {
   }
 
   /** The public ids of collections the caller names (each must be readable by them: 404 otherwise). */
-  private async collectionIds(userId: string, refs: string[]): Promise<string[]> {
+  private async collectionIds(userId: string, refs: string[], owner?: { id: string; had: string[] }): Promise<string[]> {
     const ids: string[] = []
-    for (const ref of refs) ids.push((await this.deps.rag().resolve(userId, ref)).collection.public_id)
+    for (const ref of refs) {
+      const id = (await this.deps.rag().resolve(userId, ref)).collection.public_id
+      // An editor adding a collection: its owner must be able to read it too (the contract's rule; 404 as for any collection out of reach).
+      if (owner && owner.id !== userId && !owner.had.includes(id) && !(await this.readable(owner.id, id))) throw new AppError('NOT_FOUND', `Collection ${ref} not found for the assistant's owner: they cannot read it`)
+      ids.push(id)
+    }
     return [...new Set(ids)]
   }
 

@@ -28,7 +28,9 @@ export function conversationsModule(store: ConversationStore, auth: AuthService,
     return conversations.map((conversation) => ({ ...conversation, access: conversation.userId === userId ? ('owner' as const) : ('viewer' as const), owner: owners.get(conversation.userId)! }))
   }
   /** The caller itself, or (an admin naming `userId`) that user: the one whose conversations a route acts on. */
-  const actingAs = (principal: { user: { id: string; email: string } }, userId: string) => (userId === principal.user.id ? principal.user : undefined)
+  // A copy, never the principal's user: the response is cleaned to its schema in place, and the
+  // user object is the one the auth cache hands every later request (its roles would be stripped).
+  const actingAs = (principal: { user: { id: string; email: string } }, userId: string) => (userId === principal.user.id ? { id: principal.user.id, email: principal.user.email } : undefined)
 
   return new Elysia({ name: 'module:conversations', prefix: '/conversations', tags: ['Conversations'] })
     .use(authPlugin(auth, limiter))

@@ -97,7 +97,7 @@ export class SqliteConversationStore implements ConversationStore {
     const match = fts5Query(terms)
     const found = `WITH hit(id, mid) AS (
         SELECT conversation_id, max(rowid) FROM messages_fts WHERE messages_fts MATCH ?1 GROUP BY conversation_id
-        UNION ALL SELECT c.id, NULL FROM conversations_fts t JOIN conversations c ON c.rowid = t.rowid WHERE conversations_fts MATCH ?1
+        UNION ALL SELECT conversation_id, NULL FROM conversations_fts WHERE conversations_fts MATCH ?1
       ), best(id, mid) AS (SELECT id, max(mid) FROM hit GROUP BY id)
       SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id
       WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`

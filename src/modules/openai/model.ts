@@ -119,7 +119,7 @@ export const ChatCompletion = t.Object({
   ),
   usage: Usage,
   system_fingerprint: t.Optional(t.Nullable(t.String())),
-  sources: t.Optional(t.Array(Source, { description: 'rag:<collection> models: the passages the answer cites as [1], [2]…' })),
+  sources: t.Optional(t.Array(Source, { description: 'rag:<collection> and assistant: models: the passages the answer cites as [1], [2]…' })),
 })
 
 export const EmbeddingsRequest = t.Object({

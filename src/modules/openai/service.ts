@@ -43,7 +43,7 @@ export interface Source {
 
 /** A chat completion, resolved and checked, not yet run. */
 export type CompletionPlan =
-  | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean }
+  | { kind: 'engine'; model: string; generator: Generator; messages: ChatMessage[]; options: GenerateOptions; includeUsage: boolean; sources?: Source[] }
   | { kind: 'rag'; model: string; collection: string; label: string; userId: string; question: string; conversation: ChatMessage[]; instructions: string; options: GenerateOptions; includeUsage: boolean }
   | { kind: 'relay'; model: string; generator: UpstreamGenerator; body: Record<string, unknown> }
 
@@ -148,10 +148,12 @@ export class OpenAiService {
     }
     if (tools) throw new OpenAiParamError('VALIDATION_ERROR', `${body.model} answers as an assistant and does not relay tools`, 'tools')
     const generator = await this.deps.generator()
-    const { messages } = await assistants.prompt(persona, userId, toChatMessages(body), generator)
+    const { messages, sources } = await assistants.prompt(persona, userId, toChatMessages(body), generator)
     const options = generateOptions(body, replyBudget(generator))
     if (options.temperature === undefined && persona.temperature !== null) options.temperature = persona.temperature
-    return { kind: 'engine', model: body.model, generator, messages, options, includeUsage }
+    // The passages it was given, as rag: models list theirs (the reply cites them as [1], [2]…).
+    const cited = sources.length ? { sources: sources.map((source) => ({ id: source.id, title: source.title, relevanceScore: source.score })) } : {}
+    return { kind: 'engine', model: body.model, generator, messages, options, includeUsage, ...cited }
   }
 
   /** A non-streamed completion: the `chat.completion` object (a relayed one is the model server's own). */
@@ -166,6 +168,7 @@ export class OpenAiService {
       text = result.text
       finishReason = result.finishReason === 'length' ? 'length' : 'stop'
       counted = usage(result.promptTokens, result.completionTokens)
+      sources = plan.sources
     } else {
       const answer = await this.ragAnswer(plan)
       ;({ text, finishReason, usage: counted, sources } = answer)
@@ -207,6 +210,7 @@ export class OpenAiService {
     let sources: Source[] | undefined
     let ragResult: { text: string; finishReason: 'stop' | 'length'; usage: Usage } | undefined
     if (plan.kind === 'engine') {
+      sources = plan.sources
       pieces = plan.generator.stream(plan.messages, plan.options, signal)[Symbol.asyncIterator]()
     } else {
       const answer = await this.ragAnswer(plan)

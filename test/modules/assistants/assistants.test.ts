@@ -76,6 +76,11 @@ describe('assistants: making, naming, sharing', () => {
     await server.call('PUT', '/assistants/HR%20helper/access', { token: alice.accessToken, body: { shares: [{ type: 'user', email: 'bob@example.com', role: 'editor' }] } })
     expect((await server.call('PATCH', '/assistants/alice%40example.com%2FHR%20helper', { token: bob.accessToken, body: { description: 'by bob' } })).json.description).toBe('by bob')
     expect((await server.call('PUT', '/assistants/HR%20helper/access', { token: bob.accessToken, body: { shares: [] } })).status).toBe(403)
+    // An editor cannot give it a collection its owner cannot read (Bob's own): 404, nothing changed.
+    await server.call('POST', '/rag/ingest', { token: bob.accessToken, body: { collection: 'bobs', documents: [{ id: 'b', content: 'Bob keeps a private note.' }] } })
+    const added = await server.call('PATCH', '/assistants/alice%40example.com%2FHR%20helper', { token: bob.accessToken, body: { collections: ['handbook', 'bobs'] } })
+    expect(added.status).toBe(404)
+    expect((await server.call('GET', '/assistants/HR%20helper', { token: alice.accessToken })).json.collections.map((c: { name: string }) => c.name)).toEqual(['handbook'])
     // Two shared of one name: 409 naming both; own name first.
     const dave = await server.userSession('dave@example.com')
     await server.call('POST', '/assistants', { token: dave.accessToken, body: { name: 'HR helper', instructions: 'Dave’s.' } })

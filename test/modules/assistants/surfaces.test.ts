@@ -62,6 +62,9 @@ describe('assistants on every surface (SQLite, a model that echoes its prompt)',
       expect(text.includes(INSTRUCTION) && text.includes(SECRET)).toBe(ok)
       if (!ok) expect(text).not.toContain(INSTRUCTION)
     }
+    // /v1 lists the passages it was given, as rag: models do.
+    const v1 = await server.call('POST', '/v1/chat/completions', { token: bob.accessToken, body: { model: 'assistant:alice@example.com/HR helper', messages: [{ role: 'user', content: QUESTION }] } })
+    expect(v1.json.sources.map((s: { id: string }) => s.id)).toContain('vault')
     // The stream's start event names it.
     const stream = await server.call('GET', `/stream?message=${encodeURIComponent(QUESTION)}&assistant=HR%20helper`, { token: bob.accessToken })
     const start = JSON.parse(stream.text.split('\n').find((line) => line.startsWith('data: '))!.slice(6))

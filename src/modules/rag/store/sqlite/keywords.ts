@@ -206,9 +206,12 @@ export class SqliteKeywords {
     // are left out. The plan keeps the matches within the postings budget. Such a collection is a
     // large one: its matches are read on the keyword thread while this one scans the vectors.
     const matrix = distinct ? this.cache.peek(collection.id) : undefined
+    // A large collection's matches are read on the keyword thread also when its vectors are not in
+    // memory (one served by its approximate index): the index is searched here meanwhile.
+    const large = matrix !== undefined || (distinct !== undefined && query.chunks >= LARGE_COLLECTION)
     if (matrix || query.chunks >= LARGE_COLLECTION) this.warmFrequencies(collection.id, table)
-    if (!plan.capped && !matrix) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
-    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, matrix !== undefined), ({ ids, ranks }) => {
+    if (!plan.capped && !large) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
+    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, large), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
       if (!this.ftsTables.has(collection.id)) return []
       // Best BM25 first (then rowid), as indices: objects only for the matches looked at. The
@@ -362,7 +365,9 @@ export class SqliteKeywords {
     const tokens = [...new Set(wanted)]
     const counts = new Map<number, Map<string, number[]>>()
     const rows = this.db.query<{ id: number; content: string }, number[]>(`SELECT id, content FROM rag_chunks WHERE id IN (${chunkIds.map(() => '?').join(',')})`).all(...chunkIds)
-    const unread: { id: number; content: string; known: ChunkTokens; missing: string[] }[] = []
+    const unread: { id: number; content: string; known: ChunkTokens; missing: Set<string> }[] = []
+    // Twin texts (one passage in several documents) share one entry: it is read once, not once per twin.
+    const reading = new Set<ChunkTokens>()
     for (const row of rows) {
       const key = `${Bun.hash(row.content)}:${row.content.length}`
       let known = this.chunkTokens.get(key)
@@ -370,8 +375,11 @@ export class SqliteKeywords {
         known = { offsets: new Map(), looked: new Set() }
         this.chunkTokens.set(key, known)
       }
-      const missing = tokens.filter((token) => !known.looked.has(token))
-      if (missing.length) unread.push({ id: row.id, content: row.content, known, missing })
+      const missing = new Set(tokens.filter((token) => !known.looked.has(token)))
+      if (missing.size && !reading.has(known)) {
+        reading.add(known)
+        unread.push({ id: row.id, content: row.content, known, missing })
+      }
       counts.set(row.id, known.offsets)
     }
     if (unread.length) {
@@ -380,8 +388,10 @@ export class SqliteKeywords {
         const insert = this.db.query<never, [number, string]>('INSERT INTO temp.rag_query_tokens (rowid, content) VALUES (?, ?)')
         unread.forEach((chunk, i) => insert.run(i, chunk.content))
         const instances = this.db.query<{ doc: number; offset: number }, [string]>('SELECT doc, offset FROM temp.rag_query_vocab WHERE term = ?')
-        for (const token of new Set(unread.flatMap((chunk) => chunk.missing))) {
+        for (const token of new Set(unread.flatMap((chunk) => [...chunk.missing]))) {
           for (const { doc, offset } of instances.all(token)) {
+            // A text read for other tokens may hold this one too, already kept from an earlier read.
+            if (!unread[doc]!.missing.has(token)) continue
             const own = unread[doc]!.known.offsets
             let offsets = own.get(token)
             if (!offsets) own.set(token, (offsets = []))
@@ -392,7 +402,7 @@ export class SqliteKeywords {
       })()
       for (const chunk of unread) {
         for (const token of chunk.missing) chunk.known.looked.add(token)
-        this.chunkTokenCount += chunk.missing.length
+        this.chunkTokenCount += chunk.missing.size
       }
       if (this.chunkTokenCount > CHUNK_TOKENS_LIMIT) {
         // Kept for this call (the maps are in `counts`), forgotten for the next.

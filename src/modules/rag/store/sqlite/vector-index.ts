@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { WorkerCalls } from '../../../../core/worker-calls'
 import { scanNearest, VectorCache } from '../../vectors/cache'
-import { INDEX_SETTINGS, indexLibraryProblem, loadIndexLibrary, type UsearchIndex, type UsearchLibrary } from './vector-index-library'
+import { indexLibraryProblem, loadIndexLibrary, type UsearchIndex, type UsearchLibrary, SEARCH_SETTINGS } from './vector-index-library'
 
 /**
  * The approximate vector indexes of large SQLite collections (issue 54). A collection of
@@ -179,7 +179,6 @@ export class VectorIndexes {
 
   /** Reads the indexed collections, checks their files on the index thread, removes files no collection names. */
   private open(): void {
-    mkdirSync(this.folder!, { recursive: true, mode: 0o700 })
     const rows = this.db
       .query<{ collection_id: number; public_id: string; dimensions: number; file: string | null; built_seq: number; rows: number; bytes: number; checksum: string | null }, []>(
         `SELECT i.collection_id, c.public_id, c.dimensions, i.file, i.built_seq, i.rows, i.bytes, i.checksum
@@ -187,7 +186,8 @@ export class VectorIndexes {
       )
       .all()
     const named = new Set(rows.map((row) => row.file).filter(Boolean))
-    for (const name of readdirSync(this.folder!)) if (!named.has(name)) rmSync(join(this.folder!, name), { force: true })
+    // The folder is made with the first file (a data dir without large collections has none).
+    if (existsSync(this.folder!)) for (const name of readdirSync(this.folder!)) if (!named.has(name)) rmSync(join(this.folder!, name), { force: true })
     for (const row of rows) {
       const state = this.newState(row.collection_id, row.public_id, row.dimensions)
       Object.assign(state, { file: row.file, builtSeq: row.built_seq, rows: row.rows, bytes: row.bytes, checksum: row.checksum })
@@ -225,7 +225,7 @@ export class VectorIndexes {
   /** Maps the collection's file and reads what changed since it was written. */
   private serve(state: IndexState): void {
     try {
-      const index = new this.library!.Index({ dimensions: state.dimensions, ...INDEX_SETTINGS })
+      const index = new this.library!.Index({ dimensions: state.dimensions, ...SEARCH_SETTINGS })
       index.view(join(this.folder!, state.file!))
       state.index = index
     } catch (error) {
@@ -297,6 +297,12 @@ export class VectorIndexes {
       this.consider(state)
       return
     }
+    // No file yet (the collection is searched exactly): what its first file will hold is read from
+    // the tables and the log when it is written; nothing is kept in memory meanwhile.
+    if (!state.index) {
+      this.consider(state)
+      return
+    }
     for (const id of removed) state.changed.add(id)
     for (const { id } of added) state.changed.add(id)
     if (!state.overflow) {
@@ -342,6 +348,7 @@ export class VectorIndexes {
     state.busy = true
     const name = `${state.collectionId}-${state.publicId.slice(0, 8)}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}.usearch`
     const out = join(this.folder!, name)
+    mkdirSync(this.folder!, { recursive: true, mode: 0o700 })
     const started = performance.now()
     this.thread!.call<{ seq?: number; rows?: number; bytes?: number; checksum?: string; failure?: string }>({
       kind: 'build',
@@ -385,7 +392,11 @@ export class VectorIndexes {
         Object.assign(state, { file: name, builtSeq: reply.seq!, rows: reply.rows!, bytes: reply.bytes!, checksum: reply.checksum!, problem: null })
         this.log(`Vector index of collection ${state.publicId}: ${reply.rows} vectors ${merge ? 'merged' : 'built'} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
         this.serve(state)
-        if (before && before !== name) rmSync(join(this.folder!, before), { force: true })
+        if (before && before !== name) {
+          rmSync(join(this.folder!, before), { force: true })
+          // The previous file stays mapped until its index object is collected: asked for now (off this thread).
+          Bun.gc(false)
+        }
       })
       .catch((error) => {
         state.busy = false
@@ -492,11 +503,6 @@ export class VectorIndexes {
     this.thread?.close('the store closed')
   }
 
-  /** The index files' folder (null for an in-memory database). */
-  get directory(): string | null {
-    return this.folder
-  }
-
   private log(line: string): void {
     ;(this.options.log ?? ((text: string) => console.error(text)))(line)
   }
@@ -511,9 +517,4 @@ function cosine(vector: Float32Array, query: Float32Array, inverseQuery: number)
     norm += vector[d]! * vector[d]!
   }
   return norm === 0 ? 0 : (dot / Math.sqrt(norm)) * inverseQuery
-}
-
-/** Whether a folder holds any index file (tests). */
-export function hasIndexFiles(folder: string): boolean {
-  return existsSync(folder) && readdirSync(folder).some((name) => name.endsWith('.usearch'))
 }
