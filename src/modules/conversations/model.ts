@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { accessRequest, accessResponse } from '../rag/model'
 
 export const Message = t.Object({
   id: t.String({ description: 'Stable message id' }),
@@ -104,24 +105,11 @@ export const ExportQuery = t.Object({
   format: t.Optional(t.Union([t.Literal('markdown'), t.Literal('json')], { default: 'markdown', error: 'query.format: must be markdown or json' })),
 })
 
-const ShareType = t.Union([t.Literal('user'), t.Literal('group'), t.Literal('everyone')])
 const ViewerRole = t.Literal('viewer', { description: 'The one role of a shared conversation: read, export, rate', error: 'role: a conversation is shared to read only: the role is viewer' })
 
-export const ConversationAccessResponse = t.Object({
-  owner: t.Object({ id: t.String(), email: t.String() }),
-  shares: t.Array(t.Object({ type: ShareType, id: t.Optional(t.String()), email: t.Optional(t.String()), name: t.Optional(t.String()), role: ViewerRole })),
-})
+export const ConversationAccessResponse = accessResponse(ViewerRole)
 
-export const ConversationAccessRequest = t.Object({
-  shares: t.Array(
-    t.Object({
-      type: ShareType,
-      userId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
-      email: t.Optional(t.String({ minLength: 1, maxLength: 320 })),
-      groupId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
-      name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-      role: ViewerRole,
-    }),
-    { maxItems: 1000, description: 'The whole access list (replaces the one there): users by userId or email, groups by groupId or name, everyone; role viewer' },
-  ),
-})
+export const ConversationAccessRequest = accessRequest(
+  ViewerRole,
+  'The whole access list (replaces the one there): users by userId or email, groups by groupId or name, everyone; role viewer',
+)

@@ -1,4 +1,4 @@
-import { t } from 'elysia'
+import { type TSchema, t } from 'elysia'
 import { nonBlankText } from '../../core/schema'
 
 const Metadata = t.Record(t.String(), t.Unknown())
@@ -95,32 +95,33 @@ export const CollectionParams = t.Object({
 
 const ShareType = t.Union([t.Literal('user'), t.Literal('group'), t.Literal('everyone')])
 
-export const AccessResponse = t.Object({
-  owner: UserRef,
-  shares: t.Array(
-    t.Object({
-      type: ShareType,
-      id: t.Optional(t.String()),
-      email: t.Optional(t.String()),
-      name: t.Optional(t.String()),
-      role: Role,
-    }),
-  ),
-})
+/** An access list as GET …/access shows it, for a kind whose roles are `role`. */
+export function accessResponse<R extends TSchema>(role: R) {
+  return t.Object({
+    owner: UserRef,
+    shares: t.Array(t.Object({ type: ShareType, id: t.Optional(t.String()), email: t.Optional(t.String()), name: t.Optional(t.String()), role })),
+  })
+}
 
-export const AccessRequest = t.Object({
-  shares: t.Array(
-    t.Object({
-      type: ShareType,
-      userId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
-      email: t.Optional(t.String({ minLength: 1, maxLength: 320 })),
-      groupId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
-      name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-      role: Role,
-    }),
-    { maxItems: 1000, description: 'The whole access list (replaces the one there): users by userId or email, groups by groupId or name, everyone' },
-  ),
-})
+/** The body of PUT …/access for a kind whose roles are `role`: the whole list. */
+export function accessRequest<R extends TSchema>(role: R, description: string) {
+  return t.Object({
+    shares: t.Array(
+      t.Object({
+        type: ShareType,
+        userId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+        email: t.Optional(t.String({ minLength: 1, maxLength: 320 })),
+        groupId: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+        name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+        role,
+      }),
+      { maxItems: 1000, description },
+    ),
+  })
+}
+
+export const AccessResponse = accessResponse(Role)
+export const AccessRequest = accessRequest(Role, 'The whole access list (replaces the one there): users by userId or email, groups by groupId or name, everyone')
 export const DocumentParams = t.Object({ name: t.String({ maxLength: 400 }), id: t.String({ maxLength: 512 }) })
 export const DeletedCollection = t.Object({ success: t.Boolean(), collection: t.String() })
 export const DeletedDocument = t.Object({ success: t.Boolean(), collection: t.String(), id: t.String() })
