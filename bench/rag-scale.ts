@@ -52,19 +52,32 @@ function folderBytes(path: string): number {
   return total
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
+// BENCH_RAG_SCALE_DATA: a data folder a run of the same size ingested before (its server stopped):
+// the ingest is skipped and the folder kept, so searches, recall and the baseline can be measured
+// again without ingesting (and indexing) the corpus anew. BENCH_RAG_SCALE_REBUILD=0 skips the
+// rebuild from the table (at 1M chunks it takes as long as the first build).
+const reused = process.env.BENCH_RAG_SCALE_DATA?.trim() || null
+const dataDir = reused ?? mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
+const REBUILD = process.env.BENCH_RAG_SCALE_REBUILD !== '0'
 const serverEnv = { UAGENT_RATE_LIMIT_MAX: '1000000000', UAGENT_MIN_FREE_MB: '0' }
 
 async function start(env: Record<string, string> = {}) {
   const server = await startServerProcess({ dataDir, env: { ...serverEnv, ...env } })
-  const login = await benchLogin(server.base)
-  const headers = { authorization: `Bearer ${login.accessToken}`, 'content-type': 'application/json' }
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${server.base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+  const headers = { authorization: '', 'content-type': 'application/json' }
+  const signIn = async () => (headers.authorization = `Bearer ${(await benchLogin(server.base)).accessToken}`)
+  await signIn()
+  // An index build at a million chunks outlasts an access token: signed in again when it expired.
+  const call = async (path: string, init: RequestInit = {}) => {
+    let response = await fetch(`${server.base}${path}`, { ...init, headers })
+    if (response.status === 401) {
+      await signIn()
+      response = await fetch(`${server.base}${path}`, { ...init, headers })
+    }
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
     return response.json() as Promise<any>
   }
-  const info = async () => (await (await fetch(`${server.base}/system/info`, { headers })).json()) as { vectorSearch?: { path: string; indexes?: { ready: number; building: number } } }
+  const post = (path: string, body: unknown) => call(path, { method: 'POST', body: JSON.stringify(body) })
+  const info = () => call('/system/info') as Promise<{ vectorSearch?: { path: string; indexes?: { ready: number; building: number } } }>
   return { server, post, info }
 }
 
@@ -87,8 +100,8 @@ let peakMb = 0
 const sampler = setInterval(() => (peakMb = Math.max(peakMb, processMb(server.pid, 'VmRSS'))), 200)
 const ingestStarted = performance.now()
 let lastTenth = { at: performance.now(), done: 0 }
-let noteIndex = 0
-for (let from = 0, batch = 0; from < CHUNKS; from += BATCH, batch++) {
+let noteIndex = reused ? notes.length : 0
+for (let from = 0, batch = 0; from < (reused ? 0 : CHUNKS); from += BATCH, batch++) {
   const documents = scaleDocuments(from, Math.min(CHUNKS, from + BATCH))
   await post('/rag/ingest', { collection: COLLECTION, documents })
   // A note after every few batches (a request of its own: a batch is at most 1,000 documents).
@@ -99,9 +112,11 @@ while (noteIndex < notes.length) await post('/rag/ingest', { collection: COLLECT
 const ingestSeconds = (performance.now() - ingestStarted) / 1000
 const lastTenthRate = (CHUNKS - lastTenth.done) / ((performance.now() - lastTenth.at) / 1000)
 const afterIngestMb = processMb(server.pid, 'VmRSS')
-console.log(
-  `ingest ${CHUNKS.toLocaleString('en')} documents in batches of ${BATCH}   ${(CHUNKS / ingestSeconds).toFixed(0).padStart(7)} docs/s (last tenth ${lastTenthRate.toFixed(0)} docs/s, ${ingestSeconds.toFixed(0)} s)   goal >= 8,000  ${verdict(CHUNKS / ingestSeconds >= 8000)}`,
-)
+if (reused) console.log(`ingest: skipped, the corpus of ${dataDir} reused (BENCH_RAG_SCALE_DATA)`)
+else
+  console.log(
+    `ingest ${CHUNKS.toLocaleString('en')} documents in batches of ${BATCH}   ${(CHUNKS / ingestSeconds).toFixed(0).padStart(7)} docs/s (last tenth ${lastTenthRate.toFixed(0)} docs/s, ${ingestSeconds.toFixed(0)} s)   goal >= 8,000  ${verdict(CHUNKS / ingestSeconds >= 8000)}`,
+  )
 const catchUp = await indexReady(info)
 console.log(`index ready after the last ingest             ${catchUp.toFixed(1).padStart(7)} s (merging what the ingest wrote meanwhile; searched with the previous file and exactly until then)`)
 
@@ -234,12 +249,14 @@ await server.stop()
 }
 
 // The time to rebuild the index from its table: the file removed, the server restarted.
-rmSync(join(dataDir, 'vector-index'), { recursive: true, force: true })
-;({ server, post, info } = await start())
-const rebuildStarted = performance.now()
-const rebuild = await indexReady(info)
-console.log(`index rebuilt from the table at start        ${((performance.now() - rebuildStarted) / 1000).toFixed(1).padStart(7)} s (file removed; ${rebuild.toFixed(1)} s until ready; searched exactly meanwhile), resident ${processMb(server.pid, 'VmRSS').toFixed(0)} MB, peak ${processMb(server.pid, 'VmHWM').toFixed(0)} MB`)
-await server.stop()
+if (REBUILD) {
+  rmSync(join(dataDir, 'vector-index'), { recursive: true, force: true })
+  ;({ server, post, info } = await start())
+  const rebuildStarted = performance.now()
+  const rebuild = await indexReady(info)
+  console.log(`index rebuilt from the table at start        ${((performance.now() - rebuildStarted) / 1000).toFixed(1).padStart(7)} s (file removed; ${rebuild.toFixed(1)} s until ready; searched exactly meanwhile), resident ${processMb(server.pid, 'VmRSS').toFixed(0)} MB, peak ${processMb(server.pid, 'VmHWM').toFixed(0)} MB`)
+  await server.stop()
+} else console.log('index rebuilt from the table: skipped (BENCH_RAG_SCALE_REBUILD=0)')
 
 // Baseline: the same data searched exactly (UAGENT_VECTOR_INDEX=off: the in-memory copy when it fits UAGENT_VECTOR_CACHE_MB, else sqlite-vec's scan).
 ;({ server, post, info } = await start({ UAGENT_VECTOR_INDEX: 'off' }))
@@ -249,7 +266,7 @@ for (const [kind, label] of kinds) {
 }
 console.log(`baseline, exact: resident                     ${processMb(server.pid, 'VmRSS').toFixed(0).padStart(7)} MB`)
 await server.stop()
-rmSync(dataDir, { recursive: true, force: true })
+if (!reused) rmSync(dataDir, { recursive: true, force: true })
 
 const postgresUrl = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
 const postgresPart = join(import.meta.dir, 'rag-scale-postgres.ts')
