@@ -203,13 +203,16 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   /**
-   * The GIN indexes over to_tsvector('simple', …) (migration 080) find the messages and titles
-   * holding every term; hits are grouped by conversation (keeping the newest matching message), the
-   * conversations the caller may read kept, newest activity first; each comes with the message that
-   * matched (as on SQLite: a search answers which conversations, fast, however long they are).
+   * One word (the common case): the conversations' word rows (conversation_words, migration 082;
+   * remade first where stale) and the titles' GIN index name the conversations holding it, each
+   * once, counted and ordered from those rows; then the page's conversations are read, each with
+   * its newest message holding the word. Several words, which must be in one message (or the
+   * title): the messages' GIN index (migration 080), hits grouped by conversation keeping the
+   * newest. Either way only conversations the caller may read, newest activity first.
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const query = tsQuery(terms)
+    if (terms.length === 1) return this.searchWord(userId, query, terms, limit, offset)
     const rows: (ConversationRow & { mid: string | null; total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
       hit AS (
         SELECT m.conversation_id AS id, max(m.id) AS mid FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q GROUP BY m.conversation_id
@@ -232,13 +235,62 @@ export class PostgresConversationStore implements ConversationStore {
       const messages: MessageRow[] = await this.sql`SELECT conversation_id, uid, role, content, tokens, metadata, created_at FROM messages WHERE id IN (SELECT unnest(${mids}::bigint[]))`
       for (const row of messages) matched.set(row.conversation_id, readMessage(row))
     }
-    return {
-      total,
-      conversations: page.map((row) => {
-        const conversation = readConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
-        return { ...conversation, match: matchExcerpt(conversation, terms) }
-      }),
+    return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+  }
+
+  private async searchWord(userId: string, query: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
+    await this.refreshWords(userId)
+    const rows: (ConversationRow & { words: boolean | null; total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+      shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))),
+      hit AS (
+        SELECT w.conversation_id AS id, w.updated_at, true AS words FROM conversation_words w, q WHERE w.words @@ q.q AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+        UNION ALL SELECT w.conversation_id, w.updated_at, true FROM conversation_words w, q WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+          AND EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q)
+        UNION ALL SELECT c.id, c.updated_at, false FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q AND (c.user_id = ${userId} OR c.id IN (SELECT id FROM shared))
+      ),
+      best AS (SELECT id, max(updated_at) AS updated_at, bool_or(words) AS words FROM hit GROUP BY id),
+      counted AS (SELECT count(*) AS total FROM best),
+      page AS (SELECT * FROM best ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
+      SELECT counted.total, c.id, c.user_id, c.title, c.created_at, c.updated_at, page.words
+      FROM counted LEFT JOIN page ON true LEFT JOIN conversations c ON c.id = page.id ORDER BY page.updated_at DESC, page.id DESC`
+    const total = Number(rows[0]?.total ?? 0)
+    const page = rows.filter((row) => row.id !== null)
+    const holding = page.filter((row) => row.words).map((row) => row.id)
+    const matched = new Map<string, Message>()
+    if (holding.length) {
+      // A common word is in one of a conversation's last messages: each read newest first, stopping
+      // at the first that holds it. A rarer one: its GIN entries, kept to the page's conversations.
+      const messages: MessageRow[] =
+        total > COMMON_WORD
+          ? await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${holding}::text[]) AS p(id)
+              CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.id DESC LIMIT 1) m`
+          : await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
+              WHERE m.conversation_id = ANY(${holding}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
+      for (const row of messages) matched.set(row.conversation_id, readMessage(row))
     }
+    return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+  }
+
+  /**
+   * Remakes the stale word rows (migration 082) of the conversations `userId` may read, from their
+   * messages: the conversation rows locked first (an append to one waits, and one that committed
+   * before is read), so that a row marked fresh holds every message its conversation has.
+   */
+  private async refreshWords(userId: string): Promise<void> {
+    const stale: { id: string }[] = await this.sql`SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id = ${userId}
+      UNION ALL SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
+    if (!stale.length) return
+    await this.sql.begin(async (tx) => {
+      const locked: { id: string }[] = await tx`SELECT id FROM conversations WHERE id = ANY(${stale.map((row) => row.id)}::text[]) AND words_stale ORDER BY id FOR UPDATE`
+      if (!locked.length) return
+      const ids = locked.map((row) => row.id)
+      await tx`INSERT INTO conversation_words (conversation_id, user_id, updated_at, words)
+        SELECT id, user_id, updated_at, conversation_words_of(id) FROM conversations WHERE id = ANY(${ids}::text[])
+        ON CONFLICT (conversation_id) DO UPDATE SET user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, words = EXCLUDED.words`
+      await tx`UPDATE conversations SET words_stale = false WHERE id = ANY(${ids}::text[])`
+    })
   }
 
   async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {
@@ -272,6 +324,15 @@ export class PostgresConversationStore implements ConversationStore {
       FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`
     return rows.map((row) => ({ assistant: { id: row.id, name: row.name }, up: Number(row.up), down: Number(row.down) }))
   }
+}
+
+/** Conversations a one-word search finds above which the word counts as common (see searchWord). */
+const COMMON_WORD = 500
+
+/** A conversation found by a search, with the message that matched (none when only its title did). */
+function foundOf(row: ConversationRow, message: Message | undefined, terms: string[]): FoundConversation {
+  const conversation = readConversation({ id: row.id, user_id: row.user_id, title: row.title, created_at: row.created_at, updated_at: row.updated_at }, message ? [message] : [])
+  return { ...conversation, match: matchExcerpt(conversation, terms) }
 }
 
 /** Messages as the columns an unnest() inserts, each with its id (made when not given). */

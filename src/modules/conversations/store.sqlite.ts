@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import { reachesUser } from '../access/roles'
-import { fts5Query, matchExcerpt } from './search'
+import { fts5Query, holdsEvery, matchExcerpt } from './search'
 import {
   type Conversation,
   type ConversationRow,
@@ -86,35 +86,114 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
-   * FTS5 finds the messages and titles that hold every term (messages_fts, conversations_fts,
-   * migration 080): the messages' index gives each hit's conversation itself, so hits are grouped by
-   * conversation (keeping the newest matching message) without reading a message row; the
-   * conversations the caller may read are kept, newest activity first; each comes with the message
-   * that matched (not all of its messages: a search answers which conversations, fast, however long
-   * they are).
+   * Two FTS5 indexes answer (migrations 080, 082). One word (the common case): the conversations'
+   * documents (conversation_words, remade first where stale) and titles (conversations_fts) name
+   * the conversations that hold it, each once, so a common word costs about the number of
+   * conversations; the message shown is then found in each conversation of the page only. Several
+   * words, which must be in one message (or the title): the messages' index (messages_fts), its
+   * hits grouped by conversation keeping the newest. Either way the conversations the caller may
+   * read are kept, newest activity first, counted in the same query; each comes with the message
+   * that matched, not all of its messages.
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const match = fts5Query(terms)
+    const readable = `(c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')}))`
+    if (terms.length === 1) {
+      this.refreshWords(userId)
+      return this.searchWord(userId, terms, match, limit, offset)
+    }
     const found = `WITH hit(id, mid) AS (
         SELECT conversation_id, max(rowid) FROM messages_fts WHERE messages_fts MATCH ?1 GROUP BY conversation_id
         UNION ALL SELECT conversation_id, NULL FROM conversations_fts WHERE conversations_fts MATCH ?1
       ), best(id, mid) AS (SELECT id, max(mid) FROM hit GROUP BY id)
-      SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id
-      WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
-    const total = this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n
-    const rows = total > offset ? this.db.query<ConversationRow & { mid: number | null }, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
+      SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
+    const rows = this.db
+      .query<ConversationRow & { mid: number | null; total: number }, [string, string, number, number]>(`SELECT *, count(*) OVER () AS total FROM (${found}) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`)
+      .all(match, userId, limit, offset)
+    // A page past the end has no row to carry the total.
+    const total = rows.length ? rows[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n : 0
     const mids = rows.flatMap((row) => (row.mid === null ? [] : [row.mid]))
     const matched = new Map<string, Message>()
     if (mids.length) {
       for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) matched.set(row.conversation_id, toMessage(row))
     }
+    return { total, conversations: rows.map((row) => found_(row, matched.get(row.id), terms)) }
+  }
+
+  /**
+   * One word: the conversations' documents and titles name the conversations holding it, each
+   * once; their key rows (owner, updatedAt, kept with the documents) are enough to keep those the
+   * caller may read, count them and take the page, so only the page's conversations are read, and
+   * in each the newest message that holds the word.
+   */
+  private searchWord(userId: string, terms: string[], match: string, limit: number, offset: number): { conversations: FoundConversation[]; total: number } {
+    const found = `WITH hit(n, words) AS (
+        SELECT rowid, 1 FROM conversation_words WHERE conversation_words MATCH ?1
+        UNION ALL SELECT k.n, 0 FROM conversations_fts f JOIN conversation_search_keys k ON k.conversation_id = f.conversation_id WHERE conversations_fts MATCH ?1
+      ), best(n, words) AS (SELECT n, max(words) FROM hit GROUP BY n)
+      SELECT k.conversation_id AS id, k.updated_at, best.words FROM conversation_search_keys k JOIN best ON best.n = k.n
+      WHERE k.user_id = ?2 OR k.conversation_id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
+    const page = this.db
+      .query<{ id: string; words: number; total: number }, [string, string, number, number]>(`SELECT id, words, count(*) OVER () AS total FROM (${found}) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`)
+      .all(match, userId, limit, offset)
+    const total = page.length ? page[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n : 0
+    if (!page.length) return { total, conversations: [] }
+    const rows = new Map(
+      this.db
+        .query<ConversationRow, string[]>(`SELECT * FROM conversations WHERE id IN (${page.map(() => '?').join(',')})`)
+        .all(...page.map((hit) => hit.id))
+        .map((row) => [row.id, row]),
+    )
     return {
       total,
-      conversations: rows.map(({ mid: _mid, ...row }) => {
-        const conversation = toConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
-        return { ...conversation, match: matchExcerpt(conversation, terms) }
+      conversations: page.flatMap((hit) => {
+        const row = rows.get(hit.id)
+        return row ? [found_(row, hit.words ? this.newestHolding(hit.id, terms, match) : undefined, terms)] : []
       }),
     }
+  }
+
+  /**
+   * The newest message of a conversation holding every term, read newest first and tested as the
+   * excerpt is (search.ts); should that test and the tokenizer ever disagree, the messages' index
+   * says, within the conversation's message ids.
+   */
+  private newestHolding(conversationId: string, terms: string[], match: string): Message | undefined {
+    for (const row of this.db.query<MessageRow, [string]>('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC').iterate(conversationId)) {
+      if (holdsEvery(row.content, terms)) return toMessage(row)
+    }
+    const found = this.db
+      .query<MessageRow, [string, string, string, string]>(
+        `SELECT m.* FROM messages m WHERE m.id = (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 AND conversation_id = ?2
+           AND rowid >= (SELECT min(id) FROM messages WHERE conversation_id = ?3) AND rowid <= (SELECT max(id) FROM messages WHERE conversation_id = ?4) ORDER BY rowid DESC LIMIT 1)`,
+      )
+      .get(match, conversationId, conversationId, conversationId)
+    return found ? toMessage(found) : undefined
+  }
+
+  /**
+   * Remakes the stale word documents (migration 082) of the conversations `userId` may read, from
+   * their messages, in one write transaction: what a search reads is then every message stored
+   * before it. A conversation's document goes stale when one of its messages is written or deleted.
+   */
+  private refreshWords(userId: string): void {
+    const staleOf = this.db.query<{ n: number; id: string }, [string]>(
+      `SELECT k.n, k.conversation_id AS id FROM conversation_search_keys k JOIN conversations c ON c.id = k.conversation_id
+       WHERE k.stale = 1 AND (c.user_id = ?1 OR c.id IN (${SHARED_WITH}))`,
+    )
+    if (!staleOf.get(userId)) return
+    this.db.transaction(() => {
+      const remove = this.db.prepare<void, [number]>('DELETE FROM conversation_words WHERE rowid = ?')
+      const add = this.db.prepare<void, [number, string]>("INSERT INTO conversation_words(rowid, words) SELECT ?1, group_concat(content, ' ') FROM messages WHERE conversation_id = ?2")
+      const fresh = this.db.prepare<void, [number]>(
+        'UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at FROM conversations c WHERE c.id = conversation_search_keys.conversation_id AND conversation_search_keys.n = ?',
+      )
+      for (const { n, id } of staleOf.all(userId)) {
+        remove.run(n)
+        add.run(n, id)
+        fresh.run(n)
+      }
+    }).immediate()
   }
 
   async rename(id: string, userId: string, title: string): Promise<Conversation> {
@@ -210,6 +289,14 @@ export class SqliteConversationStore implements ConversationStore {
       .all()
       .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
   }
+}
+
+/** A conversation found by a search, with the message that matched (none when only its title did). */
+function found_(row: ConversationRow & { mid?: unknown; total?: unknown }, message: Message | MessageRow | undefined, terms: string[]): FoundConversation {
+  const { mid: _mid, total: _total, ...columns } = row
+  const matched = message === undefined ? [] : ['conversation_id' in message ? toMessage(message) : message]
+  const conversation = toConversation(columns, matched)
+  return { ...conversation, match: matchExcerpt(conversation, terms) }
 }
 
 /** The ids of the conversations shared with user ?1 (conversation_shares, migration 081). */
