@@ -182,7 +182,9 @@ async function run(backend: 'SQLite' | 'PostgreSQL', postgres?: Postgres) {
     await postgres`VACUUM ANALYZE messages`
     await postgres`VACUUM ANALYZE conversations`
   } else {
-    // A server's index after a while: its segments merged (the load wrote many small ones at once).
+    // The messages' index, as migration 082 leaves it to the next search (made here at once, as a server's after a while).
+    services.db.run('INSERT INTO messages_fts(rowid, content, conversation_id) SELECT id, content, conversation_id FROM messages')
+    services.db.run('UPDATE search_progress SET messages_through = (SELECT max(id) FROM messages)')
     services.db.run("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
     // The conversations' words (migration 082), as the migration makes them.
     services.db.run("INSERT INTO conversation_words(rowid, words) SELECT k.n, (SELECT group_concat(m.content, ' ') FROM messages m WHERE m.conversation_id = k.conversation_id) FROM conversation_search_keys k")

@@ -1,27 +1,43 @@
 import type { Migration } from '.'
 
 /**
- * Conversation search at scale (issue 57's speed goals): a conversation-level word index beside
- * migration 080's message-level one. `conversation_words` (contentless FTS5, detail=none: which
- * words, not where) holds one document per conversation, keyed by conversation_search_keys.n: the
- * words of all its messages. A one-word search (the common case) then costs about the number of
- * conversations that hold the word, not the number of messages (a common word is in ~every
- * conversation, ~5 times each): no hit is grouped by conversation, no message row is read.
+ * Conversation search at scale (issue 57's speed goals).
  *
- * Each key row also keeps its conversation's owner and updatedAt as of its document, so that a
- * search counts and orders the conversations it found without reading their rows (only the page's).
+ * - A conversation-level word index beside migration 080's message-level one: `conversation_words`
+ *   (contentless FTS5, detail=none: which words, not where) holds one document per conversation,
+ *   keyed by conversation_search_keys.n: the words of all its messages. A one-word search (the
+ *   common case) then costs about the number of conversations that hold the word, not the number
+ *   of messages (a common word is in ~every conversation, ~5 times each). Each key row also keeps
+ *   its conversation's owner and updatedAt as of its document, so a search counts and orders what
+ *   it found without reading conversation rows (only the page's).
+ * - Both indexes are brought up to date by the next search, not by each message written: sending
+ *   a message writes the message and nothing else. `search_progress.messages_through` is the
+ *   newest message id in messages_fts (ids only grow: AUTOINCREMENT); a search first adds the
+ *   messages after it, marks their conversations' documents stale, and remakes the stale documents
+ *   of the conversations the caller may read (store.sqlite.ts), all from the tables. Rarer changes
+ *   keep triggers: a message deleted (an edit, a regeneration, a conversation or account deleted)
+ *   leaves both indexes at once, a renamed conversation's document goes stale (its updatedAt moved).
  *
- * Kept up lazily: writing a message, or moving a conversation's updatedAt, marks its document
- * stale (triggers, one small row write per exchange: `stale` on conversation_search_keys); a search first remakes the stale
- * documents of the conversations the caller may read (store.sqlite.ts, refreshWords), from the
- * messages, with the same tokenizer. So sending a message costs no index work beyond migration
- * 080's, and every search sees every message stored before it. The messages stay the one copy of
- * the text: the documents are made from them here, and again whenever they are stale.
+ * The messages stay the one copy of the text: both indexes are made from them, here and whenever
+ * they are behind.
  */
 export const conversationWords: Migration = {
   version: 82,
   name: 'conversation_words',
   sql: `
+    CREATE TABLE search_progress (id INTEGER PRIMARY KEY CHECK (id = 1), messages_through INTEGER NOT NULL);
+    INSERT INTO search_progress (id, messages_through) SELECT 1, COALESCE(max(id), 0) FROM messages;
+    DROP TRIGGER messages_fts_added;
+    DROP TRIGGER messages_fts_removed;
+    DROP TRIGGER messages_fts_changed;
+    CREATE TRIGGER messages_fts_removed AFTER DELETE ON messages WHEN old.id <= (SELECT messages_through FROM search_progress) BEGIN
+      DELETE FROM messages_fts WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER messages_fts_changed AFTER UPDATE OF content ON messages WHEN old.id <= (SELECT messages_through FROM search_progress) BEGIN
+      DELETE FROM messages_fts WHERE rowid = old.id;
+      INSERT INTO messages_fts(rowid, content, conversation_id) VALUES (new.id, new.content, new.conversation_id);
+    END;
+
     ALTER TABLE conversation_search_keys ADD COLUMN stale INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE conversation_search_keys ADD COLUMN user_id TEXT;
     ALTER TABLE conversation_search_keys ADD COLUMN updated_at TEXT;
@@ -31,19 +47,15 @@ export const conversationWords: Migration = {
     );
     INSERT INTO conversation_words(rowid, words)
       SELECT k.n, (SELECT group_concat(m.content, ' ') FROM messages m WHERE m.conversation_id = k.conversation_id) FROM conversation_search_keys k;
-    UPDATE conversation_search_keys SET stale = 0,
-      user_id = (SELECT c.user_id FROM conversations c WHERE c.id = conversation_search_keys.conversation_id),
-      updated_at = (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_search_keys.conversation_id);
-    CREATE TRIGGER conversation_words_added AFTER INSERT ON messages BEGIN
-      UPDATE conversation_search_keys SET stale = 1 WHERE conversation_id = new.conversation_id AND stale = 0;
-    END;
+    UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at
+      FROM conversations c WHERE c.id = conversation_search_keys.conversation_id;
     CREATE TRIGGER conversation_words_removed AFTER DELETE ON messages BEGIN
       UPDATE conversation_search_keys SET stale = 1 WHERE conversation_id = old.conversation_id AND stale = 0;
     END;
     CREATE TRIGGER conversation_words_changed AFTER UPDATE OF content ON messages BEGIN
       UPDATE conversation_search_keys SET stale = 1 WHERE conversation_id = new.conversation_id AND stale = 0;
     END;
-    CREATE TRIGGER conversation_words_moved AFTER UPDATE OF updated_at ON conversations BEGIN
+    CREATE TRIGGER conversation_words_renamed AFTER UPDATE OF title ON conversations BEGIN
       UPDATE conversation_search_keys SET stale = 1 WHERE conversation_id = new.id AND stale = 0;
     END;
     CREATE TRIGGER conversation_words_dropped BEFORE DELETE ON conversations BEGIN

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import { fromPgText, toPgText } from '../../db/pg-text'
+import { CONVERSATION_FILES_PREFIX } from '../rag/reserved'
 import { type CachedMessages, MessageCache } from './message-cache'
 import { matchExcerpt, tsQuery } from './search'
 import {
@@ -19,6 +20,7 @@ import {
   replacedMeanwhile,
   toConversation,
   toMessage,
+  withFilesKnown,
 } from './store'
 import { assistantOf, modelOf } from './store.sqlite'
 
@@ -61,7 +63,8 @@ export class PostgresConversationStore implements ConversationStore {
     const after = base?.lastId ?? 0
     const revision = base?.revision ?? -1
     // As in list(): the cached run is confirmed once (k), and only the messages after it are read.
-    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, c.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+    const rows: (JoinedRow & { has_files: boolean })[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, c.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+        EXISTS (SELECT 1 FROM rag_collections r WHERE r.user_id = c.user_id AND r.name = ${`${CONVERSATION_FILES_PREFIX}${id}`}) AS has_files,
         m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM conversations c
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = c.id) AS b ON true
@@ -69,7 +72,7 @@ export class PostgresConversationStore implements ConversationStore {
       LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > COALESCE(k.after, 0)
       WHERE c.id = ${id} AND c.user_id = ${userId} ORDER BY m.id`
     if (!rows.length) throw notFound(`Conversation ${id}`)
-    return this.conversationsOf(rows, base ? new Map([[id, base]]) : undefined)[0]!
+    return withFilesKnown(this.conversationsOf(rows, base ? new Map([[id, base]]) : undefined)[0]!, rows[0]!.has_files === true)
   }
 
   /**

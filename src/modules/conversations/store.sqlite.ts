@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import { reachesUser } from '../access/roles'
+import { CONVERSATION_FILES_PREFIX } from '../rag/reserved'
 import { fts5Query, holdsEvery, matchExcerpt } from './search'
 import {
   type Conversation,
@@ -18,6 +19,7 @@ import {
   replacedMeanwhile,
   toConversation,
   toMessage,
+  withFilesKnown,
 } from './store'
 
 /** Conversations in the server's SQLite database (the embedded default). */
@@ -43,13 +45,18 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   private read(id: string, userId: string): Conversation {
-    const row = this.db.query<ConversationRow, [string, string]>('SELECT * FROM conversations WHERE id = ? AND user_id = ?').get(id, userId)
-    if (!row) throw notFound(`Conversation ${id}`)
+    const found = this.db
+      .query<ConversationRow & { has_files: number }, [string, string, string]>(
+        'SELECT c.*, EXISTS (SELECT 1 FROM rag_collections r WHERE r.user_id = c.user_id AND r.name = ?1) AS has_files FROM conversations c WHERE c.id = ?2 AND c.user_id = ?3',
+      )
+      .get(`${CONVERSATION_FILES_PREFIX}${id}`, id, userId)
+    if (!found) throw notFound(`Conversation ${id}`)
+    const { has_files: hasFiles, ...row } = found
     const messages = this.db
       .query<MessageRow, [string]>('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id')
       .all(id)
       .map(toMessage)
-    return toConversation(row, messages)
+    return withFilesKnown(toConversation(row, messages), hasFiles === 1)
   }
 
   /**
@@ -97,7 +104,7 @@ export class SqliteConversationStore implements ConversationStore {
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const match = fts5Query(terms)
-    const readable = `(c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')}))`
+    this.catchUp()
     if (terms.length === 1) {
       this.refreshWords(userId)
       return this.searchWord(userId, terms, match, limit, offset)
@@ -172,9 +179,28 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
+   * Adds the messages written since the last search to the messages' index and marks their
+   * conversations' documents stale (migration 082: sending a message does no index work), in one
+   * write transaction; nothing to do, one read.
+   */
+  private catchUp(): void {
+    const behind = this.db.query<{ behind: number }, []>('SELECT (SELECT COALESCE(max(id), 0) FROM messages) > messages_through AS behind FROM search_progress')
+    if (!behind.get()?.behind) return
+    this.db.transaction(() => {
+      const through = this.db.query<{ n: number }, []>('SELECT messages_through AS n FROM search_progress').get()!.n
+      const newest = this.db.query<{ n: number }, []>('SELECT COALESCE(max(id), 0) AS n FROM messages').get()!.n
+      if (newest <= through) return
+      this.db.run('INSERT INTO messages_fts(rowid, content, conversation_id) SELECT id, content, conversation_id FROM messages WHERE id > ? AND id <= ?', [through, newest])
+      this.db.run('UPDATE conversation_search_keys SET stale = 1 WHERE stale = 0 AND conversation_id IN (SELECT conversation_id FROM messages WHERE id > ? AND id <= ?)', [through, newest])
+      this.db.run('UPDATE search_progress SET messages_through = ?', [newest])
+    }).immediate()
+  }
+
+  /**
    * Remakes the stale word documents (migration 082) of the conversations `userId` may read, from
    * their messages, in one write transaction: what a search reads is then every message stored
-   * before it. A conversation's document goes stale when one of its messages is written or deleted.
+   * before it. A conversation's document goes stale when messages are added to it (catchUp), one
+   * of its messages is deleted, or it is renamed.
    */
   private refreshWords(userId: string): void {
     const staleOf = this.db.query<{ n: number; id: string }, [string]>(
