@@ -263,11 +263,15 @@ export class PostgresConversationStore implements ConversationStore {
     const matched = new Map<string, Message>()
     if (holding.length) {
       // A common word is in one of a conversation's last messages: each read newest first, stopping
-      // at the first that holds it. A rarer one: its GIN entries, kept to the page's conversations.
+      // at the first that holds it (OFFSET 0 keeps the planner from reading all of the word's GIN
+      // entries for each instead). A rarer one: its GIN entries, kept to the page's conversations.
       const messages: MessageRow[] =
         total > COMMON_WORD
           ? await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${holding}::text[]) AS p(id)
-              CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.id DESC LIMIT 1) m`
+              CROSS JOIN LATERAL (
+                SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
+                WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
+              ) m`
           : await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
               WHERE m.conversation_id = ANY(${holding}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
       for (const row of messages) matched.set(row.conversation_id, readMessage(row))
@@ -330,7 +334,7 @@ export class PostgresConversationStore implements ConversationStore {
 }
 
 /** Conversations a one-word search finds above which the word counts as common (see searchWord). */
-const COMMON_WORD = 500
+const COMMON_WORD = 3000
 
 /** A conversation found by a search, with the message that matched (none when only its title did). */
 function foundOf(row: ConversationRow, message: Message | undefined, terms: string[]): FoundConversation {

@@ -151,11 +151,31 @@ export class SqliteConversationStore implements ConversationStore {
         .all(...page.map((hit) => hit.id))
         .map((row) => [row.id, row]),
     )
+    // A word in few conversations: the messages' index names each page conversation's newest
+    // message holding it in one pass over its few hits. A common one (reading all its hits would
+    // cost what the conversation documents saved) is in one of each conversation's last messages:
+    // read newest first (newestHolding).
+    let fewHits: Map<string, Message> | undefined
+    if (total <= FEW_CONVERSATIONS) {
+      fewHits = new Map()
+      const holding = page.filter((hit) => hit.words).map((hit) => hit.id)
+      if (holding.length) {
+        const mids = this.db
+          .query<{ mid: number }, string[]>(
+            `SELECT max(rowid) AS mid FROM messages_fts WHERE messages_fts MATCH ? AND conversation_id IN (${holding.map(() => '?').join(',')}) GROUP BY conversation_id`,
+          )
+          .all(match, ...holding)
+          .map((row) => row.mid)
+        if (mids.length) {
+          for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) fewHits.set(row.conversation_id, toMessage(row))
+        }
+      }
+    }
     return {
       total,
       conversations: page.flatMap((hit) => {
         const row = rows.get(hit.id)
-        return row ? [found_(row, hit.words ? this.newestHolding(hit.id, terms, match) : undefined, terms)] : []
+        return row ? [found_(row, hit.words ? (fewHits ? fewHits.get(hit.id) : this.newestHolding(hit.id, terms, match)) : undefined, terms)] : []
       }),
     }
   }
@@ -316,6 +336,9 @@ export class SqliteConversationStore implements ConversationStore {
       .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
   }
 }
+
+/** Up to how many conversations holding a word a search reads the word's message hits (searchWord). */
+const FEW_CONVERSATIONS = 1000
 
 /** A conversation found by a search, with the message that matched (none when only its title did). */
 function found_(row: ConversationRow & { mid?: unknown; total?: unknown }, message: Message | MessageRow | undefined, terms: string[]): FoundConversation {
