@@ -15,6 +15,7 @@ import { toPgText } from '../src/db/pg-text'
 import type { ChatMessage, Generator } from '../src/ml'
 import { ensureFirstAdmin } from '../src/modules/auth/bootstrap'
 import { ChatService } from '../src/modules/chat/service'
+import { CONVERSATION_DOCUMENT } from '../src/modules/conversations/store.sqlite'
 import { BENCH_DATABASE_SKIPPED, scratchPostgres } from './postgres-database'
 
 const CONVERSATIONS = Number(process.env.BENCH_CONV_COUNT ?? 10_000)
@@ -187,7 +188,7 @@ async function run(backend: 'SQLite' | 'PostgreSQL', postgres?: Postgres) {
     services.db.run('UPDATE search_progress SET messages_through = (SELECT max(id) FROM messages)')
     services.db.run("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
     // The conversations' words (migration 082), as the migration makes them.
-    services.db.run("INSERT INTO conversation_words(rowid, words) SELECT k.n, (SELECT group_concat(m.content, ' ') FROM messages m WHERE m.conversation_id = k.conversation_id) FROM conversation_search_keys k")
+    services.db.run(`INSERT INTO conversation_words(rowid, words) SELECT k.n, ${CONVERSATION_DOCUMENT('k.conversation_id')} FROM conversation_search_keys k`)
     services.db.run('UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at FROM conversations c WHERE c.id = conversation_search_keys.conversation_id')
     services.db.run("INSERT INTO conversation_words(conversation_words) VALUES ('optimize')")
     services.db.run('ANALYZE')

@@ -5,7 +5,7 @@ import type { Migration } from '.'
  *
  * - A conversation-level word index beside migration 080's message-level one: `conversation_words`
  *   (contentless FTS5, detail=none: which words, not where) holds one document per conversation,
- *   keyed by conversation_search_keys.n: the words of all its messages. A one-word search (the
+ *   keyed by conversation_search_keys.n: the words of its title and all its messages. A one-word search (the
  *   common case) then costs about the number of conversations that hold the word, not the number
  *   of messages (a common word is in ~every conversation, ~5 times each). Each key row also keeps
  *   its conversation's owner and updatedAt as of its document, so a search counts and orders what
@@ -46,7 +46,9 @@ export const conversationWords: Migration = {
       words, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 0'
     );
     INSERT INTO conversation_words(rowid, words)
-      SELECT k.n, (SELECT group_concat(m.content, ' ') FROM messages m WHERE m.conversation_id = k.conversation_id) FROM conversation_search_keys k;
+      SELECT k.n, (SELECT c.title FROM conversations c WHERE c.id = k.conversation_id) || ' ' ||
+        COALESCE((SELECT group_concat(m.content, ' ') FROM messages m WHERE m.conversation_id = k.conversation_id), '')
+      FROM conversation_search_keys k;
     UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at
       FROM conversations c WHERE c.id = conversation_search_keys.conversation_id;
     CREATE TRIGGER conversation_words_removed AFTER DELETE ON messages BEGIN

@@ -243,23 +243,22 @@ export class PostgresConversationStore implements ConversationStore {
 
   private async searchWord(userId: string, query: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     await this.refreshWords(userId)
-    const rows: (ConversationRow & { words: boolean | null; total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+    const rows: (ConversationRow & { total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
       shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
           OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))),
       hit AS (
-        SELECT w.conversation_id AS id, w.updated_at, true AS words FROM conversation_words w, q WHERE w.words @@ q.q AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
-        UNION ALL SELECT w.conversation_id, w.updated_at, true FROM conversation_words w, q WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
-          AND EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q)
-        UNION ALL SELECT c.id, c.updated_at, false FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q AND (c.user_id = ${userId} OR c.id IN (SELECT id FROM shared))
+        SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+        UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
+          WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+          AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q))
       ),
-      best AS (SELECT id, max(updated_at) AS updated_at, bool_or(words) AS words FROM hit GROUP BY id),
-      counted AS (SELECT count(*) AS total FROM best),
-      page AS (SELECT * FROM best ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
-      SELECT counted.total, c.id, c.user_id, c.title, c.created_at, c.updated_at, page.words
+      counted AS (SELECT count(*) AS total FROM hit),
+      page AS (SELECT * FROM hit ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
+      SELECT counted.total, c.id, c.user_id, c.title, c.created_at, c.updated_at
       FROM counted LEFT JOIN page ON true LEFT JOIN conversations c ON c.id = page.id ORDER BY page.updated_at DESC, page.id DESC`
     const total = Number(rows[0]?.total ?? 0)
     const page = rows.filter((row) => row.id !== null)
-    const holding = page.filter((row) => row.words).map((row) => row.id)
+    const holding = page.map((row) => row.id)
     const matched = new Map<string, Message>()
     if (holding.length) {
       // A common word is in one of a conversation's last messages: each read newest first, stopping

@@ -128,27 +128,26 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
-   * One word: the conversations' documents and titles name the conversations holding it, each
-   * once; their key rows (owner, updatedAt, kept with the documents) are enough to keep those the
-   * caller may read, count them and take the page, so only the page's conversations are read, and
-   * in each the newest message that holds the word.
+   * One word: the conversations' documents (title and messages, migration 082) name the
+   * conversations holding it, each once; their key rows (owner, updatedAt, kept with the documents)
+   * are enough to keep those the caller may read, count them and take the page, so only the page's
+   * conversations are read, and in each the newest message that holds the word (none: the title did).
    */
   private searchWord(userId: string, terms: string[], match: string, limit: number, offset: number): { conversations: FoundConversation[]; total: number } {
-    const found = `WITH hit(n, words) AS (
-        SELECT rowid, 1 FROM conversation_words WHERE conversation_words MATCH ?1
-        UNION ALL SELECT k.n, 0 FROM conversations_fts f JOIN conversation_search_keys k ON k.conversation_id = f.conversation_id WHERE conversations_fts MATCH ?1
-      ), best(n, words) AS (SELECT n, max(words) FROM hit GROUP BY n)
-      SELECT k.conversation_id AS id, k.updated_at, best.words FROM conversation_search_keys k JOIN best ON best.n = k.n
-      WHERE k.user_id = ?2 OR k.conversation_id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
+    const found = `FROM conversation_words w JOIN conversation_search_keys k ON k.n = w.rowid
+      WHERE conversation_words MATCH ?1 AND (k.user_id = ?2 OR k.conversation_id IN (${SHARED_WITH.replaceAll('?1', '?2')}))`
     const page = this.db
-      .query<{ id: string; words: number; total: number }, [string, string, number, number]>(`SELECT id, words, count(*) OVER () AS total FROM (${found}) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`)
+      .query<{ id: string; total: number }, [string, string, number, number]>(
+        `SELECT k.conversation_id AS id, count(*) OVER () AS total ${found} ORDER BY k.updated_at DESC, k.conversation_id DESC LIMIT ?3 OFFSET ?4`,
+      )
       .all(match, userId, limit, offset)
-    const total = page.length ? page[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n : 0
+    const total = page.length ? page[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n ${found}`).get(match, userId)!.n : 0
     if (!page.length) return { total, conversations: [] }
+    const ids = page.map((hit) => hit.id)
     const rows = new Map(
       this.db
-        .query<ConversationRow, string[]>(`SELECT * FROM conversations WHERE id IN (${page.map(() => '?').join(',')})`)
-        .all(...page.map((hit) => hit.id))
+        .query<ConversationRow, string[]>(`SELECT * FROM conversations WHERE id IN (${ids.map(() => '?').join(',')})`)
+        .all(...ids)
         .map((row) => [row.id, row]),
     )
     // A word in few conversations: the messages' index names each page conversation's newest
@@ -158,44 +157,32 @@ export class SqliteConversationStore implements ConversationStore {
     let fewHits: Map<string, Message> | undefined
     if (total <= FEW_CONVERSATIONS) {
       fewHits = new Map()
-      const holding = page.filter((hit) => hit.words).map((hit) => hit.id)
-      if (holding.length) {
-        const mids = this.db
-          .query<{ mid: number }, string[]>(
-            `SELECT max(rowid) AS mid FROM messages_fts WHERE messages_fts MATCH ? AND conversation_id IN (${holding.map(() => '?').join(',')}) GROUP BY conversation_id`,
-          )
-          .all(match, ...holding)
-          .map((row) => row.mid)
-        if (mids.length) {
-          for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) fewHits.set(row.conversation_id, toMessage(row))
-        }
+      const mids = this.db
+        .query<{ mid: number }, string[]>(`SELECT max(rowid) AS mid FROM messages_fts WHERE messages_fts MATCH ? AND conversation_id IN (${ids.map(() => '?').join(',')}) GROUP BY conversation_id`)
+        .all(match, ...ids)
+        .map((row) => row.mid)
+      if (mids.length) {
+        for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) fewHits.set(row.conversation_id, toMessage(row))
       }
     }
     return {
       total,
-      conversations: page.flatMap((hit) => {
-        const row = rows.get(hit.id)
-        return row ? [found_(row, hit.words ? (fewHits ? fewHits.get(hit.id) : this.newestHolding(hit.id, terms, match)) : undefined, terms)] : []
+      conversations: ids.flatMap((id) => {
+        const row = rows.get(id)
+        return row ? [found_(row, fewHits ? fewHits.get(id) : this.newestHolding(id, terms), terms)] : []
       }),
     }
   }
 
   /**
    * The newest message of a conversation holding every term, read newest first and tested as the
-   * excerpt is (search.ts); should that test and the tokenizer ever disagree, the messages' index
-   * says, within the conversation's message ids.
+   * excerpt is (search.ts); none when only its title holds them.
    */
-  private newestHolding(conversationId: string, terms: string[], match: string): Message | undefined {
+  private newestHolding(conversationId: string, terms: string[]): Message | undefined {
     for (const row of this.db.query<MessageRow, [string]>('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC').iterate(conversationId)) {
       if (holdsEvery(row.content, terms)) return toMessage(row)
     }
-    const found = this.db
-      .query<MessageRow, [string, string, string, string]>(
-        `SELECT m.* FROM messages m WHERE m.id = (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1 AND conversation_id = ?2
-           AND rowid >= (SELECT min(id) FROM messages WHERE conversation_id = ?3) AND rowid <= (SELECT max(id) FROM messages WHERE conversation_id = ?4) ORDER BY rowid DESC LIMIT 1)`,
-      )
-      .get(match, conversationId, conversationId, conversationId)
-    return found ? toMessage(found) : undefined
+    return undefined
   }
 
   /**
@@ -230,7 +217,7 @@ export class SqliteConversationStore implements ConversationStore {
     if (!staleOf.get(userId)) return
     this.db.transaction(() => {
       const remove = this.db.prepare<void, [number]>('DELETE FROM conversation_words WHERE rowid = ?')
-      const add = this.db.prepare<void, [number, string]>("INSERT INTO conversation_words(rowid, words) SELECT ?1, group_concat(content, ' ') FROM messages WHERE conversation_id = ?2")
+      const add = this.db.prepare<void, [number, string]>(`INSERT INTO conversation_words(rowid, words) VALUES (?1, ${CONVERSATION_DOCUMENT('?2')})`)
       const fresh = this.db.prepare<void, [number]>(
         'UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at FROM conversations c WHERE c.id = conversation_search_keys.conversation_id AND conversation_search_keys.n = ?',
       )
@@ -336,6 +323,10 @@ export class SqliteConversationStore implements ConversationStore {
       .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
   }
 }
+
+/** A conversation's word document (migration 082): its title and its messages' contents. */
+export const CONVERSATION_DOCUMENT = (id: string) =>
+  `(SELECT title FROM conversations WHERE id = ${id}) || ' ' || COALESCE((SELECT group_concat(content, ' ') FROM messages WHERE conversation_id = ${id}), '')`
 
 /** Up to how many conversations holding a word a search reads the word's message hits (searchWord). */
 const FEW_CONVERSATIONS = 1000

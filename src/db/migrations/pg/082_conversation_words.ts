@@ -3,7 +3,7 @@ import type { PostgresMigration } from '.'
 /**
  * Conversation search at scale, as SQLite's migration 082: a conversation-level word index beside
  * migration 080's GIN over every message. `conversation_words` holds one row per conversation: the
- * distinct words (lexemes of to_tsvector('simple', …), positions stripped) of all its messages, its
+ * distinct words (lexemes of to_tsvector('simple', …), no positions) of its title and all its messages, its
  * owner and its updatedAt as of that row, with a GIN index. A one-word search then finds each
  * conversation once from that index (no message row read, however many messages hold the word)
  * and counts and orders them from the same rows.
@@ -12,7 +12,8 @@ import type { PostgresMigration } from '.'
  * regeneration, a rename) is marked `words_stale` by a BEFORE UPDATE trigger (no extra write);
  * a search first remakes the stale rows of the conversations the caller may read (store.postgres.ts,
  * refreshWords), with the conversation rows locked, from the messages. A conversation whose words
- * would not fit a tsvector (1 MB) keeps `words` null and is searched message by message.
+ * would not fit a tsvector (1 MB) keeps `words` null and is searched message by message. (With
+ * no message, the title alone: count(*) counts the distinct words, 0 only when there are none.)
  */
 export const conversationWords: PostgresMigration = {
   version: 82,
@@ -20,8 +21,12 @@ export const conversationWords: PostgresMigration = {
   sql: `
     CREATE FUNCTION conversation_words_of(conversation TEXT) RETURNS tsvector LANGUAGE sql STABLE AS $$
       SELECT CASE WHEN count(*) = 0 THEN ''::tsvector WHEN sum(octet_length(w)) < 900000 THEN array_to_tsvector(array_agg(w)) END
-      FROM (SELECT DISTINCT u.lexeme AS w FROM messages m, unnest(to_tsvector('simple', m.content)) u WHERE m.conversation_id = conversation) d
+      FROM (
+        SELECT u.lexeme AS w FROM messages m, unnest(to_tsvector('simple', m.content)) u WHERE m.conversation_id = conversation
+        UNION SELECT u.lexeme FROM conversations c, unnest(to_tsvector('simple', c.title)) u WHERE c.id = conversation
+      ) d
     $$;
+    COMMENT ON FUNCTION conversation_words_of(TEXT) IS 'A conversation''s words for conversation_words: the lexemes of its title and messages (null past 900,000 bytes of them)';
     CREATE TABLE conversation_words (
       conversation_id TEXT COLLATE "C" PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
       user_id TEXT COLLATE "C" NOT NULL,
