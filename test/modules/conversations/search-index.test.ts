@@ -1,5 +1,16 @@
-import { expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { openDatabase } from '../../../src/db'
+import { MIGRATIONS } from '../../../src/db/migrations'
+import { PG_MIGRATIONS } from '../../../src/db/migrations/pg'
+import { migratePostgres } from '../../../src/db/postgres'
+import type { ConversationStore } from '../../../src/modules/conversations/store'
+import { PostgresConversationStore } from '../../../src/modules/conversations/store.postgres'
+import { SqliteConversationStore } from '../../../src/modules/conversations/store.sqlite'
+import { tempDir } from '../../helpers'
+import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
 import { NumberedReplies, onBothBackends, type TestServer } from './servers'
 
 // Conversation search's indexes (migrations 080 and 082): a word found once per conversation
@@ -155,5 +166,60 @@ onBothBackends('conversation search index', (make) => {
     expect((await server.call('DELETE', `/auth/users/${alice.user.id}`, { token: admin.accessToken })).status).toBe(200)
     expect((await bobs.search('pangolin')).total).toBe(0)
     expect((await bobs.search('capybara')).conversations.map((c) => c.id)).toEqual([own.conversationId])
+  })
+})
+
+describe('migration 082 on a database made before it', () => {
+  /** Two conversations of one user, written straight to the tables as an older server left them. */
+  const rows: { conversations: [string, string, string][]; messages: [string, string, string][] } = {
+    conversations: [
+      ['c0000000-0000-4000-8000-000000000001', 'Harbour plans', '2026-01-01T00:00:00.000Z'],
+      ['c0000000-0000-4000-8000-000000000002', 'Other things', '2026-01-02T00:00:00.000Z'],
+    ],
+    messages: [
+      ['c0000000-0000-4000-8000-000000000001', 'user', 'the heron nests by the weir'],
+      ['c0000000-0000-4000-8000-000000000001', 'assistant', 'herons often do'],
+      ['c0000000-0000-4000-8000-000000000002', 'user', 'a heron again, and a kingfisher'],
+    ],
+  }
+  const expectSearch = async (store: ConversationStore, userId: string) => {
+    const heron = await store.search(userId, ['heron'], 10, 0)
+    expect(heron.total).toBe(2)
+    expect(heron.conversations.map((c) => [c.id, c.messages.map((m) => m.content)])).toEqual([
+      [rows.conversations[1]![0], ['a heron again, and a kingfisher']],
+      [rows.conversations[0]![0], ['herons often do']],
+    ])
+    expect((await store.search(userId, ['harbour'], 10, 0)).conversations).toMatchObject([{ id: rows.conversations[0]![0], match: 'Harbour plans', messages: [] }])
+    expect((await store.search(userId, ['heron', 'kingfisher'], 10, 0)).total).toBe(1)
+    // And kept from then on.
+    await store.append(rows.conversations[0]![0], [{ role: 'user', content: 'a kingfisher here too' }])
+    expect((await store.search(userId, ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0], rows.conversations[1]![0]])
+  }
+
+  test('SQLite: the conversations already there are found by one word and by several', async () => {
+    const path = join(tempDir('uagent-082-'), 'uagent.db')
+    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 82))
+    before.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '[\"user\"]', '2026-01-01T00:00:00.000Z')")
+    for (const [id, title, at] of rows.conversations) before.run('INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, 'u1', title, at, at])
+    for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
+    before.close()
+    const db = openDatabase(path)
+    await expectSearch(new SqliteConversationStore(db), 'u1')
+    db.close()
+  })
+
+  test.skipIf(!TEST_DATABASE_URL)(`PostgreSQL: the same${TEST_DATABASE_URL ? '' : ` (${POSTGRES_SKIPPED})`}`, async () => {
+    const database = await emptyPostgresDatabase()
+    const sql = new SQL(database.url, { max: 4 })
+    database.track(sql)
+    await migratePostgres(sql, PG_MIGRATIONS.filter((m) => m.version < 82))
+    await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`
+    for (const [id, title, at] of rows.conversations) await sql`INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${id}, 'u1', ${title}, ${at}, ${at})`
+    for (const [conversation, role, content] of rows.messages) await sql`INSERT INTO messages (conversation_id, role, content, tokens, created_at) VALUES (${conversation}, ${role}, ${content}, 0, '2026-01-01T00:00:00.000Z')`
+    await migratePostgres(sql)
+    expect(Number((await sql`SELECT count(*) AS n FROM conversation_words WHERE words IS NOT NULL`)[0].n)).toBe(2)
+    expect(Number((await sql`SELECT count(*) AS n FROM conversations WHERE words_stale`)[0].n)).toBe(0)
+    await expectSearch(new PostgresConversationStore(sql), 'u1')
+    await sql.close()
   })
 })
