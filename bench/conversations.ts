@@ -4,7 +4,7 @@
 // search indexes and the files look-up, beside today's path in the same run (the same database
 // with the full-text index maintenance — migration 080's and 082's triggers, the GIN index — and the per-message look-ups switched off). The generator
 // is a fixed reply, so what is measured is the server's own work. In-process (app.handle).
-// BENCH_CONV_COUNT / BENCH_CONV_MESSAGES change the corpus; PostgreSQL needs UAGENT_TEST_DATABASE_URL.
+// BENCH_CONV_COUNT / BENCH_CONV_MESSAGES change the corpus, BENCH_CONV_SKIP_SQLITE=1 runs PostgreSQL's part only; PostgreSQL needs UAGENT_TEST_DATABASE_URL.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -248,12 +248,14 @@ async function run(backend: 'SQLite' | 'PostgreSQL', postgres?: Postgres) {
     if (postgres) await postgres`CREATE TRIGGER conversations_words_stale BEFORE UPDATE OF updated_at ON conversations FOR EACH ROW EXECUTE FUNCTION conversation_words_stale()`
     else for (const { sql } of triggers) services.db.run(sql)
   }
-  // SQLite: four rounds, each way first in turn (whichever runs first after a switch pays for it).
+  // SQLite: four rounds, each way first in turn (whichever runs first after a switch pays for it);
+  // PostgreSQL: one round of as many sends.
+  const perRound = postgres ? SENDS / 2 : SENDS / 4
   for (let round = 0; round < (postgres ? 1 : 4); round++) {
     if (round % 2 === 0) {
-      for (let i = 0; i < SENDS / 4; i++) now.push(await send())
+      for (let i = 0; i < perRound; i++) now.push(await send())
       await switchOff()
-      for (let i = 0; i < SENDS / 4; i++) before.push(await send())
+      for (let i = 0; i < perRound; i++) before.push(await send())
       if (!postgres) await switchOn()
     } else {
       await switchOff()
@@ -271,7 +273,7 @@ async function run(backend: 'SQLite' | 'PostgreSQL', postgres?: Postgres) {
 }
 
 console.log(`\n== Conversations: search at ${CONVERSATIONS.toLocaleString()} × ${MESSAGES} messages, and sending beside today's path (in-process)`)
-await run('SQLite')
+if (!process.env.BENCH_CONV_SKIP_SQLITE) await run('SQLite')
 const scratch = await scratchPostgres()
 if (!scratch) console.log(`PostgreSQL: ${BENCH_DATABASE_SKIPPED}`)
 else {
