@@ -16,7 +16,8 @@ import type { Migration } from '.'
  *   messages after it, marks their conversations' documents stale, and remakes the stale documents
  *   of the conversations the caller may read (store.sqlite.ts), all from the tables. Rarer changes
  *   keep triggers: a message deleted (an edit, a regeneration, a conversation or account deleted)
- *   leaves both indexes at once, a renamed conversation's document goes stale (its updatedAt moved).
+ *   leaves both indexes at once, a renamed conversation's document goes stale (its updatedAt moved),
+ *   and a conversation given to another owner is searched as theirs from then on.
  *
  * The messages stay the one copy of the text: both indexes are made from them, here and whenever
  * they are behind.
@@ -59,6 +60,9 @@ export const conversationWords: Migration = {
     END;
     CREATE TRIGGER conversation_words_renamed AFTER UPDATE OF title ON conversations BEGIN
       UPDATE conversation_search_keys SET stale = 1 WHERE conversation_id = new.id AND stale = 0;
+    END;
+    CREATE TRIGGER conversation_words_owner AFTER UPDATE OF user_id ON conversations BEGIN
+      UPDATE conversation_search_keys SET user_id = new.user_id, stale = 1 WHERE conversation_id = new.id;
     END;
     CREATE TRIGGER conversation_words_dropped BEFORE DELETE ON conversations BEGIN
       DELETE FROM conversation_words WHERE rowid = (SELECT n FROM conversation_search_keys WHERE conversation_id = old.id);

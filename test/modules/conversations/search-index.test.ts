@@ -182,7 +182,7 @@ describe('migration 082 on a database made before it', () => {
       ['c0000000-0000-4000-8000-000000000002', 'user', 'a heron again, and a kingfisher'],
     ],
   }
-  const expectSearch = async (store: ConversationStore, userId: string) => {
+  const expectSearch = async (store: ConversationStore, userId: string, giveAway: (conversationId: string, to: string) => Promise<void>) => {
     const heron = await store.search(userId, ['heron'], 10, 0)
     expect(heron.total).toBe(2)
     expect(heron.conversations.map((c) => [c.id, c.messages.map((m) => m.content)])).toEqual([
@@ -194,17 +194,21 @@ describe('migration 082 on a database made before it', () => {
     // And kept from then on.
     await store.append(rows.conversations[0]![0], [{ role: 'user', content: 'a kingfisher here too' }])
     expect((await store.search(userId, ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0], rows.conversations[1]![0]])
+    // A conversation given to another owner is searched as theirs at once, no longer as the first one's.
+    await giveAway(rows.conversations[1]![0], 'u2')
+    expect((await store.search(userId, ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0]])
+    expect((await store.search('u2', ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[1]![0]])
   }
 
   test('SQLite: the conversations already there are found by one word and by several', async () => {
     const path = join(tempDir('uagent-082-'), 'uagent.db')
     const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 82))
-    before.run("INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '[\"user\"]', '2026-01-01T00:00:00.000Z')")
+    for (const id of ['u1', 'u2']) before.run(`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('${id}', '${id}@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`)
     for (const [id, title, at] of rows.conversations) before.run('INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, 'u1', title, at, at])
     for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
     before.close()
     const db = openDatabase(path)
-    await expectSearch(new SqliteConversationStore(db), 'u1')
+    await expectSearch(new SqliteConversationStore(db), 'u1', async (id, to) => void db.run('UPDATE conversations SET user_id = ? WHERE id = ?', [to, id]))
     db.close()
   })
 
@@ -213,13 +217,13 @@ describe('migration 082 on a database made before it', () => {
     const sql = new SQL(database.url, { max: 4 })
     database.track(sql)
     await migratePostgres(sql, PG_MIGRATIONS.filter((m) => m.version < 82))
-    await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('u1', 'u1@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`
+    for (const id of ['u1', 'u2']) await sql`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES (${id}, ${`${id}@example.com`}, 'x', '["user"]', '2026-01-01T00:00:00.000Z')`
     for (const [id, title, at] of rows.conversations) await sql`INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (${id}, 'u1', ${title}, ${at}, ${at})`
     for (const [conversation, role, content] of rows.messages) await sql`INSERT INTO messages (conversation_id, role, content, tokens, created_at) VALUES (${conversation}, ${role}, ${content}, 0, '2026-01-01T00:00:00.000Z')`
     await migratePostgres(sql)
     expect(Number((await sql`SELECT count(*) AS n FROM conversation_words WHERE words IS NOT NULL`)[0].n)).toBe(2)
     expect(Number((await sql`SELECT count(*) AS n FROM conversations WHERE words_stale`)[0].n)).toBe(0)
-    await expectSearch(new PostgresConversationStore(sql), 'u1')
+    await expectSearch(new PostgresConversationStore(sql), 'u1', async (id, to) => void (await sql`UPDATE conversations SET user_id = ${to} WHERE id = ${id}`))
     await sql.close()
   })
 })

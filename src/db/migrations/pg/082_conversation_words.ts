@@ -11,7 +11,8 @@ import type { PostgresMigration } from '.'
  * Kept up lazily: a conversation whose updatedAt moves (every message written, an edit, a
  * regeneration, a rename) is marked `words_stale` by a BEFORE UPDATE trigger (no extra write);
  * a search first remakes the stale rows of the conversations the caller may read (store.postgres.ts,
- * refreshWords), with the conversation rows locked, from the messages. A conversation whose words
+ * refreshWords), with the conversation rows locked, from the messages. A conversation given to
+ * another owner is searched as theirs at once (a trigger keeps conversation_words.user_id). A conversation whose words
  * would not fit a tsvector (1 MB) keeps `words` null and is searched message by message. (With
  * no message, the title alone: count(*) counts the distinct words, 0 only when there are none.)
  */
@@ -48,5 +49,13 @@ export const conversationWords: PostgresMigration = {
     $$;
     CREATE TRIGGER conversations_words_stale BEFORE UPDATE OF updated_at ON conversations
       FOR EACH ROW EXECUTE FUNCTION conversation_words_stale();
+    CREATE FUNCTION conversation_words_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE conversation_words SET user_id = NEW.user_id WHERE conversation_id = NEW.id;
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER conversations_words_owner AFTER UPDATE OF user_id ON conversations
+      FOR EACH ROW WHEN (NEW.user_id IS DISTINCT FROM OLD.user_id) EXECUTE FUNCTION conversation_words_owner();
   `,
 }
