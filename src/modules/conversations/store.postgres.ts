@@ -206,9 +206,9 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   /**
-   * One word (the common case): the conversations' word rows (conversation_words, migration 082;
-   * remade first where stale) and the titles' GIN index name the conversations holding it, each
-   * once, counted and ordered from those rows; then the page's conversations are read, each with
+   * One word (the common case): the conversations' word rows (conversation_words, migration 082:
+   * title and messages; remade first where stale) name the conversations holding it, each once,
+   * counted and ordered from those rows; then the page's conversations are read, each with
    * its newest message holding the word. Several words, which must be in one message (or the
    * title): the messages' GIN index (migration 080), hits grouped by conversation keeping the
    * newest. Either way only conversations the caller may read, newest activity first.

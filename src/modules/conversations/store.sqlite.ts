@@ -93,10 +93,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
-   * Two FTS5 indexes answer (migrations 080, 082). One word (the common case): the conversations'
-   * documents (conversation_words, remade first where stale) and titles (conversations_fts) name
-   * the conversations that hold it, each once, so a common word costs about the number of
-   * conversations; the message shown is then found in each conversation of the page only. Several
+   * Two FTS5 indexes answer (migrations 080, 082), first brought up to date (catchUp). One word
+   * (the common case): the conversations' documents (conversation_words: title and messages,
+   * remade first where stale) name the conversations that hold it, each once, so a common word
+   * costs about the number of conversations; the message shown is then found in each conversation
+   * of the page only. Several
    * words, which must be in one message (or the title): the messages' index (messages_fts), its
    * hits grouped by conversation keeping the newest. Either way the conversations the caller may
    * read are kept, newest activity first, counted in the same query; each comes with the message
@@ -124,7 +125,7 @@ export class SqliteConversationStore implements ConversationStore {
     if (mids.length) {
       for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) matched.set(row.conversation_id, toMessage(row))
     }
-    return { total, conversations: rows.map((row) => found_(row, matched.get(row.id), terms)) }
+    return { total, conversations: rows.map((row) => foundConversation(row, matched.get(row.id), terms)) }
   }
 
   /**
@@ -169,7 +170,7 @@ export class SqliteConversationStore implements ConversationStore {
       total,
       conversations: ids.flatMap((id) => {
         const row = rows.get(id)
-        return row ? [found_(row, fewHits ? fewHits.get(id) : this.newestHolding(id, terms), terms)] : []
+        return row ? [foundConversation(row, fewHits ? fewHits.get(id) : this.newestHolding(id, terms), terms)] : []
       }),
     }
   }
@@ -332,10 +333,9 @@ export const CONVERSATION_DOCUMENT = (id: string) =>
 const FEW_CONVERSATIONS = 1000
 
 /** A conversation found by a search, with the message that matched (none when only its title did). */
-function found_(row: ConversationRow & { mid?: unknown; total?: unknown }, message: Message | MessageRow | undefined, terms: string[]): FoundConversation {
+function foundConversation(row: ConversationRow & { mid?: unknown; total?: unknown }, message: Message | undefined, terms: string[]): FoundConversation {
   const { mid: _mid, total: _total, ...columns } = row
-  const matched = message === undefined ? [] : ['conversation_id' in message ? toMessage(message) : message]
-  const conversation = toConversation(columns, matched)
+  const conversation = toConversation(columns, message ? [message] : [])
   return { ...conversation, match: matchExcerpt(conversation, terms) }
 }
 
