@@ -4,7 +4,7 @@ import type { Postgres } from '../../db/postgres'
 import { fromPgText, toPgText } from '../../db/pg-text'
 import { CONVERSATION_FILES_PREFIX } from '../rag/reserved'
 import { type CachedMessages, MessageCache } from './message-cache'
-import { matchExcerpt, tsQuery } from './search'
+import { holdsEvery, matchExcerpt, tsQuery } from './search'
 import {
   type Conversation,
   type ConversationRow,
@@ -40,6 +40,8 @@ const HINTS_PER_LIST = 100
 export class PostgresConversationStore implements ConversationStore {
   /** Messages read lately (message-cache.ts): a conversation read again costs only its new messages. */
   readonly cache = new MessageCache()
+  /** Conversations a one-word search finds above which the word counts as common (newestHolding; tests lower it). */
+  commonWordAbove = COMMON_WORD
 
   constructor(private readonly sql: Postgres) {}
 
@@ -263,23 +265,45 @@ export class PostgresConversationStore implements ConversationStore {
     const total = Number(rows[0]?.total ?? 0)
     const page = rows.filter((row) => row.id !== null)
     const holding = page.map((row) => row.id)
-    const matched = new Map<string, Message>()
-    if (holding.length) {
-      // A common word is in one of a conversation's last messages: each read newest first, stopping
-      // at the first that holds it (OFFSET 0 keeps the planner from reading all of the word's GIN
-      // entries for each instead). A rarer one: its GIN entries, kept to the page's conversations.
-      const messages: MessageRow[] =
-        total > COMMON_WORD
-          ? await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${holding}::text[]) AS p(id)
-              CROSS JOIN LATERAL (
-                SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
-                WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
-              ) m`
-          : await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
-              WHERE m.conversation_id = ANY(${holding}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
-      for (const row of messages) matched.set(row.conversation_id, readMessage(row))
-    }
+    const matched = holding.length ? await this.newestHolding(holding, query, terms, total > this.commonWordAbove) : new Map<string, Message>()
     return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+  }
+
+  /**
+   * Each conversation's newest message holding the word. A rare word: its GIN entries, kept to
+   * these conversations. A common one is in one of a conversation's last messages: those are read
+   * (LAST_MESSAGES of each, newest first), the newest holding the word by the excerpt's test
+   * (search.ts) confirmed by to_tsvector, so the database tokenizes one message per conversation,
+   * not every message it passes; a conversation where that finds none is read newest first with
+   * to_tsvector (OFFSET 0 keeps the planner from reading all of the word's GIN entries for each).
+   */
+  private async newestHolding(ids: string[], query: string, terms: string[], common: boolean): Promise<Map<string, Message>> {
+    const found = new Map<string, Message>()
+    if (!common) {
+      const rows: MessageRow[] = await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
+        WHERE m.conversation_id = ANY(${ids}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
+      for (const row of rows) found.set(row.conversation_id, readMessage(row))
+      return found
+    }
+    const last: (MessageRow & { id: string })[] = await this.sql`SELECT m.id, m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${ids}::text[]) AS p(id)
+      CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC LIMIT ${LAST_MESSAGES}) m ORDER BY m.id DESC`
+    const candidates = new Map<string, MessageRow & { id: string }>()
+    for (const row of last) if (!candidates.has(row.conversation_id) && holdsEvery(fromPgText(row.content), terms)) candidates.set(row.conversation_id, row)
+    const confirmed: { id: string }[] = candidates.size
+      ? await this.sql`SELECT id::text AS id FROM messages WHERE id = ANY(${[...candidates.values()].map((row) => row.id)}::bigint[]) AND to_tsvector('simple', content) @@ to_tsquery('simple', ${query})`
+      : []
+    const sure = new Set(confirmed.map((row) => String(row.id)))
+    for (const row of candidates.values()) if (sure.has(String(row.id))) found.set(row.conversation_id, readMessage(row))
+    const rest = ids.filter((id) => !found.has(id))
+    if (rest.length) {
+      const rows: MessageRow[] = await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
+        CROSS JOIN LATERAL (
+          SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
+          WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
+        ) m`
+      for (const row of rows) found.set(row.conversation_id, readMessage(row))
+    }
+    return found
   }
 
   /**
@@ -336,8 +360,11 @@ export class PostgresConversationStore implements ConversationStore {
   }
 }
 
-/** Conversations a one-word search finds above which the word counts as common (see searchWord). */
+/** Conversations a one-word search finds above which the word counts as common (see newestHolding). */
 const COMMON_WORD = 3000
+
+/** How many of a page conversation's last messages a common word is looked for in first (newestHolding). */
+const LAST_MESSAGES = 16
 
 /** A conversation found by a search, with the message that matched (none when only its title did). */
 function foundOf(row: ConversationRow, message: Message | undefined, terms: string[]): FoundConversation {

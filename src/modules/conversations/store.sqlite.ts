@@ -24,6 +24,9 @@ import {
 
 /** Conversations in the server's SQLite database (the embedded default). */
 export class SqliteConversationStore implements ConversationStore {
+  /** Up to how many conversations holding a word a search reads the word's message hits (searchWord; tests lower it). */
+  fewConversations = FEW_CONVERSATIONS
+
   constructor(private readonly db: Database) {}
 
   async create(userId: string, title: string, id: string = randomUUID()): Promise<Conversation> {
@@ -156,7 +159,7 @@ export class SqliteConversationStore implements ConversationStore {
     // cost what the conversation documents saved) is in one of each conversation's last messages:
     // read newest first (newestHolding).
     let fewHits: Map<string, Message> | undefined
-    if (total <= FEW_CONVERSATIONS) {
+    if (total <= this.fewConversations) {
       fewHits = new Map()
       const mids = this.db
         .query<{ mid: number }, string[]>(`SELECT max(rowid) AS mid FROM messages_fts WHERE messages_fts MATCH ? AND conversation_id IN (${ids.map(() => '?').join(',')}) GROUP BY conversation_id`)

@@ -19,6 +19,13 @@ import { NumberedReplies, onBothBackends, type TestServer } from './servers'
 
 const email = () => `${randomUUID().slice(0, 8)}@example.com`
 
+/** Makes every word count as common, so that a search takes the path a common word takes at scale (the page's messages read newest first). */
+function asIfCommon(server: TestServer) {
+  const store = server.services.conversations
+  if (store instanceof PostgresConversationStore) store.commonWordAbove = -1
+  if (store instanceof SqliteConversationStore) store.fewConversations = -1
+}
+
 async function chatter(server: TestServer, token: string) {
   const say = async (message: string, conversationId?: string) => {
     const sent = await server.call('POST', '/chat', { token, body: { message, ...(conversationId ? { conversationId } : {}) } })
@@ -36,8 +43,9 @@ async function chatter(server: TestServer, token: string) {
 }
 
 onBothBackends('conversation search index', (make) => {
-  test('a common word: the total is exact across many conversations, newest first, every page adding up to it', async () => {
+  for (const common of [false, true]) test(`a common word: the total is exact across many conversations, newest first, every page adding up to it${common ? ' (the common word path)' : ''}`, async () => {
     const server = make({}, new NumberedReplies())
+    if (common) asIfCommon(server)
     const alice = await server.userSession(email())
     const { say, search } = await chatter(server, alice.accessToken)
     const holding: string[] = []
@@ -75,8 +83,9 @@ onBothBackends('conversation search index', (make) => {
     expect((await search('boils again')).total).toBe(0)
   })
 
-  test('kept in step: new messages are found at once; an edit, a regeneration, a rename and a deletion change what is found', async () => {
+  for (const common of [false, true]) test(`kept in step: new messages are found at once; an edit, a regeneration, a rename and a deletion change what is found${common ? ' (the common word path)' : ''}`, async () => {
     const server = make({}, new NumberedReplies())
+    if (common) asIfCommon(server)
     const alice = await server.userSession(email())
     const { say, search } = await chatter(server, alice.accessToken)
     const a = await say('planning the walrus migration')
