@@ -232,6 +232,12 @@ export async function copyToPostgres(
       if (copied !== rows) throw new CopyError(`${table}: ${rows} rows in ${source.name} but ${copied} in PostgreSQL after the copy; the copy was undone`)
       report.copied.push({ table, source: source.name, rows, copied, leftOut: sqliteColumns.filter((name) => !target.some((column) => column.name === name)) })
     }
+    // The conversations' word index (migration 082) is made from the copied messages, as the migration makes it.
+    if (tables.includes('conversation_words') && report.copied.some((c) => c.table === 'messages')) {
+      progress('conversation_words: indexing the conversations\' words')
+      await tx.unsafe('INSERT INTO conversation_words (conversation_id, user_id, updated_at, words) SELECT id, user_id, updated_at, conversation_words_of(id) FROM conversations')
+      await tx.unsafe('UPDATE conversations SET words_stale = false')
+    }
     await finish?.(tx as unknown as Postgres, tables)
   })
   return report

@@ -168,6 +168,11 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       expect(listed.json.conversations.map((c: any) => c.id)).toContain(made.conversationId)
       const one = await after.call('GET', `/conversations/${made.conversationId}`, { token: again.accessToken })
       expect(one.json.messages.map((m: any) => m.content)).toEqual(['Remember the lighthouse keeper.', 'Moved without losing a word.', 'And the second question.', 'Moved without losing a word.'])
+      // Search: the conversations' word index (migration 082) was made by the copy from the copied messages.
+      expect(await pgCount(target, 'conversation_words')).toBe(listed.json.conversations.length)
+      const found = await after.call('GET', '/conversations?q=lighthouse', { token: again.accessToken })
+      expect(found.json).toMatchObject({ total: 1, conversations: [{ id: made.conversationId, match: 'Remember the lighthouse keeper.' }] })
+      expect((await after.call('GET', '/conversations?q=second%20question', { token: again.accessToken })).json.total).toBe(1)
       expect((await after.call('GET', '/auth/me', { token: made.key })).json.email).toBe('bob@example.com')
       const keys = await after.call('GET', '/auth/api-keys', { token: again.accessToken })
       expect(keys.json.keys.map((k: any) => k.name)).toEqual(['laptop'])
@@ -184,8 +189,8 @@ suite(`uagent admin migrate-to-postgres${TEST_DATABASE_URL ? '' : ` (${POSTGRES_
       expect(lens.json.results[0].id).toBe('lighthouse')
       const admin2 = await after.login()
       const dashboard = (await after.call('GET', '/analytics/dashboard', { token: admin2.accessToken })).json
-      // The SQLite server's requests (its dashboard call included), and the 11 made here so far.
-      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 11)
+      // The SQLite server's requests (its dashboard call included), and the 13 made here so far.
+      expect(dashboard.overview.totalRequests).toBe(made.requests + 1 + 13)
       expect(await pgCount(target, 'conversations')).toBe(listed.json.conversations.length)
       // Groups, their members and the audit log came along.
       expect((await after.call('GET', '/groups', { token: again.accessToken })).json.groups.map((g: any) => [g.id, g.name])).toEqual([[made.groupId, 'Keepers']])

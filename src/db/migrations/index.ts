@@ -22,6 +22,7 @@ import { collectionShares } from './042_collection_shares'
 import { ragVectorIndex } from './050_rag_vector_index'
 import { chatEveryDay } from './080_chat_every_day'
 import { conversationShares } from './081_conversation_shares'
+import { conversationWords } from './082_conversation_words'
 import type { Database } from 'bun:sqlite'
 import { assistants } from './070_assistants'
 
@@ -57,6 +58,7 @@ export const MIGRATIONS: Migration[] = [
   assistants,
   chatEveryDay,
   conversationShares,
+  conversationWords,
 ]
 
 /**

@@ -6,7 +6,7 @@ import { type ChatMessage, type GenerateOptions, type Generator, replyBudget } f
 import { countTextTokens, streamText, textPieces } from '../../ml/stream-text'
 import type { Grounding, GroundingSource } from '../rag/answer/grounding'
 import { titleFrom } from '../conversations/service'
-import { conversationAssistant } from '../conversations/store'
+import { conversationAssistant, mayHaveFiles } from '../conversations/store'
 import type { Conversation, ConversationStore, Message, NewMessage } from '../conversations/store'
 import { assemblePrompt, optimizePrompt } from './prompt'
 
@@ -165,8 +165,9 @@ export class ChatService {
     const persona = await this.personaFor(input.userId, input.assistant, existing?.messages)
     const requested = [...new Set(input.collections ?? [])]
     const collections = [...new Set([...(persona?.collections ?? []), ...requested])]
-    // The conversation's own files ground its replies too (once one is ready).
-    const files = existing && this.files ? await this.files.groundingCollection(existing.userId, existing.id) : null
+    // The conversation's own files ground its replies too (once one is ready). Whether it has any
+    // was read with it (mayHaveFiles): most have none, and cost no look-up.
+    const files = existing && this.files && mayHaveFiles(existing) ? await this.files.groundingCollection(existing.userId, existing.id) : null
     let grounded: Awaited<ReturnType<Grounding['ground']>> | null = null
     if (collections.length || files) {
       if (!this.grounding) throw new AppError('VALIDATION_ERROR', 'collection: this server has no knowledge base')

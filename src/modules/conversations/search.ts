@@ -30,7 +30,12 @@ export function tsQuery(terms: string[]): string {
 
 const EXCERPT = 160
 
-/** Whether every term starts a word of `text`. */
+/** Whether every term starts a word of `text` (as both backends' indexes match a word's start). */
+export function holdsEvery(text: string, terms: string[]): boolean {
+  return holds(text, terms) >= 0
+}
+
+/** Where the earliest of the terms starts a word of `text`, or -1 when one of them starts none. */
 function holds(text: string, terms: string[]): number {
   const lower = text.toLowerCase()
   let first = -1

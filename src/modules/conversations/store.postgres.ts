@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import type { Postgres } from '../../db/postgres'
 import { fromPgText, toPgText } from '../../db/pg-text'
+import { CONVERSATION_FILES_PREFIX } from '../rag/reserved'
 import { type CachedMessages, MessageCache } from './message-cache'
-import { matchExcerpt, tsQuery } from './search'
+import { holdsEvery, matchExcerpt, tsQuery } from './search'
 import {
   type Conversation,
   type ConversationRow,
@@ -19,6 +20,7 @@ import {
   replacedMeanwhile,
   toConversation,
   toMessage,
+  withFilesKnown,
 } from './store'
 import { assistantOf, modelOf } from './store.sqlite'
 
@@ -38,6 +40,8 @@ const HINTS_PER_LIST = 100
 export class PostgresConversationStore implements ConversationStore {
   /** Messages read lately (message-cache.ts): a conversation read again costs only its new messages. */
   readonly cache = new MessageCache()
+  /** Conversations a one-word search finds above which the word counts as common (newestHolding; tests lower it). */
+  commonWordAbove = COMMON_WORD
 
   constructor(private readonly sql: Postgres) {}
 
@@ -61,7 +65,8 @@ export class PostgresConversationStore implements ConversationStore {
     const after = base?.lastId ?? 0
     const revision = base?.revision ?? -1
     // As in list(): the cached run is confirmed once (k), and only the messages after it are read.
-    const rows: JoinedRow[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, c.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+    const rows: (JoinedRow & { has_files: boolean })[] = await this.sql`SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, c.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
+        EXISTS (SELECT 1 FROM rag_collections r WHERE r.user_id = c.user_id AND r.name = ${`${CONVERSATION_FILES_PREFIX}${id}`}) AS has_files,
         m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM conversations c
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = c.id) AS b ON true
@@ -69,7 +74,7 @@ export class PostgresConversationStore implements ConversationStore {
       LEFT JOIN messages m ON m.conversation_id = c.id AND m.id > COALESCE(k.after, 0)
       WHERE c.id = ${id} AND c.user_id = ${userId} ORDER BY m.id`
     if (!rows.length) throw notFound(`Conversation ${id}`)
-    return this.conversationsOf(rows, base ? new Map([[id, base]]) : undefined)[0]!
+    return withFilesKnown(this.conversationsOf(rows, base ? new Map([[id, base]]) : undefined)[0]!, rows[0]!.has_files === true)
   }
 
   /**
@@ -203,21 +208,26 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   /**
-   * The GIN indexes over to_tsvector('simple', …) (migration 080) find the messages and titles
-   * holding every term; hits are grouped by conversation (keeping the newest matching message), the
-   * conversations the caller may read kept, newest activity first; each comes with the message that
-   * matched (as on SQLite: a search answers which conversations, fast, however long they are).
+   * One word (the common case): the conversations' word rows (conversation_words, migration 082:
+   * title and messages; remade first where stale) name the conversations holding it, each once,
+   * counted and ordered from those rows; then the page's conversations are read, each with
+   * its newest message holding the word. Several words, which must be in one message (or the
+   * title): the messages' GIN index (migration 080), hits grouped by conversation keeping the
+   * newest. Either way only conversations the caller may read, newest activity first.
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const query = tsQuery(terms)
-    const rows: (ConversationRow & { mid: string | null; total: string })[] = await this.sql`WITH q AS (SELECT to_tsquery('simple', ${query}) AS q),
+    if (terms.length === 1) return this.searchWord(userId, query, terms, limit, offset)
+    // The conversations of the (few) hits read one by one by their key (OFFSET 0): not all of them
+    // scanned to hash-join a few hundred, which the planner would otherwise pick at 10,000.
+    const rows: (ConversationRow & { mid: string | null; total: string })[] = await this.sql`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
       hit AS (
         SELECT m.conversation_id AS id, max(m.id) AS mid FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q GROUP BY m.conversation_id
         UNION ALL SELECT c.id, NULL FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
       ),
       best AS (SELECT id, max(mid) AS mid FROM hit GROUP BY id),
       mine AS (
-        SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, best.mid FROM conversations c JOIN best ON best.id = c.id
+        SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, best.mid FROM best CROSS JOIN LATERAL (SELECT * FROM conversations c WHERE c.id = best.id OFFSET 0) c
         WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
           OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
       ),
@@ -232,13 +242,89 @@ export class PostgresConversationStore implements ConversationStore {
       const messages: MessageRow[] = await this.sql`SELECT conversation_id, uid, role, content, tokens, metadata, created_at FROM messages WHERE id IN (SELECT unnest(${mids}::bigint[]))`
       for (const row of messages) matched.set(row.conversation_id, readMessage(row))
     }
-    return {
-      total,
-      conversations: page.map((row) => {
-        const conversation = readConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
-        return { ...conversation, match: matchExcerpt(conversation, terms) }
-      }),
+    return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+  }
+
+  private async searchWord(userId: string, query: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
+    await this.refreshWords(userId)
+    // q MATERIALIZED: the planner does not see the words, so it keeps to the GIN index (with them it
+    // may scan and detoast every conversation's words for a common one, ten times slower).
+    const rows: (ConversationRow & { total: string })[] = await this.sql`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
+      shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))),
+      hit AS (
+        SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+        UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
+          WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+          AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q))
+      ),
+      counted AS (SELECT count(*) AS total FROM hit),
+      page AS (SELECT * FROM hit ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
+      SELECT counted.total, c.id, c.user_id, c.title, c.created_at, c.updated_at
+      FROM counted LEFT JOIN page ON true LEFT JOIN conversations c ON c.id = page.id ORDER BY page.updated_at DESC, page.id DESC`
+    const total = Number(rows[0]?.total ?? 0)
+    const page = rows.filter((row) => row.id !== null)
+    const holding = page.map((row) => row.id)
+    const matched = holding.length ? await this.newestHolding(holding, query, terms, total > this.commonWordAbove) : new Map<string, Message>()
+    return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+  }
+
+  /**
+   * Each conversation's newest message holding the word. A rare word: its GIN entries, kept to
+   * these conversations. A common one is in one of a conversation's last messages: those are read
+   * (LAST_MESSAGES of each, newest first), the newest holding the word by the excerpt's test
+   * (search.ts) confirmed by to_tsvector, so the database tokenizes one message per conversation,
+   * not every message it passes; a conversation where that finds none is read newest first with
+   * to_tsvector (OFFSET 0 keeps the planner from reading all of the word's GIN entries for each).
+   */
+  private async newestHolding(ids: string[], query: string, terms: string[], common: boolean): Promise<Map<string, Message>> {
+    const found = new Map<string, Message>()
+    if (!common) {
+      const rows: MessageRow[] = await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
+        WHERE m.conversation_id = ANY(${ids}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
+      for (const row of rows) found.set(row.conversation_id, readMessage(row))
+      return found
     }
+    const last: (MessageRow & { id: string })[] = await this.sql`SELECT m.id, m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${ids}::text[]) AS p(id)
+      CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC LIMIT ${LAST_MESSAGES}) m ORDER BY m.id DESC`
+    const candidates = new Map<string, MessageRow & { id: string }>()
+    for (const row of last) if (!candidates.has(row.conversation_id) && holdsEvery(fromPgText(row.content), terms)) candidates.set(row.conversation_id, row)
+    const confirmed: { id: string }[] = candidates.size
+      ? await this.sql`SELECT id::text AS id FROM messages WHERE id = ANY(${[...candidates.values()].map((row) => row.id)}::bigint[]) AND to_tsvector('simple', content) @@ to_tsquery('simple', ${query})`
+      : []
+    const sure = new Set(confirmed.map((row) => String(row.id)))
+    for (const row of candidates.values()) if (sure.has(String(row.id))) found.set(row.conversation_id, readMessage(row))
+    const rest = ids.filter((id) => !found.has(id))
+    if (rest.length) {
+      const rows: MessageRow[] = await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
+        CROSS JOIN LATERAL (
+          SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
+          WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
+        ) m`
+      for (const row of rows) found.set(row.conversation_id, readMessage(row))
+    }
+    return found
+  }
+
+  /**
+   * Remakes the stale word rows (migration 082) of the conversations `userId` may read, from their
+   * messages: the conversation rows locked first (an append to one waits, and one that committed
+   * before is read), so that a row marked fresh holds every message its conversation has.
+   */
+  private async refreshWords(userId: string): Promise<void> {
+    const stale: { id: string }[] = await this.sql`SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id = ${userId}
+      UNION ALL SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
+    if (!stale.length) return
+    await this.sql.begin(async (tx) => {
+      const locked: { id: string }[] = await tx`SELECT id FROM conversations WHERE id = ANY(${stale.map((row) => row.id)}::text[]) AND words_stale ORDER BY id FOR UPDATE`
+      if (!locked.length) return
+      const ids = locked.map((row) => row.id)
+      await tx`INSERT INTO conversation_words (conversation_id, user_id, updated_at, words)
+        SELECT id, user_id, updated_at, conversation_words_of(id) FROM conversations WHERE id = ANY(${ids}::text[])
+        ON CONFLICT (conversation_id) DO UPDATE SET user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, words = EXCLUDED.words`
+      await tx`UPDATE conversations SET words_stale = false WHERE id = ANY(${ids}::text[])`
+    })
   }
 
   async rate(conversationId: string, messageId: string, userId: string, { rating, note }: Rating): Promise<{ model: string } | null> {
@@ -272,6 +358,18 @@ export class PostgresConversationStore implements ConversationStore {
       FROM message_feedback WHERE assistant_id IS NOT NULL GROUP BY assistant_id ORDER BY name`
     return rows.map((row) => ({ assistant: { id: row.id, name: row.name }, up: Number(row.up), down: Number(row.down) }))
   }
+}
+
+/** Conversations a one-word search finds above which the word counts as common (see newestHolding). */
+const COMMON_WORD = 3000
+
+/** How many of a page conversation's last messages a common word is looked for in first (newestHolding). */
+const LAST_MESSAGES = 16
+
+/** A conversation found by a search, with the message that matched (none when only its title did). */
+function foundOf(row: ConversationRow, message: Message | undefined, terms: string[]): FoundConversation {
+  const conversation = readConversation({ id: row.id, user_id: row.user_id, title: row.title, created_at: row.created_at, updated_at: row.updated_at }, message ? [message] : [])
+  return { ...conversation, match: matchExcerpt(conversation, terms) }
 }
 
 /** Messages as the columns an unnest() inserts, each with its id (made when not given). */

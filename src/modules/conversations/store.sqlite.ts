@@ -2,7 +2,8 @@ import type { Database } from 'bun:sqlite'
 import { randomUUID } from 'node:crypto'
 import { AppError, notFound } from '../../core/errors'
 import { reachesUser } from '../access/roles'
-import { fts5Query, matchExcerpt } from './search'
+import { CONVERSATION_FILES_PREFIX } from '../rag/reserved'
+import { fts5Query, holdsEvery, matchExcerpt } from './search'
 import {
   type Conversation,
   type ConversationRow,
@@ -18,10 +19,14 @@ import {
   replacedMeanwhile,
   toConversation,
   toMessage,
+  withFilesKnown,
 } from './store'
 
 /** Conversations in the server's SQLite database (the embedded default). */
 export class SqliteConversationStore implements ConversationStore {
+  /** Up to how many conversations holding a word a search reads the word's message hits (searchWord; tests lower it). */
+  fewConversations = FEW_CONVERSATIONS
+
   constructor(private readonly db: Database) {}
 
   async create(userId: string, title: string, id: string = randomUUID()): Promise<Conversation> {
@@ -43,13 +48,18 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   private read(id: string, userId: string): Conversation {
-    const row = this.db.query<ConversationRow, [string, string]>('SELECT * FROM conversations WHERE id = ? AND user_id = ?').get(id, userId)
-    if (!row) throw notFound(`Conversation ${id}`)
+    const found = this.db
+      .query<ConversationRow & { has_files: number }, [string, string, string]>(
+        'SELECT c.*, EXISTS (SELECT 1 FROM rag_collections r WHERE r.user_id = c.user_id AND r.name = ?1) AS has_files FROM conversations c WHERE c.id = ?2 AND c.user_id = ?3',
+      )
+      .get(`${CONVERSATION_FILES_PREFIX}${id}`, id, userId)
+    if (!found) throw notFound(`Conversation ${id}`)
+    const { has_files: hasFiles, ...row } = found
     const messages = this.db
       .query<MessageRow, [string]>('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id')
       .all(id)
       .map(toMessage)
-    return toConversation(row, messages)
+    return withFilesKnown(toConversation(row, messages), hasFiles === 1)
   }
 
   /**
@@ -86,35 +96,141 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
-   * FTS5 finds the messages and titles that hold every term (messages_fts, conversations_fts,
-   * migration 080): the messages' index gives each hit's conversation itself, so hits are grouped by
-   * conversation (keeping the newest matching message) without reading a message row; the
-   * conversations the caller may read are kept, newest activity first; each comes with the message
-   * that matched (not all of its messages: a search answers which conversations, fast, however long
-   * they are).
+   * Two FTS5 indexes answer (migrations 080, 082), first brought up to date (catchUp). One word
+   * (the common case): the conversations' documents (conversation_words: title and messages,
+   * remade first where stale) name the conversations that hold it, each once, so a common word
+   * costs about the number of conversations; the message shown is then found in each conversation
+   * of the page only. Several
+   * words, which must be in one message (or the title): the messages' index (messages_fts), its
+   * hits grouped by conversation keeping the newest. Either way the conversations the caller may
+   * read are kept, newest activity first, counted in the same query; each comes with the message
+   * that matched, not all of its messages.
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const match = fts5Query(terms)
+    this.catchUp()
+    if (terms.length === 1) {
+      this.refreshWords(userId)
+      return this.searchWord(userId, terms, match, limit, offset)
+    }
     const found = `WITH hit(id, mid) AS (
         SELECT conversation_id, max(rowid) FROM messages_fts WHERE messages_fts MATCH ?1 GROUP BY conversation_id
         UNION ALL SELECT conversation_id, NULL FROM conversations_fts WHERE conversations_fts MATCH ?1
       ), best(id, mid) AS (SELECT id, max(mid) FROM hit GROUP BY id)
-      SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id
-      WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
-    const total = this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n
-    const rows = total > offset ? this.db.query<ConversationRow & { mid: number | null }, [string, string, number, number]>(`${found} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?3 OFFSET ?4`).all(match, userId, limit, offset) : []
+      SELECT c.*, best.mid FROM conversations c JOIN best ON best.id = c.id WHERE c.user_id = ?2 OR c.id IN (${SHARED_WITH.replaceAll('?1', '?2')})`
+    const rows = this.db
+      .query<ConversationRow & { mid: number | null; total: number }, [string, string, number, number]>(`SELECT *, count(*) OVER () AS total FROM (${found}) ORDER BY updated_at DESC, id DESC LIMIT ?3 OFFSET ?4`)
+      .all(match, userId, limit, offset)
+    // A page past the end has no row to carry the total.
+    const total = rows.length ? rows[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM (${found})`).get(match, userId)!.n : 0
     const mids = rows.flatMap((row) => (row.mid === null ? [] : [row.mid]))
     const matched = new Map<string, Message>()
     if (mids.length) {
       for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) matched.set(row.conversation_id, toMessage(row))
     }
+    return { total, conversations: rows.map((row) => foundConversation(row, matched.get(row.id), terms)) }
+  }
+
+  /**
+   * One word: the conversations' documents (title and messages, migration 082) name the
+   * conversations holding it, each once; their key rows (owner, updatedAt, kept with the documents)
+   * are enough to keep those the caller may read, count them and take the page, so only the page's
+   * conversations are read, and in each the newest message that holds the word (none: the title did).
+   */
+  private searchWord(userId: string, terms: string[], match: string, limit: number, offset: number): { conversations: FoundConversation[]; total: number } {
+    const found = `FROM conversation_words w JOIN conversation_search_keys k ON k.n = w.rowid
+      WHERE conversation_words MATCH ?1 AND (k.user_id = ?2 OR k.conversation_id IN (${SHARED_WITH.replaceAll('?1', '?2')}))`
+    const page = this.db
+      .query<{ id: string; total: number }, [string, string, number, number]>(
+        `SELECT k.conversation_id AS id, count(*) OVER () AS total ${found} ORDER BY k.updated_at DESC, k.conversation_id DESC LIMIT ?3 OFFSET ?4`,
+      )
+      .all(match, userId, limit, offset)
+    const total = page.length ? page[0]!.total : offset > 0 ? this.db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n ${found}`).get(match, userId)!.n : 0
+    if (!page.length) return { total, conversations: [] }
+    const ids = page.map((hit) => hit.id)
+    const rows = new Map(
+      this.db
+        .query<ConversationRow, string[]>(`SELECT * FROM conversations WHERE id IN (${ids.map(() => '?').join(',')})`)
+        .all(...ids)
+        .map((row) => [row.id, row]),
+    )
+    // A word in few conversations: the messages' index names each page conversation's newest
+    // message holding it in one pass over its few hits. A common one (reading all its hits would
+    // cost what the conversation documents saved) is in one of each conversation's last messages:
+    // read newest first (newestHolding).
+    let fewHits: Map<string, Message> | undefined
+    if (total <= this.fewConversations) {
+      fewHits = new Map()
+      const mids = this.db
+        .query<{ mid: number }, string[]>(`SELECT max(rowid) AS mid FROM messages_fts WHERE messages_fts MATCH ? AND conversation_id IN (${ids.map(() => '?').join(',')}) GROUP BY conversation_id`)
+        .all(match, ...ids)
+        .map((row) => row.mid)
+      if (mids.length) {
+        for (const row of this.db.query<MessageRow, number[]>(`SELECT * FROM messages WHERE id IN (${mids.map(() => '?').join(',')})`).all(...mids)) fewHits.set(row.conversation_id, toMessage(row))
+      }
+    }
     return {
       total,
-      conversations: rows.map(({ mid: _mid, ...row }) => {
-        const conversation = toConversation(row, matched.has(row.id) ? [matched.get(row.id)!] : [])
-        return { ...conversation, match: matchExcerpt(conversation, terms) }
+      conversations: ids.flatMap((id) => {
+        const row = rows.get(id)
+        return row ? [foundConversation(row, fewHits ? fewHits.get(id) : this.newestHolding(id, terms), terms)] : []
       }),
     }
+  }
+
+  /**
+   * The newest message of a conversation holding every term, read newest first and tested as the
+   * excerpt is (search.ts); none when only its title holds them.
+   */
+  private newestHolding(conversationId: string, terms: string[]): Message | undefined {
+    for (const row of this.db.query<MessageRow, [string]>('SELECT * FROM messages WHERE conversation_id = ? ORDER BY id DESC').iterate(conversationId)) {
+      if (holdsEvery(row.content, terms)) return toMessage(row)
+    }
+    return undefined
+  }
+
+  /**
+   * Adds the messages written since the last search to the messages' index and marks their
+   * conversations' documents stale (migration 082: sending a message does no index work), in one
+   * write transaction; nothing to do, one read.
+   */
+  private catchUp(): void {
+    const behind = this.db.query<{ behind: number }, []>('SELECT (SELECT COALESCE(max(id), 0) FROM messages) > messages_through AS behind FROM search_progress')
+    if (!behind.get()?.behind) return
+    this.db.transaction(() => {
+      const through = this.db.query<{ n: number }, []>('SELECT messages_through AS n FROM search_progress').get()!.n
+      const newest = this.db.query<{ n: number }, []>('SELECT COALESCE(max(id), 0) AS n FROM messages').get()!.n
+      if (newest <= through) return
+      this.db.run('INSERT INTO messages_fts(rowid, content, conversation_id) SELECT id, content, conversation_id FROM messages WHERE id > ? AND id <= ?', [through, newest])
+      this.db.run('UPDATE conversation_search_keys SET stale = 1 WHERE stale = 0 AND conversation_id IN (SELECT conversation_id FROM messages WHERE id > ? AND id <= ?)', [through, newest])
+      this.db.run('UPDATE search_progress SET messages_through = ?', [newest])
+    }).immediate()
+  }
+
+  /**
+   * Remakes the stale word documents (migration 082) of the conversations `userId` may read, from
+   * their messages, in one write transaction: what a search reads is then every message stored
+   * before it. A conversation's document goes stale when messages are added to it (catchUp), one
+   * of its messages is deleted, or it is renamed.
+   */
+  private refreshWords(userId: string): void {
+    const staleOf = this.db.query<{ n: number; id: string }, [string]>(
+      `SELECT k.n, k.conversation_id AS id FROM conversation_search_keys k JOIN conversations c ON c.id = k.conversation_id
+       WHERE k.stale = 1 AND (c.user_id = ?1 OR c.id IN (${SHARED_WITH}))`,
+    )
+    if (!staleOf.get(userId)) return
+    this.db.transaction(() => {
+      const remove = this.db.prepare<void, [number]>('DELETE FROM conversation_words WHERE rowid = ?')
+      const add = this.db.prepare<void, [number, string]>(`INSERT INTO conversation_words(rowid, words) VALUES (?1, ${CONVERSATION_DOCUMENT('?2')})`)
+      const fresh = this.db.prepare<void, [number]>(
+        'UPDATE conversation_search_keys SET stale = 0, user_id = c.user_id, updated_at = c.updated_at FROM conversations c WHERE c.id = conversation_search_keys.conversation_id AND conversation_search_keys.n = ?',
+      )
+      for (const { n, id } of staleOf.all(userId)) {
+        remove.run(n)
+        add.run(n, id)
+        fresh.run(n)
+      }
+    }).immediate()
   }
 
   async rename(id: string, userId: string, title: string): Promise<Conversation> {
@@ -210,6 +326,20 @@ export class SqliteConversationStore implements ConversationStore {
       .all()
       .map((row) => ({ assistant: { id: row.id, name: row.name }, up: row.up, down: row.down }))
   }
+}
+
+/** A conversation's word document (migration 082): its title and its messages' contents. */
+export const CONVERSATION_DOCUMENT = (id: string) =>
+  `(SELECT title FROM conversations WHERE id = ${id}) || ' ' || COALESCE((SELECT group_concat(content, ' ') FROM messages WHERE conversation_id = ${id}), '')`
+
+/** Up to how many conversations holding a word a search reads the word's message hits (searchWord). */
+const FEW_CONVERSATIONS = 1000
+
+/** A conversation found by a search, with the message that matched (none when only its title did). */
+function foundConversation(row: ConversationRow & { mid?: unknown; total?: unknown }, message: Message | undefined, terms: string[]): FoundConversation {
+  const { mid: _mid, total: _total, ...columns } = row
+  const conversation = toConversation(columns, message ? [message] : [])
+  return { ...conversation, match: matchExcerpt(conversation, terms) }
 }
 
 /** The ids of the conversations shared with user ?1 (conversation_shares, migration 081). */

@@ -11,6 +11,23 @@ export interface Message {
 /** A message to write: its id is made when not given (an edited message keeps the one it had). */
 export type NewMessage = Omit<Message, 'timestamp' | 'id'> & { id?: string }
 
+const HAS_FILES = Symbol('conversation has a files collection')
+
+/**
+ * Marks a conversation read by a store's get() with whether its owner has the collection of its
+ * attached files (conversations/files.ts), read with it, so that posting to a conversation without
+ * files costs no look-up. A symbol: never serialized, never in a response.
+ */
+export function withFilesKnown(conversation: Conversation, hasFiles: boolean): Conversation {
+  ;(conversation as Conversation & { [HAS_FILES]?: boolean })[HAS_FILES] = hasFiles
+  return conversation
+}
+
+/** Whether a conversation has a files collection: false when its store read that it has none, true when it has one or nobody read it (look it up). */
+export function mayHaveFiles(conversation: Conversation): boolean {
+  return (conversation as Conversation & { [HAS_FILES]?: boolean })[HAS_FILES] !== false
+}
+
 export interface Conversation {
   id: string
   userId: string
