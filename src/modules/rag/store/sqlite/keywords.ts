@@ -229,12 +229,12 @@ export class SqliteKeywords {
    * before meanwhile).
    */
   private topKCandidates(collection: CollectionRow, table: string, query: QueryTerms, plan: KeywordPlan, k: number, pool: number, twins: boolean) {
-    if (!this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
+    if (!plan.capped || !this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
     const present = query.terms.filter((term) => term.df > 0)
     if (present.some((term) => term.tokens.length !== 1)) return null
     const { rows, averageLength } = this.indexStatistics(collection.id)
     const informative = present.filter((term) => term.df <= rows * COMMON_SHARE)
-    if (!informative.length || !plan.capped) return null
+    if (!informative.length) return null
     // The best k are the answer when they are scored with every word found; else the best `pool` are rescored. Copies left out take their place (twice as many).
     const size = (informative.length === plan.scored.length ? k : pool) * (twins ? 2 : 1)
     const found = this.topk.search(
