@@ -1,3 +1,4 @@
+import { DEFAULT_KEYWORD_TOPK } from './modules/rag/store/sqlite/keyword-topk'
 import { Database } from 'bun:sqlite'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -323,7 +324,7 @@ export function createServices(options: AppOptions = {}): Services {
     generator: models.generator,
     storage,
     vectorCache,
-    ...(postgres ? {} : { vectorIndex }),
+    ...(postgres ? {} : { vectorIndex, keywordTopK: { ...DEFAULT_KEYWORD_TOPK, budgetBytes: config.keywordPostingsMb * 1024 * 1024 } }),
   })
   if (rag.store instanceof SqliteRagStore) {
     const { path, reason } = rag.store.indexes.state()

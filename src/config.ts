@@ -105,6 +105,8 @@ export interface Config {
   workQueue: number
   /** Memory (MB) the exact in-memory copy of large collections' vectors may use, in all (SQLite; and PostgreSQL without pgvector): collections that do not fit are searched by their index or by sqlite-vec's scan, never past it. `0`: no in-memory copy. See docs/knowledge-base.md, "At library scale". @default `512` */
   vectorCacheMb: number
+  /** Memory (MB) the postings of large SQLite collections' common terms may take, kept for keyword top-k (least recently used dropped first). `0`: keyword top-k off, keyword candidates found as before. See docs/knowledge-base.md, "At library scale", "Keyword top-k". @default `128` */
+  keywordPostingsMb: number
   /** Chunks from which a SQLite collection is searched through an approximate (HNSW, int8) index kept in `<data>/vector-index/`, its top candidates rescored exactly; smaller collections are searched exactly. See docs/knowledge-base.md, "At library scale". @default `50000` */
   annMinChunks: number
   /** `off`: no approximate index, every collection is searched exactly (as when the index library cannot load). */
@@ -370,6 +372,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, 'UAGENT_WORKERS', defaultWorkers(), 1, 256),
     workQueue: integer(env, 'UAGENT_WORK_QUEUE', DEFAULT_WORK_QUEUE, 0, 100_000),
     vectorCacheMb: integer(env, 'UAGENT_VECTOR_CACHE_MB', DEFAULT_VECTOR_CACHE_MB, 0, 1_048_576),
+    keywordPostingsMb: integer(env, 'UAGENT_KEYWORD_POSTINGS_MB', 128, 0, 1_048_576),
     annMinChunks: integer(env, 'UAGENT_ANN_MIN_CHUNKS', DEFAULT_ANN_MIN_CHUNKS, 1, 1_000_000_000),
     vectorIndex: toggle(env, 'UAGENT_VECTOR_INDEX', true),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),

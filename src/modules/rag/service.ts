@@ -1,3 +1,4 @@
+import type { KeywordTopKOptions } from './store/sqlite/keyword-topk'
 import type { Database } from 'bun:sqlite'
 import { CONVERSATION_FILES_PREFIX, isConversationFiles } from './reserved'
 import { AppError, notFound } from '../../core/errors'
@@ -78,6 +79,8 @@ export interface RagDeps<S extends RagStore = SqliteRagStore> {
   vectorIndex?: VectorIndexOptions
   /** See RagStore: postings ranked to find keyword candidates. */
   keywordPostings?: number
+  /** Large SQLite collections' keyword top-k (see store/sqlite/keyword-topk.ts). */
+  keywordTopK?: KeywordTopKOptions
   embedder: () => Promise<Embedder>
   generator: () => Promise<Generator>
   /** The free-space floor: an ingest that would leave less is refused (507) before anything is written. */
@@ -159,7 +162,7 @@ export class RagService<S extends RagStore = SqliteRagStore> {
   audit?: AuditRecorder
 
   constructor(private readonly deps: RagDeps<S>) {
-    this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings, deps.vectorIndex) as RagStore as S)
+    this.store = deps.store ?? (new SqliteRagStore(deps.db, deps.vectorCache, deps.keywordPostings, deps.vectorIndex, deps.keywordTopK) as RagStore as S)
     // A store that keeps its own access lists (PostgreSQL's) gives them; else SQLite's, over the service's database.
     const own = (this.store as { accessStore?(): AccessStore }).accessStore?.()
     this.resolver = new CollectionResolver(deps.access ?? own ?? new SqliteAccessStore(deps.db))

@@ -5,6 +5,7 @@ import { KEYWORD_POSTINGS } from '../../ranking/scoring'
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from '../../store'
 import { cachedVector, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from '../../vectors/cache'
 import { SqliteDocumentReads } from './documents'
+import { DEFAULT_KEYWORD_TOPK, type KeywordTopKOptions } from './keyword-topk'
 import { SqliteKeywords } from './keywords'
 import { DEFAULT_VECTOR_INDEX, type VectorIndexOptions, VectorIndexes } from './vector-index'
 
@@ -36,11 +37,13 @@ export class SqliteRagStore implements RagStore {
     /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
     keywordPostings = KEYWORD_POSTINGS,
     indexOptions: VectorIndexOptions = DEFAULT_VECTOR_INDEX,
+    /** Large collections' keyword top-k (see keyword-topk.ts). */
+    topKOptions: KeywordTopKOptions = DEFAULT_KEYWORD_TOPK,
   ) {
     this.cache = new VectorCache(cacheOptions)
     this.indexes = new VectorIndexes(db, indexOptions)
     this.reads = new SqliteDocumentReads(db)
-    this.keywords = new SqliteKeywords(db, this.cache, keywordPostings)
+    this.keywords = new SqliteKeywords(db, this.cache, keywordPostings, topKOptions)
   }
 
   /** Stops the store's threads (index builds in flight are abandoned: their files are not recorded). */
@@ -143,6 +146,7 @@ export class SqliteRagStore implements RagStore {
       return this.db.run('DELETE FROM rag_documents WHERE collection_id = ? AND doc_id = ?', [collection.id, docId]).changes > 0
     }).immediate()
     this.cache.update(collection.id, removed, [])
+    this.keywords.topk.written(collection.id, removed, 0)
     this.keywords.forgetFrequencies(collection.id)
     this.keywords.chunkCounts.delete(collection.id)
     this.indexes.written(collection, removed, [], () => this.keywords.chunkCount(collection.id))
@@ -214,6 +218,7 @@ export class SqliteRagStore implements RagStore {
       // another connection (the analytics writer thread) committed in between.
     }).immediate()
     this.cache.update(collection.id, removed, added)
+    this.keywords.topk.written(collection.id, removed, added.length)
     this.keywords.forgetFrequencies(collection.id)
     this.keywords.chunkCounts.delete(collection.id)
     this.indexes.written(collection, removed, added, () => this.keywords.chunkCount(collection.id))

@@ -2,9 +2,11 @@ import type { Database } from 'bun:sqlite'
 import { WorkerCalls } from '../../../../core/worker-calls'
 import { andThen, type MaybePromise } from '../../../../db/maybe-promise'
 import { phraseFrequency } from '../../ranking/phrase'
-import { bm25, CAPPED_CANDIDATES, exactPhrases, ftsQueryOf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from '../../ranking/scoring'
+import { bm25, CAPPED_CANDIDATES, COMMON_SHARE, exactPhrases, ftsQueryOf, idf, KEYWORD_POSTINGS, type KeywordPlan, keywordPlan, queryPhrases, queryWords, RESCORE_POOL } from '../../ranking/scoring'
 import type { CollectionRow, QueryTerm, QueryTerms } from '../../store'
 import { distinctHits, type VectorCache } from '../../vectors/cache'
+import { DEFAULT_KEYWORD_TOPK, KeywordTopK, type KeywordTopKOptions } from './keyword-topk'
+import { readVarint } from './postings'
 
 const ftsTable = (collectionId: number) => `rag_fts_${collectionId}`
 const vocabTable = (collectionId: number) => `rag_fts_${collectionId}_vocab`
@@ -25,17 +27,6 @@ interface ChunkTokens {
 const LARGE_COLLECTION = 50_000
 /** Terms in this many chunks or more are counted ahead in a large collection (see warmFrequencies). */
 const WARM_MIN_CHUNKS = 64
-
-/** An SQLite varint (big-endian, 7 bits a byte, the ninth byte whole): [value, offset after it]. */
-function readVarint(bytes: Uint8Array, offset: number): [number, number] {
-  let value = 0
-  for (let i = 0; i < 8; i++) {
-    const byte = bytes[offset + i] ?? 0
-    if (byte < 0x80) return [value * 128 + byte, offset + i + 1]
-    value = value * 128 + (byte & 0x7f)
-  }
-  return [value * 256 + (bytes[offset + 8] ?? 0), offset + 9]
-}
 
 /** The order of a keyword query's matches (see keywordCandidates): one array for every search, grown as needed. */
 let matchOrder = new Uint32Array(0)
@@ -83,11 +74,16 @@ export class SqliteKeywords {
     private readonly cache: VectorCache,
     /** Postings ranked to find keyword candidates (see `keywordPlan`); smaller in tests, to reach the limit with a small corpus. */
     private readonly keywordPostings = KEYWORD_POSTINGS,
+    topKOptions: KeywordTopKOptions = DEFAULT_KEYWORD_TOPK,
   ) {
     const onFile = Boolean(db.filename) && db.filename !== ':memory:'
     this.reader = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
     this.warmer = onFile ? new WorkerCalls(new URL('./keyword-reader.worker.ts', import.meta.url).href) : null
+    this.topk = new KeywordTopK(db, this.reader, this.warmer, topKOptions)
   }
+
+  /** Large collections' keyword top-k over postings of their own (see keyword-topk.ts). */
+  readonly topk: KeywordTopK
 
   /** Stops the keyword threads. */
   close(): void {
@@ -210,8 +206,62 @@ export class SqliteKeywords {
     // memory (one served by its approximate index): the index is searched here meanwhile.
     const large = matrix !== undefined || (distinct !== undefined && query.chunks >= LARGE_COLLECTION)
     if (matrix || query.chunks >= LARGE_COLLECTION) this.warmFrequencies(collection.id, table)
-    if (!plan.capped && !large) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query, pool), k)
-    return andThen(this.allMatches(collection.id, table, plan.query, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, large), ({ ids, ranks }) => {
+    const planned = () => this.plannedCandidates(collection, table, query, plan, pool, k, large, matrix, distinct)
+    const topk = this.topKCandidates(collection, table, query, plan, k, pool, matrix !== undefined)
+    if (!topk) return planned()
+    return andThen(topk.found, (found) => {
+      if (!found) return planned()
+      if (!this.ftsTables.has(collection.id)) return []
+      const ranked = (function* () {
+        for (let i = 0; i < found.ids.length; i++) yield { chunkId: found.ids[i]!, bm25: -found.scores[i]! }
+      })()
+      return this.rescored(collection, query, topk.plan, distinctHits(matrix, ranked, pool, (hit) => hit.bm25, distinct), k)
+    })
+  }
+
+  /**
+   * A large collection's keyword candidates by top-k over every informative word of the query
+   * (found, and in at most COMMON_SHARE of the chunks: BM25 gives the others next to nothing; they
+   * count when the candidates are rescored), where the plan is capped: even its rarest word matches
+   * more chunks than are ranked, so its FTS5 query would rank an arbitrary CAPPED_CANDIDATES of them.
+   * Null elsewhere (the plan's query ranks every match of its rare words, as before), where the query
+   * holds a phrase, or where top-k is off. `found` null: the postings are not read yet (searched as
+   * before meanwhile).
+   */
+  private topKCandidates(collection: CollectionRow, table: string, query: QueryTerms, plan: KeywordPlan, k: number, pool: number, twins: boolean) {
+    if (!plan.capped || !this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
+    const present = query.terms.filter((term) => term.df > 0)
+    if (present.some((term) => term.tokens.length !== 1)) return null
+    const { rows, averageLength } = this.indexStatistics(collection.id)
+    const informative = present.filter((term) => term.df <= rows * COMMON_SHARE)
+    if (!informative.length) return null
+    // The best k are the answer when they are scored with every word found; else the best `pool` are rescored. Copies left out take their place (twice as many).
+    const size = (informative.length === plan.scored.length ? k : pool) * (twins ? 2 : 1)
+    const found = this.topk.search(
+      collection.id,
+      table,
+      informative.map((term) => ({ token: term.tokens[0]!, idf: idf(term.df, rows), df: term.df })),
+      size,
+      averageLength,
+    )
+    if (!found) return null
+    return { plan: { ...plan, words: informative.map((term) => term.word) }, found }
+  }
+
+  /** Keyword candidates by the plan's FTS5 query (see keywordPlan): every match ranked, or the first CAPPED_CANDIDATES when capped. */
+  private plannedCandidates(
+    collection: CollectionRow,
+    table: string,
+    query: QueryTerms,
+    plan: KeywordPlan,
+    pool: number,
+    k: number,
+    large: boolean,
+    matrix: ReturnType<VectorCache['peek']>,
+    distinct: { dropped: number } | undefined,
+  ): MaybePromise<{ chunkId: number; bm25: number }[]> {
+    if (!plan.capped && !large) return this.rescored(collection, query, plan, this.keywordMatches(collection, plan.query!, pool), k)
+    return andThen(this.allMatches(collection.id, table, plan.query!, plan.capped ? CAPPED_CANDIDATES : this.keywordPostings, large), ({ ids, ranks }) => {
       // Deleted while its matches were read on the keyword thread: nothing to rank.
       if (!this.ftsTables.has(collection.id)) return []
       // Best BM25 first (then rowid), as indices: objects only for the matches looked at. The
@@ -433,6 +483,7 @@ export class SqliteKeywords {
   }
 
   dropFts(collectionId: number): void {
+    this.topk.dropped(collectionId)
     this.db.run(`DROP TABLE IF EXISTS temp.${vocabTable(collectionId)}`)
     this.db.run(`DROP TABLE IF EXISTS ${ftsTable(collectionId)}`)
     this.ftsTables.delete(collectionId)
