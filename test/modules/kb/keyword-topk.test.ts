@@ -14,18 +14,7 @@ import type { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
 import { BLOCK, readVarint, type TermPostings, topScores } from '../../../src/modules/rag/store/sqlite/postings'
 import type { CollectionRow } from '../../../src/modules/rag/store'
 import { tempDir } from '../../temp'
-
-/** A seeded generator (mulberry32): the same corpus and queries on every run. */
-function generator(seed: number) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { random as generator } from '../../fixtures/identifier-corpus'
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'pe', 'du']
 /** The i-th word of the vocabulary: made of syllables, none an English function word, none stemmed by porter. */
