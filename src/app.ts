@@ -337,7 +337,14 @@ export function createServices(options: AppOptions = {}): Services {
       if (event.from !== origin && typeof event.collectionId === 'number') store.changedElsewhere(event.collectionId)
     })
   }
-  const prometheus = new PrometheusMetrics(db, () => recorder.pendingCount, pool, () => vectorSearchState(rag.store))
+  const keywordTopK = rag.store instanceof SqliteRagStore ? rag.store.keywords.topk : null
+  const prometheus = new PrometheusMetrics(
+    db,
+    () => recorder.pendingCount,
+    pool,
+    () => vectorSearchState(rag.store),
+    keywordTopK ? () => ({ usedBytes: keywordTopK.keptBytes, budgetBytes: keywordTopK.options.budgetBytes }) : undefined,
+  )
   poolWaits.waited = (seconds) => prometheus.poolWaited(seconds)
   // Replicas (a shared database or Redis), or a server given a name, label their metrics by instance.
   if (config.databaseUrl || config.redisUrl || (env ?? process.env).UAGENT_INSTANCE_ID) prometheus.labelInstance(config.instanceId)

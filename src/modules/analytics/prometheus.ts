@@ -116,6 +116,8 @@ export class PrometheusMetrics {
     pool?: WorkPool,
     /** The memory of vector search's serving paths (see app.ts vectorSearchState). */
     vectorMemory?: () => { cacheBytes: number; cacheBudgetBytes: number; mappedBytes?: number; pendingBytes?: number },
+    /** The memory of keyword top-k's kept postings (SQLite; see keyword-topk.ts). */
+    keywordMemory?: () => { usedBytes: number; budgetBytes: number },
   ) {
     processMetrics()
     const registers = [this.registry]
@@ -233,6 +235,19 @@ export class PrometheusMetrics {
           const memory = vectorMemory()
           this.set({ state: 'mapped' }, memory.mappedBytes ?? 0)
           this.set({ state: 'pending' }, memory.pendingBytes ?? 0)
+        },
+      })
+    }
+    if (keywordMemory) {
+      new Gauge({
+        name: 'uagent_keyword_postings_bytes',
+        help: 'Postings of large SQLite collections\' common terms kept for keyword top-k, by state (used; budget: UAGENT_KEYWORD_POSTINGS_MB)',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const memory = keywordMemory()
+          this.set({ state: 'used' }, memory.usedBytes)
+          this.set({ state: 'budget' }, memory.budgetBytes)
         },
       })
     }

@@ -37,19 +37,24 @@ describe('the vector search path, as the server says it', () => {
       expect(metrics.text).toMatch(/uagent_vector_cache_bytes\{state="budget"\} 536870912/)
       expect(metrics.text).toMatch(/uagent_vector_index_bytes\{state="mapped"\} [1-9]\d*/)
       expect(metrics.text).toMatch(/uagent_vector_index_bytes\{state="pending"\} \d+/)
+      // Keyword top-k's kept postings (none: the collection is below its 50,000 chunks) and their budget.
+      expect(metrics.text).toMatch(/uagent_keyword_postings_bytes\{state="used"\} 0/)
+      expect(metrics.text).toMatch(/uagent_keyword_postings_bytes\{state="budget"\} 134217728/)
     } finally {
       ;(server.services.rag.store as SqliteRagStore).close()
     }
   })
 
   test('turned off: exact, and why, in /health, /system/info and the start log', async () => {
-    const server = fileServer({ UAGENT_VECTOR_INDEX: 'off', UAGENT_VECTOR_CACHE_MB: '64' })
+    const server = fileServer({ UAGENT_VECTOR_INDEX: 'off', UAGENT_VECTOR_CACHE_MB: '64', UAGENT_KEYWORD_POSTINGS_MB: '32' })
     const health = await server.call('GET', '/health')
     expect(health.json.connections.vectorSearch).toBe('exact')
     expect(health.json.status).toBe('healthy')
     const info = await server.call('GET', '/system/info', { token: (await server.login()).accessToken })
     expect(info.json.vectorSearch).toMatchObject({ path: 'exact', reason: 'turned off (UAGENT_VECTOR_INDEX=off)', cacheBudgetBytes: 64 * 1024 * 1024 })
     expect(server.lines.some((line) => line.includes('Vector search: exact for every collection (turned off (UAGENT_VECTOR_INDEX=off))'))).toBe(true)
+    const metrics = await server.call('GET', '/metrics', { token: (await server.login()).accessToken })
+    expect(metrics.text).toMatch(/uagent_keyword_postings_bytes\{state="budget"\} 33554432/)
   })
 })
 
