@@ -121,6 +121,19 @@ export class PrometheusMetrics {
   ) {
     processMetrics()
     const registers = [this.registry]
+    /** A memory gauge of what a serving path holds and what it may hold, by state (used, budget). */
+    const budgetGauge = (name: string, help: string, read: () => { used: number; budget: number }) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const { used, budget } = read()
+          this.set({ state: 'used' }, used)
+          this.set({ state: 'budget' }, budget)
+        },
+      })
     this.requests = new Counter({
       name: 'uagent_http_requests_total',
       help: 'Requests answered, by method, route pattern and status (WebSocket messages: method "WS", route the message type)',
@@ -215,16 +228,9 @@ export class PrometheusMetrics {
       },
     })
     if (vectorMemory) {
-      new Gauge({
-        name: 'uagent_vector_cache_bytes',
-        help: 'Memory of the exact in-memory copy of large collections\' vectors, by state (used; budget: UAGENT_VECTOR_CACHE_MB)',
-        labelNames: ['state'] as const,
-        registers,
-        collect() {
-          const memory = vectorMemory()
-          this.set({ state: 'used' }, memory.cacheBytes)
-          this.set({ state: 'budget' }, memory.cacheBudgetBytes)
-        },
+      budgetGauge('uagent_vector_cache_bytes', 'Memory of the exact in-memory copy of large collections\' vectors, by state (used; budget: UAGENT_VECTOR_CACHE_MB)', () => {
+        const memory = vectorMemory()
+        return { used: memory.cacheBytes, budget: memory.cacheBudgetBytes }
       })
       new Gauge({
         name: 'uagent_vector_index_bytes',
@@ -239,16 +245,9 @@ export class PrometheusMetrics {
       })
     }
     if (keywordMemory) {
-      new Gauge({
-        name: 'uagent_keyword_postings_bytes',
-        help: 'Postings of large SQLite collections\' common terms kept for keyword top-k, by state (used; budget: UAGENT_KEYWORD_POSTINGS_MB)',
-        labelNames: ['state'] as const,
-        registers,
-        collect() {
-          const memory = keywordMemory()
-          this.set({ state: 'used' }, memory.usedBytes)
-          this.set({ state: 'budget' }, memory.budgetBytes)
-        },
+      budgetGauge('uagent_keyword_postings_bytes', 'Postings of large SQLite collections\' common terms kept for keyword top-k, by state (used; budget: UAGENT_KEYWORD_POSTINGS_MB)', () => {
+        const memory = keywordMemory()
+        return { used: memory.usedBytes, budget: memory.budgetBytes }
       })
     }
     if (pool) {
