@@ -1,4 +1,3 @@
-import type { KeywordTopKOptions } from './store/sqlite/keyword-topk'
 import type { Database } from 'bun:sqlite'
 import { CONVERSATION_FILES_PREFIX, isConversationFiles } from './reserved'
 import { AppError, notFound } from '../../core/errors'
@@ -16,6 +15,7 @@ import { type Candidate, candidatePools, cosineDistance, idf, keywordPlan, type 
 import type { CollectionRow, CollectionSummary, DescribeHook, QueryTerms, RagStore, StoredDocument } from './store'
 import { SqliteRagStore } from './store/sqlite'
 import type { VectorIndexOptions } from './store/sqlite/vector-index'
+import type { KeywordTopKOptions } from './store/sqlite/keyword-topk'
 import { runSteps, type Steps, wait } from './steps'
 import type { VectorCacheOptions } from './vectors/cache'
 import { COLLECTION_NAME, CollectionResolver, isQualified, type Need, type Resolved } from './access/resolver'
