@@ -42,6 +42,12 @@ export class PostgresConversationStore implements ConversationStore {
   readonly cache = new MessageCache()
   /** Conversations a one-word search finds above which the word counts as common (newestHolding; tests lower it). */
   commonWordAbove = COMMON_WORD
+  /**
+   * When a one-word search walks the caller's conversations newest first for its page (searchWord):
+   * when holding² ≥ walkCost × (offset + limit) × owned, i.e. when the rows the walk is expected to read,
+   * each costing about WALK_COST of the rows a sort of the GIN's hits handles, cost less (tests: 0, always).
+   */
+  walkCost = WALK_COST
 
   constructor(private readonly sql: Postgres) {}
 
@@ -247,63 +253,96 @@ export class PostgresConversationStore implements ConversationStore {
 
   private async searchWord(userId: string, query: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     await this.refreshWords(userId)
-    // q MATERIALIZED: the planner does not see the words, so it keeps to the GIN index (with them it
-    // may scan and detoast every conversation's words for a common one, ten times slower).
-    const rows: (ConversationRow & { total: string })[] = await this.sql`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
-      shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+    const { total, rows } = await this.sql.begin(async (tx) => {
+      // Two settings for this transaction. No sequential scans: the planner cannot know that testing
+      // a row's words reads them from TOAST (kilobytes each), so on 10,000 rows it may take a scan
+      // of them all for cheaper than the GIN index (it did once the index's pending list had grown):
+      // 250 ms instead of 5. Generic plans: planned once per connection, where these statements'
+      // custom plans cost 3-4 ms of planning at every search.
+      await tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`
+      // q MATERIALIZED: the planner does not see the word, so it keeps to the GIN index. `others`: the
+      // others' conversations the caller may read that hold it (shared with them), and any
+      // conversation they may read whose words are not indexed (null: past a tsvector's size). The
+      // caller's own: a word most of their conversations hold is met within their first few in
+      // order of activity, so that order is walked (each row's words tested as it goes:
+      // ts_match_vq, which no index answers) rather than its thousands of GIN hits sorted; which
+      // of the two, the count decides (`how`, walkCost).
+      const rows: (ConversationRow & { mine: string; others: string })[] = await tx`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
+        shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
           OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))),
-      hit AS (
-        SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
-        UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
-          WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
-          AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q))
-      ),
-      counted AS (SELECT count(*) AS total FROM hit),
-      page AS (SELECT * FROM hit ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
-      SELECT counted.total, c.id, c.user_id, c.title, c.created_at, c.updated_at
-      FROM counted LEFT JOIN page ON true LEFT JOIN conversations c ON c.id = page.id ORDER BY page.updated_at DESC, page.id DESC`
-    const total = Number(rows[0]?.total ?? 0)
-    const page = rows.filter((row) => row.id !== null)
-    const holding = page.map((row) => row.id)
+        others AS (
+          SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND w.user_id <> ${userId} AND w.conversation_id IN (SELECT id FROM shared)
+          UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
+            WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
+            AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q))
+        ),
+        counted AS MATERIALIZED (
+          SELECT mine.n AS mine, (SELECT count(*) FROM others) AS others, (SELECT n FROM conversation_counts WHERE user_id = ${userId}) AS owned
+          FROM (SELECT count(*) AS n FROM conversation_words w, q WHERE w.words @@ q.q AND w.user_id = ${userId}) mine
+        ),
+        how AS MATERIALIZED (SELECT mine * mine >= ${this.walkCost}::float8 * ${offset + limit}::float8 * GREATEST(coalesce(owned, 0), mine) AS walk FROM counted),
+        page AS (
+          SELECT * FROM (
+            (SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE (SELECT walk FROM how) AND w.user_id = ${userId} AND ts_match_vq(w.words, q.q)
+              ORDER BY w.updated_at DESC, w.conversation_id DESC LIMIT ${offset + limit})
+            UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w, q WHERE NOT (SELECT walk FROM how) AND w.words @@ q.q AND w.user_id = ${userId}
+            UNION ALL SELECT id, updated_at FROM others
+          ) h ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
+        )
+        SELECT counted.mine, counted.others, c.id, c.user_id, c.title, c.created_at, c.updated_at
+        FROM counted LEFT JOIN page ON true LEFT JOIN conversations c ON c.id = page.id ORDER BY page.updated_at DESC, page.id DESC`
+      const total = Number(rows[0]?.mine ?? 0) + Number(rows[0]?.others ?? 0)
+      return { total, rows: rows.filter((row) => row.id !== null) }
+    })
+    const holding = rows.map((row) => row.id)
     const matched = holding.length ? await this.newestHolding(holding, query, terms, total > this.commonWordAbove) : new Map<string, Message>()
-    return { total, conversations: page.map((row) => foundOf(row, matched.get(row.id), terms)) }
+    return { total, conversations: rows.map((row) => foundOf(row, matched.get(row.id), terms)) }
   }
 
   /**
    * Each conversation's newest message holding the word. A rare word: its GIN entries, kept to
-   * these conversations. A common one is in one of a conversation's last messages: those are read
-   * (LAST_MESSAGES of each, newest first), the newest holding the word by the excerpt's test
-   * (search.ts) confirmed by to_tsvector, so the database tokenizes one message per conversation,
-   * not every message it passes; a conversation where that finds none is read newest first with
-   * to_tsvector (OFFSET 0 keeps the planner from reading all of the word's GIN entries for each).
+   * these conversations (newestByIndex). A common one: the GIN entries of a word in tens of
+   * thousands of messages take longer to read (50 ms at a million) than the page's messages, so
+   * those are read newest first — the last LAST_MESSAGES of each, then all of those where none
+   * held it — the newest holding the word by the excerpt's test (search.ts) confirmed by
+   * to_tsvector, so the database tokenizes one message per conversation. What that test cannot
+   * see (the title alone holds the word, or a word the database's parser reads otherwise) is
+   * looked for with to_tsvector, newest first.
    */
   private async newestHolding(ids: string[], query: string, terms: string[], common: boolean): Promise<Map<string, Message>> {
+    if (!common) return this.newestByIndex(ids, query)
     const found = new Map<string, Message>()
-    if (!common) {
-      const rows: MessageRow[] = await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
-        WHERE m.conversation_id = ANY(${ids}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
-      for (const row of rows) found.set(row.conversation_id, readMessage(row))
-      return found
+    let rest = ids
+    for (const depth of [LAST_MESSAGES, null]) {
+      const read: (MessageRow & { id: string })[] =
+        depth === null
+          ? await this.sql`SELECT m.id, m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m WHERE m.conversation_id = ANY(${rest}::text[]) ORDER BY m.id DESC`
+          : await this.sql`SELECT m.id, m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
+              CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC LIMIT ${depth}) m ORDER BY m.id DESC`
+      const candidates = new Map<string, MessageRow & { id: string }>()
+      for (const row of read) if (!candidates.has(row.conversation_id) && holdsEvery(fromPgText(row.content), terms)) candidates.set(row.conversation_id, row)
+      const confirmed: { id: string }[] = candidates.size
+        ? await this.sql`SELECT id::text AS id FROM messages WHERE id = ANY(${[...candidates.values()].map((row) => row.id)}::bigint[]) AND to_tsvector('simple', content) @@ to_tsquery('simple', ${query})`
+        : []
+      const sure = new Set(confirmed.map((row) => String(row.id)))
+      for (const row of candidates.values()) if (sure.has(String(row.id))) found.set(row.conversation_id, readMessage(row))
+      rest = rest.filter((id) => !found.has(id))
+      if (!rest.length) return found
     }
-    const last: (MessageRow & { id: string })[] = await this.sql`SELECT m.id, m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${ids}::text[]) AS p(id)
-      CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC LIMIT ${LAST_MESSAGES}) m ORDER BY m.id DESC`
-    const candidates = new Map<string, MessageRow & { id: string }>()
-    for (const row of last) if (!candidates.has(row.conversation_id) && holdsEvery(fromPgText(row.content), terms)) candidates.set(row.conversation_id, row)
-    const confirmed: { id: string }[] = candidates.size
-      ? await this.sql`SELECT id::text AS id FROM messages WHERE id = ANY(${[...candidates.values()].map((row) => row.id)}::bigint[]) AND to_tsvector('simple', content) @@ to_tsquery('simple', ${query})`
-      : []
-    const sure = new Set(confirmed.map((row) => String(row.id)))
-    for (const row of candidates.values()) if (sure.has(String(row.id))) found.set(row.conversation_id, readMessage(row))
-    const rest = ids.filter((id) => !found.has(id))
-    if (rest.length) {
-      const rows: MessageRow[] = await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
-        CROSS JOIN LATERAL (
-          SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
-          WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
-        ) m`
-      for (const row of rows) found.set(row.conversation_id, readMessage(row))
-    }
+    const rows: MessageRow[] = await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
+      CROSS JOIN LATERAL (
+        SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
+        WHERE to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
+      ) m`
+    for (const row of rows) found.set(row.conversation_id, readMessage(row))
     return found
+  }
+
+  /** Each conversation's newest message holding the word, from the messages' GIN entries (migration 080) kept to these conversations. */
+  private async newestByIndex(ids: string[], query: string): Promise<Map<string, Message>> {
+    const rows: MessageRow[] = await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
+      WHERE m.conversation_id = ANY(${ids}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
+    return new Map(rows.map((row) => [row.conversation_id, readMessage(row)]))
   }
 
   /**
@@ -362,6 +401,12 @@ export class PostgresConversationStore implements ConversationStore {
 
 /** Conversations a one-word search finds above which the word counts as common (see newestHolding). */
 const COMMON_WORD = 3000
+
+/**
+ * What testing one conversation's words costs (reading them from TOAST), in rows of the GIN's hits
+ * sorted by activity: ~40 µs against ~1.5 µs, measured at 10,000 conversations of 100 messages.
+ */
+const WALK_COST = 30
 
 /** How many of a page conversation's last messages a common word is looked for in first (newestHolding). */
 const LAST_MESSAGES = 16

@@ -11,7 +11,7 @@ import { PostgresConversationStore } from '../../../src/modules/conversations/st
 import { SqliteConversationStore } from '../../../src/modules/conversations/store.sqlite'
 import { tempDir } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { NumberedReplies, onBothBackends, type TestServer } from './servers'
+import { NumberedReplies, onBothBackends, onPostgres, type TestServer } from './servers'
 
 // Conversation search's indexes (migrations 080 and 082): a word found once per conversation
 // (conversation_words), counted exactly, and kept in step with every change to the messages,
@@ -22,7 +22,7 @@ const email = () => `${randomUUID().slice(0, 8)}@example.com`
 /** Makes every word count as common, so that a search takes the path a common word takes at scale (the page's messages read newest first). */
 function asIfCommon(server: TestServer) {
   const store = server.services.conversations
-  if (store instanceof PostgresConversationStore) store.commonWordAbove = -1
+  if (store instanceof PostgresConversationStore) (store.commonWordAbove = -1), (store.walkCost = 0)
   if (store instanceof SqliteConversationStore) store.fewConversations = -1
 }
 
@@ -133,8 +133,9 @@ onBothBackends('conversation search index', (make) => {
     expect((await search('narwhal')).total).toBe(1)
   })
 
-  test('shared conversations: found by their viewers (user, group, everyone) with their newest messages; revoked, not found at the next search', async () => {
+  for (const common of [false, true]) test(`shared conversations: found by their viewers (user, group, everyone) with their newest messages; revoked, not found at the next search${common ? ' (the common word path)' : ''}`, async () => {
     const server = make({}, new NumberedReplies())
+    if (common) asIfCommon(server)
     const admin = await server.login()
     const alice = await server.userSession(email())
     const bobEmail = email()
@@ -175,6 +176,35 @@ onBothBackends('conversation search index', (make) => {
     expect((await server.call('DELETE', `/auth/users/${alice.user.id}`, { token: admin.accessToken })).status).toBe(200)
     expect((await bobs.search('pangolin')).total).toBe(0)
     expect((await bobs.search('capybara')).conversations.map((c) => c.id)).toEqual([own.conversationId])
+  })
+})
+
+onPostgres('a conversation whose words are not indexed', (make) => {
+  // Words past a tsvector's size leave conversation_words.words null (migration 082): such a
+  // conversation is searched message by message, and counted and ordered with the others, on both
+  // of the one-word paths (the GIN's hits sorted, and the caller's conversations walked newest first).
+  for (const common of [false, true]) test(`found by one word and by several, in its place newest first, its newest message holding the word${common ? ' (the common word path)' : ''}`, async () => {
+    const server = make({}, new NumberedReplies())
+    if (common) asIfCommon(server)
+    const alice = await server.userSession(email())
+    const { say, search } = await chatter(server, alice.accessToken)
+    const first = await say('the walrus sleeps')
+    const big = await say('a walrus on the ice')
+    await say('the walrus swims away from the boat', big.conversationId)
+    const last = await say('one more walrus')
+    expect((await search('walrus')).total).toBe(3)
+    await server.services.postgres!`UPDATE conversation_words SET words = NULL WHERE conversation_id = ${big.conversationId}`
+    const found = await search('walrus')
+    expect(found.total).toBe(3)
+    expect(found.conversations.map((c) => [c.id, c.messages.map((m) => m.content)])).toEqual([
+      [last.conversationId, ['one more walrus']],
+      [big.conversationId, ['the walrus swims away from the boat']],
+      [first.conversationId, ['the walrus sleeps']],
+    ])
+    expect((await search('walrus', { limit: 1, offset: 1 })).conversations.map((c) => c.id)).toEqual([big.conversationId])
+    expect((await search('walrus boat')).conversations.map((c) => c.id)).toEqual([big.conversationId])
+    expect((await search('ice')).conversations.map((c) => c.id)).toEqual([big.conversationId])
+    expect((await search('kettle')).total).toBe(0)
   })
 })
 

@@ -38,12 +38,12 @@ export type TestServer = ReturnType<typeof makeServer>
  * a fresh PostgreSQL database (skipped otherwise, saying why). `make` builds a server of the backend.
  */
 export function onBothBackends(title: string, body: (make: (options?: AppOptions, generator?: Generator) => TestServer) => void): void {
-  const build = (postgres: Postgres | undefined) => (options: AppOptions = {}, generator?: Generator) =>
-    makeServer({ ...(postgres ? { postgres } : {}), ...options }, (services) => {
-      if (!generator) return
-      services.chat = new ChatService({ conversations: services.conversations, generator: async () => generator, userExists: async (id) => (await services.auth.getUser(id)) !== null })
-    })
   describe(`${title} (SQLite)`, () => body(build(undefined)))
+  onPostgres(title, body)
+}
+
+/** Runs `body` against a server on a fresh PostgreSQL database (UAGENT_TEST_DATABASE_URL; skipped otherwise, saying why). */
+export function onPostgres(title: string, body: (make: (options?: AppOptions, generator?: Generator) => TestServer) => void): void {
   if (!TEST_DATABASE_URL) {
     describe.skip(`${title} (PostgreSQL: ${POSTGRES_SKIPPED})`, () => body(() => {
       throw new Error(POSTGRES_SKIPPED)
@@ -61,3 +61,10 @@ export function onBothBackends(title: string, body: (make: (options?: AppOptions
     body((options, generator) => build(postgres!)(options, generator))
   })
 }
+
+/** `make` of a backend: a server on it, answering with `generator` when given. */
+const build = (postgres: Postgres | undefined) => (options: AppOptions = {}, generator?: Generator) =>
+  makeServer({ ...(postgres ? { postgres } : {}), ...options }, (services) => {
+    if (!generator) return
+    services.chat = new ChatService({ conversations: services.conversations, generator: async () => generator, userExists: async (id) => (await services.auth.getUser(id)) !== null })
+  })

@@ -31,6 +31,7 @@ import { assistants } from './070_assistants'
 import { chatEveryDay } from './080_chat_every_day'
 import { conversationShares } from './081_conversation_shares'
 import { conversationWords } from './082_conversation_words'
+import { conversationWordsNewest } from './083_conversation_words_newest'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -46,4 +47,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants, chatEveryDay, conversationShares, conversationWords]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants, chatEveryDay, conversationShares, conversationWords, conversationWordsNewest]
