@@ -94,8 +94,11 @@ onBothBackends('conversation search index', (make) => {
     // A message sent after a search is found by the next one, and moves its conversation first.
     await say('and now the walrus joins this one too', b.conversationId)
     expect((await search('walrus')).conversations.map((c) => c.id)).toEqual([b.conversationId, a.conversationId])
+    // A newer message holding the word inside another (not at a word's start) is not the one shown.
+    await say('superwalrus', b.conversationId)
     await say('quokka facts', a.conversationId)
     expect((await search('walrus')).conversations.map((c) => c.id)).toEqual([a.conversationId, b.conversationId])
+    expect((await search('walrus')).conversations[1]!.messages.map((m) => m.content)).toEqual(['and now the walrus joins this one too'])
     expect((await search('quokka')).conversations.map((c) => c.id)).toEqual([a.conversationId])
 
     // An edit replaces the message and drops what followed: its old words are gone, the new ones found.
