@@ -33,7 +33,8 @@ self.onmessage = (event: MessageEvent<{ kind: 'start'; file: string; intervalMs:
     if (!changed || changed === seen) return
     seen = changed
     try {
-      const db = new Database(file)
+      // Never made anew: a database removed meanwhile (its folder deleted) stays removed.
+      const db = new Database(file, { readwrite: true, create: false })
       try {
         db.run('PRAGMA wal_checkpoint(PASSIVE)')
       } finally {
