@@ -3,8 +3,7 @@
 // module, imported on the kind's first task and kept (so what the module loads, it loads once).
 // After each task it reports its JavaScript heap, which /health adds up.
 import { heapSize } from 'bun:jsc'
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { niceThisThread } from './thread-priority'
 
 declare const self: Worker
 
@@ -24,12 +23,7 @@ interface TaskMessage {
  */
 export const WORKER_NICENESS = 5
 
-try {
-  // This thread's own id (not the process's): /proc/thread-self is /proc/<pid>/task/<tid>.
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), WORKER_NICENESS)
-} catch {
-  // Not Linux, or not allowed: the worker runs at the process's priority.
-}
+niceThisThread(WORKER_NICENESS)
 
 type Runner = (payload: unknown, transfer: Transferable[], task: { progress(event: unknown): void; signal: AbortSignal }) => unknown
 const runners = new Map<string, Promise<Runner>>()
