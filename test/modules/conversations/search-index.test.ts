@@ -11,7 +11,7 @@ import { PostgresConversationStore } from '../../../src/modules/conversations/st
 import { SqliteConversationStore } from '../../../src/modules/conversations/store.sqlite'
 import { tempDir } from '../../helpers'
 import { emptyPostgresDatabase, POSTGRES_SKIPPED, TEST_DATABASE_URL } from '../../postgres'
-import { NumberedReplies, onBothBackends, onPostgres, type TestServer } from './servers'
+import { type MakeServer, NumberedReplies, onBothBackends, onPostgres, type TestServer } from './servers'
 
 // Conversation search's indexes (migrations 080 and 082): a word found once per conversation
 // (conversation_words), counted exactly, and kept in step with every change to the messages,
@@ -42,12 +42,17 @@ async function chatter(server: TestServer, token: string) {
   return { say, search }
 }
 
+/** A server of the backend (every word on the common word's path when `common`) with a user, Alice, chatting on it. */
+async function aliceChatting(make: MakeServer, common: boolean) {
+  const server = make({}, new NumberedReplies())
+  if (common) asIfCommon(server)
+  const alice = await server.userSession(email())
+  return { server, alice, ...(await chatter(server, alice.accessToken)) }
+}
+
 onBothBackends('conversation search index', (make) => {
   for (const common of [false, true]) test(`a common word: the total is exact across many conversations, newest first, every page adding up to it${common ? ' (the common word path)' : ''}`, async () => {
-    const server = make({}, new NumberedReplies())
-    if (common) asIfCommon(server)
-    const alice = await server.userSession(email())
-    const { say, search } = await chatter(server, alice.accessToken)
+    const { say, search } = await aliceChatting(make, common)
     const holding: string[] = []
     for (let i = 0; i < 24; i++) {
       // Most hold the word (in their first message, in a later one, several times); every fourth does not.
@@ -84,10 +89,7 @@ onBothBackends('conversation search index', (make) => {
   })
 
   for (const common of [false, true]) test(`kept in step: new messages are found at once; an edit, a regeneration, a rename and a deletion change what is found${common ? ' (the common word path)' : ''}`, async () => {
-    const server = make({}, new NumberedReplies())
-    if (common) asIfCommon(server)
-    const alice = await server.userSession(email())
-    const { say, search } = await chatter(server, alice.accessToken)
+    const { server, alice, say, search } = await aliceChatting(make, common)
     const a = await say('planning the walrus migration')
     const b = await say('unrelated talk')
     expect((await search('walrus')).conversations.map((c) => c.id)).toEqual([a.conversationId])
@@ -187,10 +189,7 @@ onPostgres('a conversation whose words are not indexed', (make) => {
   // conversation is searched message by message, and counted and ordered with the others, on both
   // of the one-word paths (the GIN's hits sorted, and the caller's conversations walked newest first).
   for (const common of [false, true]) test(`found by one word and by several, in its place newest first, its newest message holding the word${common ? ' (the common word path)' : ''}`, async () => {
-    const server = make({}, new NumberedReplies())
-    if (common) asIfCommon(server)
-    const alice = await server.userSession(email())
-    const { say, search } = await chatter(server, alice.accessToken)
+    const { server, say, search } = await aliceChatting(make, common)
     const first = await say('the walrus sleeps')
     const big = await say('a walrus on the ice')
     await say('the walrus swims away from the boat', big.conversationId)

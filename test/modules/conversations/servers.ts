@@ -33,17 +33,20 @@ export class NumberedReplies implements Generator {
 
 export type TestServer = ReturnType<typeof makeServer>
 
+/** A server of one backend, answering with `generator` when given. */
+export type MakeServer = (options?: AppOptions, generator?: Generator) => TestServer
+
 /**
  * Runs `body` against an in-memory SQLite server and, when UAGENT_TEST_DATABASE_URL is set, one on
  * a fresh PostgreSQL database (skipped otherwise, saying why). `make` builds a server of the backend.
  */
-export function onBothBackends(title: string, body: (make: (options?: AppOptions, generator?: Generator) => TestServer) => void): void {
+export function onBothBackends(title: string, body: (make: MakeServer) => void): void {
   describe(`${title} (SQLite)`, () => body(build(undefined)))
   onPostgres(title, body)
 }
 
 /** Runs `body` against a server on a fresh PostgreSQL database (UAGENT_TEST_DATABASE_URL; skipped otherwise, saying why). */
-export function onPostgres(title: string, body: (make: (options?: AppOptions, generator?: Generator) => TestServer) => void): void {
+export function onPostgres(title: string, body: (make: MakeServer) => void): void {
   if (!TEST_DATABASE_URL) {
     describe.skip(`${title} (PostgreSQL: ${POSTGRES_SKIPPED})`, () => body(() => {
       throw new Error(POSTGRES_SKIPPED)
