@@ -33,8 +33,7 @@ self.onmessage = (event: MessageEvent<{ kind: 'start'; file: string; intervalMs:
     if (!changed || changed === seen) return
     seen = changed
     try {
-      // Never made anew: a database removed meanwhile (its folder deleted) stays removed.
-      const db = new Database(file, { readwrite: true, create: false })
+      const db = new Database(file)
       try {
         db.run('PRAGMA wal_checkpoint(PASSIVE)')
       } finally {
