@@ -13,7 +13,6 @@ import { assertWritableDir, StartupError } from './core/startup'
 import { StorageGuard } from './core/storage'
 import { TokenSigner } from './core/tokens'
 import { analyticsPathFor, openAnalyticsDatabase, openDatabase } from './db'
-import { type WalCheckpoints, walCheckpoints } from './db/wal-checkpoints'
 import { createModels, type Models } from './ml'
 import { setIntentModelCache } from './ml/intent/classifier'
 import { apiKeysModule } from './modules/apikeys'
@@ -169,8 +168,6 @@ const GROUPS_TOPIC = 'groups'
 export interface Services {
   config: Config
   db: Database
-  /** Checkpoints of the database's WAL on a thread of their own (see db/wal-checkpoints.ts); null in memory. */
-  checkpoints: WalCheckpoints | null
   /** The PostgreSQL database the stores in POSTGRES_STORES use; null when all state is in SQLite. */
   postgres: Postgres | null
   /** Whether PostgreSQL answers (for /health and 503 DATABASE_UNAVAILABLE); null without it. */
@@ -266,7 +263,6 @@ export function createServices(options: AppOptions = {}): Services {
   const databaseExists = !inMemory && !(database instanceof Database) && existsSync(dbPath) && statSync(dbPath).size > 0
   const signer = new TokenSigner(config.jwtSecret ?? sharedSecret ?? jwtSecret(undefined, inMemory ? null : config.dataDir, { databaseExists }))
   const db = database instanceof Database ? database : openDatabase(dbPath)
-  const checkpoints = walCheckpoints(db)
   const analyticsDb = openRecordsDatabase(analyticsDatabase, db)
   const auth = new AuthService(postgres ? new PostgresAuthStore(postgres) : new SqliteAuthStore(db), signer)
   // Replicas tell each other at once what changed in accounts and collections; the time-limited
@@ -461,7 +457,7 @@ export function createServices(options: AppOptions = {}): Services {
         onScheduled: (backup) => audit.record({ actor: null, action: 'backup.created', target: backup.name, details: { size: backup.size, files: backup.files, via: 'schedule' } }),
       })
   // Read through `services`, so that a test swapping a service (chat, tools) reaches the voice autopilot too.
-  const services: Services = { config, db, checkpoints, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, assistants: null as unknown as AssistantService, log }
+  const services: Services = { config, db, postgres, postgresMonitor, redis, bus, analyticsDb, auth, sso, apiKeys, limiter, system, models, conversations, chat, rag, plugins, tools, mcp, agents, ingestJobs, speech, voice, storage, backups, recorder, analytics, prometheus, pool, groups, audit, web: new WebBundle(log), v1: null as unknown as OpenAiService, assistants: null as unknown as AssistantService, log }
   services.assistants = new AssistantService({
     store: postgres ? new PostgresAssistantStore(postgres) : new SqliteAssistantStore(db),
     rag: () => services.rag,

@@ -10,7 +10,7 @@ interface Stoppable {
 }
 
 /** What shutdown closes: the recorder and the database always; the rest when the server has it. */
-export type ShutdownServices = Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'checkpoints' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit' | 'rag'>>
+export type ShutdownServices = Pick<Services, 'recorder' | 'db' | 'log'> & Partial<Pick<Services, 'analyticsDb' | 'postgres' | 'postgresMonitor' | 'redis'>> & Partial<Pick<Services, 'backups' | 'plugins' | 'speech' | 'mcp' | 'agents' | 'ingestJobs' | 'bus' | 'pool' | 'audit' | 'rag'>>
 
 /**
  * Stops the server in order: no new connections; running requests (and open WebSockets) get up
@@ -62,8 +62,6 @@ export async function shutdown(app: Stoppable, services: ShutdownServices, grace
   services.analyticsDb?.close()
   // The vector index thread (a build in flight is abandoned: the database never names its file).
   ;(services.rag?.store as { close?: () => void } | undefined)?.close?.()
-  // The checkpoint thread's connection first: the server's, closed last, checkpoints what is left.
-  await services.checkpoints?.close()
   services.db.close()
   services.postgresMonitor?.close()
   services.redis?.close()
