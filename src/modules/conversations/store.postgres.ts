@@ -51,6 +51,12 @@ export class PostgresConversationStore implements ConversationStore {
 
   constructor(private readonly sql: Postgres) {}
 
+  /** The ids of the conversations shared with `userId` (conversation_shares, migration 081: a user entry, a group they are in, everyone), as a fragment of a query. */
+  private sharedWith(userId: string) {
+    return this.sql`SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
+      OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))`
+  }
+
   async create(userId: string, title: string, id: string = randomUUID()): Promise<Conversation> {
     return this.insert(this.sql, userId, title, id)
   }
@@ -92,16 +98,14 @@ export class PostgresConversationStore implements ConversationStore {
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: Conversation[]; total: number }> {
     const hints = this.cache.ofUser(userId, Math.min(HINTS_PER_LIST, 2 * limit))
     const rows: (JoinedRow & { total: string })[] = await this.sql`SELECT COALESCE((SELECT n FROM conversation_counts WHERE user_id = ${userId}), 0)
-          + (SELECT count(*) FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))) AS total,
+          + (SELECT count(*) FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (${this.sharedWith(userId)})) AS total,
         p.id, p.user_id, p.title, p.created_at, p.updated_at, p.revision, b.first_id, b.last_id, k.after IS NOT NULL AS known,
         m.uid AS m_uid, m.role AS m_role, m.content AS m_content, m.tokens AS m_tokens, m.metadata AS m_metadata, m.created_at AS m_created_at
       FROM (SELECT 1) AS one
       LEFT JOIN (SELECT * FROM (
           (SELECT * FROM conversations WHERE user_id = ${userId} ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
           UNION ALL
-          (SELECT * FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-              OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
+          (SELECT * FROM conversations c WHERE c.user_id <> ${userId} AND c.id IN (${this.sharedWith(userId)})
             ORDER BY updated_at DESC, id DESC LIMIT ${limit + offset})
         ) AS mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}) AS p ON true
       LEFT JOIN LATERAL (SELECT min(id) AS first_id, max(id) AS last_id FROM messages WHERE conversation_id = p.id) AS b ON true
@@ -234,8 +238,7 @@ export class PostgresConversationStore implements ConversationStore {
       best AS (SELECT id, max(mid) AS mid FROM hit GROUP BY id),
       mine AS (
         SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at, best.mid FROM best CROSS JOIN LATERAL (SELECT * FROM conversations c WHERE c.id = best.id OFFSET 0) c
-        WHERE c.user_id = ${userId} OR c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))
+        WHERE c.user_id = ${userId} OR c.id IN (${this.sharedWith(userId)})
       ),
       counted AS (SELECT count(*) AS total FROM mine),
       page AS (SELECT * FROM mine ORDER BY updated_at DESC, id DESC LIMIT ${limit} OFFSET ${offset})
@@ -268,8 +271,7 @@ export class PostgresConversationStore implements ConversationStore {
       // ts_match_vq, which no index answers) rather than its thousands of GIN hits sorted; which
       // of the two, the count decides (`how`, walkCost).
       const rows: (ConversationRow & { mine: string; others: string })[] = await tx`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
-        shared AS (SELECT s.conversation_id AS id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId}))),
+        shared(id) AS (${this.sharedWith(userId)}),
         others AS (
           SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND w.user_id <> ${userId} AND w.conversation_id IN (SELECT id FROM shared)
           UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
@@ -295,7 +297,7 @@ export class PostgresConversationStore implements ConversationStore {
       return { total, rows: rows.filter((row) => row.id !== null) }
     })
     const holding = rows.map((row) => row.id)
-    const matched = holding.length ? await this.newestHolding(holding, query, terms, total > this.commonWordAbove) : new Map<string, Message>()
+    const matched = holding.length ? await this.newestHolding(holding, query, terms[0]!, total > this.commonWordAbove) : new Map<string, Message>()
     return { total, conversations: rows.map((row) => foundOf(row, matched.get(row.id), terms)) }
   }
 
@@ -309,16 +311,16 @@ export class PostgresConversationStore implements ConversationStore {
    * A conversation where none does (the title alone holds the word, or a lowercasing the
    * database's parser does otherwise) is read again with to_tsvector alone.
    */
-  private async newestHolding(ids: string[], query: string, terms: string[], common: boolean): Promise<Map<string, Message>> {
+  private async newestHolding(ids: string[], query: string, word: string, common: boolean): Promise<Map<string, Message>> {
     if (!common) return this.newestByIndex(ids, query)
     const newest = (rest: string[], substring: string | null): Promise<MessageRow[]> => this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM unnest(${rest}::text[]) AS p(id)
       CROSS JOIN LATERAL (
         SELECT * FROM (SELECT * FROM messages m WHERE m.conversation_id = p.id ORDER BY m.id DESC OFFSET 0) m
         WHERE (${substring}::text IS NULL OR strpos(lower(m.content), ${substring}) > 0) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) LIMIT 1
       ) m`
-    const found = new Map((await newest(ids, terms.length === 1 ? terms[0]! : null)).map((row) => [row.conversation_id, readMessage(row)]))
+    const found = new Map((await newest(ids, word)).map((row) => [row.conversation_id, readMessage(row)]))
     const rest = ids.filter((id) => !found.has(id))
-    if (rest.length && terms.length === 1) for (const row of await newest(rest, null)) found.set(row.conversation_id, readMessage(row))
+    if (rest.length) for (const row of await newest(rest, null)) found.set(row.conversation_id, readMessage(row))
     return found
   }
 
@@ -336,8 +338,7 @@ export class PostgresConversationStore implements ConversationStore {
    */
   private async refreshWords(userId: string): Promise<void> {
     const stale: { id: string }[] = await this.sql`SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id = ${userId}
-      UNION ALL SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id <> ${userId} AND c.id IN (SELECT s.conversation_id FROM conversation_shares s WHERE s.principal_type = 'everyone' OR (s.principal_type = 'user' AND s.principal_id = ${userId})
-          OR (s.principal_type = 'group' AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = s.principal_id AND gm.user_id = ${userId})))`
+      UNION ALL SELECT c.id FROM conversations c WHERE c.words_stale AND c.user_id <> ${userId} AND c.id IN (${this.sharedWith(userId)})`
     if (!stale.length) return
     await this.sql.begin(async (tx) => {
       const locked: { id: string }[] = await tx`SELECT id FROM conversations WHERE id = ANY(${stale.map((row) => row.id)}::text[]) AND words_stale ORDER BY id FOR UPDATE`
