@@ -174,10 +174,22 @@ const isTemplate = (value: unknown) => Array.isArray(value) && 'raw' in value
  * 10 s connect timeout when the host does not answer at all). The monitor pings with the pool
  * itself, ungated, and opens the gate again as soon as PostgreSQL answers.
  */
+/** A statement refused while PostgreSQL is known lost: it fails with DatabaseKnownDown when awaited. */
+function refusal(why: string): PromiseLike<never> & { catch: Promise<never>['catch']; finally: Promise<never>['finally'] } {
+  const settle = () => Promise.reject(new DatabaseKnownDown(why))
+  return {
+    then: (fulfilled, rejected) => settle().then(fulfilled, rejected),
+    catch: (rejected) => settle().catch(rejected),
+    finally: (done) => settle().finally(done),
+  }
+}
+
 export function gatedPostgres(sql: Postgres, problem: () => string | null): Postgres {
+  // Lazy, as Bun's own queries are (they run when awaited): a refused sql`…` used as a fragment
+  // inside another statement, never awaited itself, must not become an unhandled rejection.
   const refused = () => {
     const why = problem()
-    return why === null ? null : Promise.reject(new DatabaseKnownDown(why))
+    return why === null ? null : refusal(why)
   }
   return new Proxy(sql, {
     apply(target, thisArg, args: unknown[]) {
