@@ -4,7 +4,7 @@
 // search indexes and the files look-up, beside today's path in the same run (the same database
 // with the full-text index maintenance — migration 080's and 082's triggers, the GIN index — and the per-message look-ups switched off). The generator
 // is a fixed reply, so what is measured is the server's own work. In-process (app.handle).
-// BENCH_CONV_COUNT / BENCH_CONV_MESSAGES change the corpus, BENCH_CONV_SKIP_SQLITE=1 runs PostgreSQL's part only; PostgreSQL needs UAGENT_TEST_DATABASE_URL.
+// BENCH_CONV_COUNT / BENCH_CONV_MESSAGES change the corpus, BENCH_CONV_SKIP_SQLITE=1 runs PostgreSQL's part only; PostgreSQL needs UAGENT_TEST_DATABASE_URL. BENCH_KEEP_DATABASE=1 keeps the SQLite data folder and the PostgreSQL scratch database.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -287,7 +287,8 @@ async function run(backend: 'SQLite' | 'PostgreSQL', postgres?: Postgres) {
     `  POST /chat into a conversation of ~${MESSAGES} messages: now p50 ${percentile(now, 0.5).toFixed(2)} ms p95 ${percentile(now, 0.95).toFixed(2)} ms | today's path p50 ${percentile(before, 0.5).toFixed(2)} ms p95 ${percentile(before, 0.95).toFixed(2)} ms | ${ratio.toFixed(2)}x`,
   )
   if (!postgres) services.db.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  if (process.env.BENCH_KEEP_DATABASE === '1' && !postgres) console.log(`  kept the data folder ${dataDir} (BENCH_KEEP_DATABASE=1): remove it when done`)
+  else rmSync(dataDir, { recursive: true, force: true })
 }
 
 console.log(`\n== Conversations: search at ${CONVERSATIONS.toLocaleString()} × ${MESSAGES} messages, and sending beside today's path (in-process)`)

@@ -23,6 +23,7 @@ import { ragVectorIndex } from './050_rag_vector_index'
 import { chatEveryDay } from './080_chat_every_day'
 import { conversationShares } from './081_conversation_shares'
 import { conversationWords } from './082_conversation_words'
+import { conversationWordsPrefixes } from './083_conversation_words_prefixes'
 import type { Database } from 'bun:sqlite'
 import { assistants } from './070_assistants'
 
@@ -59,6 +60,7 @@ export const MIGRATIONS: Migration[] = [
   chatEveryDay,
   conversationShares,
   conversationWords,
+  conversationWordsPrefixes,
 ]
 
 /**

@@ -23,7 +23,7 @@ const email = () => `${randomUUID().slice(0, 8)}@example.com`
 function asIfCommon(server: TestServer) {
   const store = server.services.conversations
   if (store instanceof PostgresConversationStore) (store.commonWordAbove = -1), (store.walkCost = 0)
-  if (store instanceof SqliteConversationStore) store.fewConversations = -1
+  if (store instanceof SqliteConversationStore) (store.fewConversations = -1), (store.walkCost = 0)
 }
 
 async function chatter(server: TestServer, token: string) {
@@ -249,6 +249,30 @@ describe('migration 082 on a database made before it', () => {
     for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
     before.close()
     const db = openDatabase(path)
+    await expectSearch(new SqliteConversationStore(db), 'u1', async (id, to) => void db.run('UPDATE conversations SET user_id = ? WHERE id = ?', [to, id]))
+    db.close()
+  })
+
+  test('SQLite, migration 083 (prefix indexes, keys in order of activity) on a database at 082, a message not yet indexed: found, on both page paths', async () => {
+    const path = join(tempDir('uagent-083-'), 'uagent.db')
+    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 83))
+    for (const id of ['u1', 'u2']) before.run(`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('${id}', '${id}@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`)
+    for (const [id, title, at] of rows.conversations) before.run('INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, 'u1', title, at, at])
+    for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
+    // Indexed by a search at 082, then a message the next search would add.
+    await new SqliteConversationStore(before).search('u1', ['heron'], 10, 0)
+    before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, 'late', 'user', 'ospreys fish here', 0, '2026-01-03T00:00:00.000Z')", [rows.conversations[0]![0]])
+    before.close()
+    const db = openDatabase(path)
+    expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name = 'conversation_search_keys_newest'").get()).toEqual({ n: 1 })
+    for (const walkCost of [0, Number.POSITIVE_INFINITY]) {
+      const store = new SqliteConversationStore(db)
+      store.walkCost = walkCost
+      expect((await store.search('u1', ['osp'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0]])
+      // "her" starts "heron", "herons": a prefix of three letters read from its own index.
+      const her = await store.search('u1', ['her'], 1, 1)
+      expect([her.total, her.conversations.map((c) => c.id)]).toEqual([2, [rows.conversations[0]![0]]])
+    }
     await expectSearch(new SqliteConversationStore(db), 'u1', async (id, to) => void db.run('UPDATE conversations SET user_id = ? WHERE id = ?', [to, id]))
     db.close()
   })

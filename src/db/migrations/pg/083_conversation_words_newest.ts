@@ -1,11 +1,11 @@
 import type { PostgresMigration } from '.'
 
 /**
- * Conversation search, PostgreSQL only: a common word's page read newest first. A word most of a
+ * Conversation search: a common word's page read newest first. A word most of a
  * user's conversations hold is found in the first few rows of their conversations in order of
  * activity, so its page walks this index (each row's words tested as it goes) instead of sorting
- * the thousands of rows its GIN entries name (store.postgres.ts, searchWord). SQLite has no step
- * 083: its one-word search orders from its own keys (migration 082).
+ * the thousands of rows its GIN entries name (store.postgres.ts, searchWord). SQLite's step
+ * 083 is the same index on its key rows, with prefix indexes (083_conversation_words_prefixes.ts).
  */
 export const conversationWordsNewest: PostgresMigration = {
   version: 83,
