@@ -235,7 +235,11 @@ export async function copyToPostgres(
     // The conversations' word index (migration 082) is made from the copied messages, as the migration makes it.
     if (tables.includes('conversation_words') && report.copied.some((c) => c.table === 'messages')) {
       progress('conversation_words: indexing the conversations\' words')
-      await tx.unsafe('INSERT INTO conversation_words (conversation_id, user_id, updated_at, words) SELECT id, user_id, updated_at, conversation_words_of(id) FROM conversations')
+      await tx.unsafe(
+        "INSERT INTO conversation_words (conversation_id, user_id, updated_at, words, title_words) SELECT id, user_id, updated_at, conversation_words_of(id), to_tsvector('simple', title) FROM conversations",
+      )
+      // And the messages' words (migration 084).
+      await tx.unsafe("INSERT INTO message_words (message_id, conversation_id, words) SELECT id, conversation_id, to_tsvector('simple', content) FROM messages")
       await tx.unsafe('UPDATE conversations SET words_stale = false')
     }
     await finish?.(tx as unknown as Postgres, tables)

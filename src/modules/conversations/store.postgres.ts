@@ -227,13 +227,14 @@ export class PostgresConversationStore implements ConversationStore {
    */
   async search(userId: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
     const query = tsQuery(terms)
+    await this.refreshWords(userId)
     if (terms.length === 1) return this.searchWord(userId, query, terms, limit, offset)
     // The conversations of the (few) hits read one by one by their key (OFFSET 0): not all of them
     // scanned to hash-join a few hundred, which the planner would otherwise pick at 10,000.
     const rows: (ConversationRow & { mid: string | null; total: string })[] = await this.sql`WITH q AS MATERIALIZED (SELECT to_tsquery('simple', ${query}) AS q),
       hit AS (
-        SELECT m.conversation_id AS id, max(m.id) AS mid FROM messages m, q WHERE to_tsvector('simple', m.content) @@ q.q GROUP BY m.conversation_id
-        UNION ALL SELECT c.id, NULL FROM conversations c, q WHERE to_tsvector('simple', c.title) @@ q.q
+        SELECT w.conversation_id AS id, max(w.message_id) AS mid FROM message_words w, q WHERE w.words @@ q.q GROUP BY w.conversation_id
+        UNION ALL SELECT w.conversation_id, NULL FROM conversation_words w, q WHERE w.title_words @@ q.q
       ),
       best AS (SELECT id, max(mid) AS mid FROM hit GROUP BY id),
       mine AS (
@@ -255,7 +256,6 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   private async searchWord(userId: string, query: string, terms: string[], limit: number, offset: number): Promise<{ conversations: FoundConversation[]; total: number }> {
-    await this.refreshWords(userId)
     const { total, rows } = await this.sql.begin(async (tx) => {
       // Two settings for this transaction. No sequential scans: the planner cannot know that testing
       // a row's words reads them from TOAST (kilobytes each), so on 10,000 rows it may take a scan
@@ -276,7 +276,7 @@ export class PostgresConversationStore implements ConversationStore {
           SELECT w.conversation_id AS id, w.updated_at FROM conversation_words w, q WHERE w.words @@ q.q AND w.user_id <> ${userId} AND w.conversation_id IN (SELECT id FROM shared)
           UNION ALL SELECT w.conversation_id, w.updated_at FROM conversation_words w JOIN conversations c ON c.id = w.conversation_id, q
             WHERE w.words IS NULL AND (w.user_id = ${userId} OR w.conversation_id IN (SELECT id FROM shared))
-            AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = w.conversation_id AND to_tsvector('simple', m.content) @@ q.q))
+            AND (to_tsvector('simple', c.title) @@ q.q OR EXISTS (SELECT 1 FROM message_words m WHERE m.conversation_id = w.conversation_id AND m.words @@ q.q))
         ),
         counted AS MATERIALIZED (
           SELECT mine.n AS mine, (SELECT count(*) FROM others) AS others, (SELECT n FROM conversation_counts WHERE user_id = ${userId}) AS owned
@@ -326,8 +326,9 @@ export class PostgresConversationStore implements ConversationStore {
 
   /** Each conversation's newest message holding the word, from the messages' GIN entries (migration 080) kept to these conversations. */
   private async newestByIndex(ids: string[], query: string): Promise<Map<string, Message>> {
-    const rows: MessageRow[] = await this.sql`SELECT DISTINCT ON (m.conversation_id) m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m
-      WHERE m.conversation_id = ANY(${ids}::text[]) AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ${query}) ORDER BY m.conversation_id, m.id DESC`
+    const rows: MessageRow[] = await this.sql`SELECT m.conversation_id, m.uid, m.role, m.content, m.tokens, m.metadata, m.created_at FROM messages m WHERE m.id IN (
+        SELECT max(w.message_id) FROM message_words w WHERE w.conversation_id = ANY(${ids}::text[]) AND w.words @@ to_tsquery('simple', ${query}) GROUP BY w.conversation_id
+      )`
     return new Map(rows.map((row) => [row.conversation_id, readMessage(row)]))
   }
 
@@ -344,9 +345,13 @@ export class PostgresConversationStore implements ConversationStore {
       const locked: { id: string }[] = await tx`SELECT id FROM conversations WHERE id = ANY(${stale.map((row) => row.id)}::text[]) AND words_stale ORDER BY id FOR UPDATE`
       if (!locked.length) return
       const ids = locked.map((row) => row.id)
-      await tx`INSERT INTO conversation_words (conversation_id, user_id, updated_at, words)
-        SELECT id, user_id, updated_at, conversation_words_of(id) FROM conversations WHERE id = ANY(${ids}::text[])
-        ON CONFLICT (conversation_id) DO UPDATE SET user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, words = EXCLUDED.words`
+      await tx`INSERT INTO conversation_words (conversation_id, user_id, updated_at, words, title_words)
+        SELECT id, user_id, updated_at, conversation_words_of(id), to_tsvector('simple', title) FROM conversations WHERE id = ANY(${ids}::text[])
+        ON CONFLICT (conversation_id) DO UPDATE SET user_id = EXCLUDED.user_id, updated_at = EXCLUDED.updated_at, words = EXCLUDED.words, title_words = EXCLUDED.title_words`
+      // The messages' words (migration 084) of those conversations, those not there yet.
+      await tx`INSERT INTO message_words (message_id, conversation_id, words)
+        SELECT m.id, m.conversation_id, to_tsvector('simple', m.content) FROM messages m
+        WHERE m.conversation_id = ANY(${ids}::text[]) AND NOT EXISTS (SELECT 1 FROM message_words w WHERE w.message_id = m.id)`
       await tx`UPDATE conversations SET words_stale = false WHERE id = ANY(${ids}::text[])`
     })
   }

@@ -235,6 +235,9 @@ describe('migration 082 on a database made before it', () => {
     // And kept from then on.
     await store.append(rows.conversations[0]![0], [{ role: 'user', content: 'a kingfisher here too' }])
     expect((await store.search(userId, ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0], rows.conversations[1]![0]])
+    // Several words: a message written since the last search (its words added by this one), and a title's.
+    expect((await store.search(userId, ['kingfisher', 'here'], 10, 0)).conversations).toMatchObject([{ id: rows.conversations[0]![0], messages: [{ content: 'a kingfisher here too' }] }])
+    expect((await store.search(userId, ['harbour', 'plans'], 10, 0)).conversations).toMatchObject([{ id: rows.conversations[0]![0], match: 'Harbour plans', messages: [] }])
     // A conversation given to another owner is searched as theirs at once, no longer as the first one's.
     await giveAway(rows.conversations[1]![0], 'u2')
     expect((await store.search(userId, ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[0]![0]])
@@ -288,6 +291,9 @@ describe('migration 082 on a database made before it', () => {
     await migratePostgres(sql)
     expect(Number((await sql`SELECT count(*) AS n FROM conversation_words WHERE words IS NOT NULL`)[0].n)).toBe(2)
     expect(Number((await sql`SELECT count(*) AS n FROM conversations WHERE words_stale`)[0].n)).toBe(0)
+    // The messages' words (migration 084) for every message; no index of text left on messages or conversations.
+    expect(Number((await sql`SELECT count(*) AS n FROM message_words`)[0].n)).toBe(3)
+    expect(await sql`SELECT indexname FROM pg_indexes WHERE tablename IN ('messages', 'conversations') AND indexdef LIKE '%to_tsvector%'`).toEqual([])
     await expectSearch(new PostgresConversationStore(sql), 'u1', async (id, to) => void (await sql`UPDATE conversations SET user_id = ${to} WHERE id = ${id}`))
     await sql.close()
   })

@@ -32,6 +32,7 @@ import { chatEveryDay } from './080_chat_every_day'
 import { conversationShares } from './081_conversation_shares'
 import { conversationWords } from './082_conversation_words'
 import { conversationWordsNewest } from './083_conversation_words_newest'
+import { messageWords } from './084_message_words'
 
 /**
  * A PostgreSQL migration: numbered like the SQLite migration of the same tables
@@ -47,4 +48,4 @@ export interface PostgresMigration {
 }
 
 /** Every PostgreSQL migration. A store moving to PostgreSQL adds its file and one line here. */
-export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants, chatEveryDay, conversationShares, conversationWords, conversationWordsNewest]
+export const PG_MIGRATIONS: PostgresMigration[] = [accounts, conversations, rag, ragKeywords, accountAdmin, agentTasks, analytics, ragDocuments, apiKeys, voice, plugins, analyticsSpans, analyticsStrings, mcpServers, serverSecrets, userForeignKeys, ragUserForeignKey, ragVersions, pluginPackages, voiceAudioBytes, agentQueue, ragChunkStorage, groups, auditEvents, ingestJobs, singleSignOn, collectionShares, conversationCounts, ragVectorColumn, assistants, chatEveryDay, conversationShares, conversationWords, conversationWordsNewest, messageWords]
