@@ -294,7 +294,15 @@ describe('migration 082 on a database made before it', () => {
     // The messages' words (migration 084) for every message; no index of text left on messages or conversations.
     expect(Number((await sql`SELECT count(*) AS n FROM message_words`)[0].n)).toBe(3)
     expect(await sql`SELECT indexname FROM pg_indexes WHERE tablename IN ('messages', 'conversations') AND indexdef LIKE '%to_tsvector%'`).toEqual([])
-    await expectSearch(new PostgresConversationStore(sql), 'u1', async (id, to) => void (await sql`UPDATE conversations SET user_id = ${to} WHERE id = ${id}`))
+    const store = new PostgresConversationStore(sql)
+    await expectSearch(store, 'u1', async (id, to) => void (await sql`UPDATE conversations SET user_id = ${to} WHERE id = ${id}`))
+    // A message written in the same millisecond as the one before it (updatedAt set to the value it
+    // had), after a search between them: still found by the next search.
+    const [first] = rows.conversations
+    await sql`INSERT INTO messages (conversation_id, role, content, tokens, created_at) VALUES (${first![0]}, 'user', 'a grebe dives', 0, '2026-01-01T00:00:00.000Z')`
+    await sql`UPDATE conversations SET updated_at = updated_at WHERE id = ${first![0]}`
+    expect((await store.search('u1', ['grebe'], 10, 0)).conversations.map((c) => c.id)).toEqual([first![0]])
+    expect((await store.search('u1', ['grebe', 'dives'], 10, 0)).conversations.map((c) => c.id)).toEqual([first![0]])
     await sql.close()
   })
 })

@@ -41,6 +41,15 @@ export const messageWords: PostgresMigration = {
         RETURN NULL;
       END
     $$;
+    -- Every write that sets updatedAt marks the conversation stale, the same millisecond again
+    -- included (migration 082 compared the values: a message written in the millisecond of the
+    -- one before, after a search between them, was left out of the index).
+    CREATE OR REPLACE FUNCTION conversation_words_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        NEW.words_stale := true;
+        RETURN NEW;
+      END
+    $$;
     CREATE TRIGGER messages_words_changed AFTER UPDATE OF content ON messages
       FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content) EXECUTE FUNCTION message_words_changed();
   `,
