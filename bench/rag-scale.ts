@@ -55,8 +55,10 @@ function folderBytes(path: string): number {
 // BENCH_RAG_SCALE_DATA: a data folder a run of the same size ingested before (its server stopped):
 // the ingest is skipped and the folder kept, so searches, recall and the baseline can be measured
 // again without ingesting (and indexing) the corpus anew. BENCH_RAG_SCALE_REBUILD=0 skips the
-// rebuild from the table (at 1M chunks it takes as long as the first build).
+// rebuild from the table (at 1M chunks it takes as long as the first build). BENCH_KEEP_DATA=1
+// keeps the folder of a run that ingested (its path printed at the end), to be reused so.
 const reused = process.env.BENCH_RAG_SCALE_DATA?.trim() || null
+const KEEP = process.env.BENCH_KEEP_DATA === '1'
 const dataDir = reused ?? mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
 const REBUILD = process.env.BENCH_RAG_SCALE_REBUILD !== '0'
 const serverEnv = { UAGENT_RATE_LIMIT_MAX: '1000000000', UAGENT_MIN_FREE_MB: '0' }
@@ -266,7 +268,8 @@ for (const [kind, label] of kinds) {
 }
 console.log(`baseline, exact: resident                     ${processMb(server.pid, 'VmRSS').toFixed(0).padStart(7)} MB`)
 await server.stop()
-if (!reused) rmSync(dataDir, { recursive: true, force: true })
+if (!reused && KEEP) console.log(`kept the data folder ${dataDir} (BENCH_KEEP_DATA=1): reuse it with BENCH_RAG_SCALE_DATA=${dataDir}, remove it when done`)
+else if (!reused) rmSync(dataDir, { recursive: true, force: true })
 
 const postgresUrl = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
 const postgresPart = join(import.meta.dir, 'rag-scale-postgres.ts')
