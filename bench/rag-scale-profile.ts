@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { SqliteRagStore } from '../src/modules/rag/store/sqlite'
-import { type QueryKind, scaleQueries } from './rag-scale-corpus'
+import { needles, type QueryKind, scaleQueries } from './rag-scale-corpus'
 import { startInProcess } from './server'
 
 const dataDir = process.env.BENCH_RAG_SCALE_DATA?.trim()
@@ -108,6 +108,40 @@ for (const kind of kinds) {
   line('over HTTP (POST /rag/search)', http)
   line('rag.search() in this process', totals)
   for (const label of order) if (steps.has(label)) line(label, steps.get(label)!)
+}
+
+// BENCH_PROFILE_EXPANSIONS=256,512,1024: the index walked that deep (UAGENT_ANN_EXPANSION), each in
+// turn: search times (in process), the notes' questions' first rank, and how many of the ten
+// results are those of the deepest walk listed.
+const expansions = (process.env.BENCH_PROFILE_EXPANSIONS ?? '').split(',').filter(Boolean).map(Number).sort((a, b) => b - a)
+if (expansions.length) {
+  console.log(`\nthe index walked to each expansion (in process, ms per search; results against expansion ${expansions[0]}'s)`)
+  const options = (store.indexes as any).options as { searchExpansion: number }
+  const reference = new Map<string, string[]>()
+  const notes = needles()
+  for (const expansion of expansions) {
+    options.searchExpansion = expansion
+    const parts: string[] = []
+    let same = 0
+    let compared = 0
+    for (const kind of kinds) {
+      const times: number[] = []
+      for (const query of scaleQueries(kind, SEARCHES, CHUNKS, 99)) {
+        const started = performance.now()
+        const ids = (await rag.search(userId, COLLECTION, query, 10)).results.map((hit) => hit.id)
+        times.push(performance.now() - started)
+        const key = `${kind}:${query}`
+        if (!reference.has(key)) reference.set(key, ids)
+        const wanted = new Set(reference.get(key))
+        same += ids.filter((id) => wanted.has(id)).length
+        compared += wanted.size
+      }
+      parts.push(`${kind} p50 ${percentile(times, 50).toFixed(1)} p95 ${percentile(times, 95).toFixed(1)}`)
+    }
+    let first = 0
+    for (const needle of notes) if ((await rag.search(userId, COLLECTION, needle.question, 10)).results[0]?.id === needle.note.id) first++
+    console.log(`  expansion ${String(expansion).padStart(5)}: ${parts.join(', ')}; results the same ${(same / compared).toFixed(3)}; notes first ${first}/${notes.length}`)
+  }
 }
 server.stop()
 process.exit(0)
