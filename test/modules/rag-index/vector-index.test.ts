@@ -229,14 +229,16 @@ describe('approximate vector index (SQLite)', () => {
     // The library as the store sees it, each search's k (the depth of the walk) noted.
     const asked: number[] = []
     const real = loadIndexLibrary()!
-    const library: UsearchLibrary = {
-      Index: class extends (real.Index as any) {
-        search(vector: Float32Array, k: number, threads?: number) {
-          asked.push(k)
-          return super.search(vector, k, threads)
-        }
-      } as UsearchLibrary['Index'],
-    }
+    const Index = function (options: ConstructorParameters<UsearchLibrary['Index']>[0]) {
+      const index = new real.Index(options)
+      const search = index.search.bind(index)
+      index.search = (vector, k, threads) => {
+        asked.push(k)
+        return search(vector, k, threads)
+      }
+      return index
+    } as unknown as UsearchLibrary['Index']
+    const library: UsearchLibrary = { Index }
     const file = join(tempDir('ann'), 'uagent.db')
     const first = open(file, { library: () => library, searchExpansion: 300 })
     await ingest(first.rag, 'u', 'big', 0, 400)
