@@ -11,7 +11,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { HashEmbedder } from '../src/ml/builtin/hash-embedder'
-import { loadIndexLibrary, SEARCH_SETTINGS } from '../src/modules/rag/store/sqlite/vector-index-library'
+import { loadIndexLibrary, SEARCH_EXPANSION, SEARCH_SETTINGS } from '../src/modules/rag/store/sqlite/vector-index-library'
 import { RESCORE_DEPTH } from '../src/modules/rag/store/sqlite/vector-index'
 import { needles, type QueryKind, scaleDocuments, scaleQueries } from './rag-scale-corpus'
 import { benchLogin, startServerProcess } from './server'
@@ -55,11 +55,14 @@ function folderBytes(path: string): number {
 // BENCH_RAG_SCALE_DATA: a data folder a run of the same size ingested before (its server stopped):
 // the ingest is skipped and the folder kept, so searches, recall and the baseline can be measured
 // again without ingesting (and indexing) the corpus anew. BENCH_RAG_SCALE_REBUILD=0 skips the
-// rebuild from the table (at 1M chunks it takes as long as the first build).
+// rebuild from the table (at 1M chunks it takes as long as the first build). BENCH_KEEP_DATA=1
+// keeps the folder of a run that ingested (its path printed at the end), to be reused so.
 const reused = process.env.BENCH_RAG_SCALE_DATA?.trim() || null
+const KEEP = process.env.BENCH_KEEP_DATA === '1'
 const dataDir = reused ?? mkdtempSync(join(tmpdir(), 'uagent-bench-scale-'))
 const REBUILD = process.env.BENCH_RAG_SCALE_REBUILD !== '0'
 const serverEnv = { UAGENT_RATE_LIMIT_MAX: '1000000000', UAGENT_MIN_FREE_MB: '0' }
+const EXPANSION = Number(process.env.UAGENT_ANN_EXPANSION ?? SEARCH_EXPANSION)
 
 async function start(env: Record<string, string> = {}) {
   const server = await startServerProcess({ dataDir, env: { ...serverEnv, ...env } })
@@ -189,8 +192,9 @@ await server.stop()
     }
     const started = performance.now()
     const approximate = queries.map((query) => {
-      const { keys } = index.search(query, RESCORE_DEPTH, 1)
-      const scored = [...keys].map((key) => {
+      // Walked as deep as the server walks it (UAGENT_ANN_EXPANSION when set), its best RESCORE_DEPTH rescored.
+      const { keys } = index.search(query, Math.max(RESCORE_DEPTH, EXPANSION), 1)
+      const scored = [...keys.subarray(0, RESCORE_DEPTH)].map((key) => {
         const found = row.get(Number(key))!
         return { id: Number(key), similarity: cosine(new Float32Array(found.embedding.buffer, found.embedding.byteOffset, dimensions), query) }
       })
@@ -242,7 +246,7 @@ await server.stop()
     })
     const n = queries.length
     console.log(
-      `recall@10 of the index vs exact, ${RECALL_QUERIES} queries   ${(tied / n).toFixed(3).padStart(7)} ties counted, ${(recalled / n).toFixed(3)} by id (${RESCORE_DEPTH} candidates rescored; on int8 distances alone ${(tiedRaw / n).toFixed(3)} / ${(recalledRaw / n).toFixed(3)}; ${indexMs.toFixed(2)} ms a query; exact scan ${((performance.now() - scan) / 1000).toFixed(0)} s for all)   goal >= 0.95  ${verdict(tied / n >= 0.95)}`,
+      `recall@10 of the index vs exact, ${RECALL_QUERIES} queries   ${(tied / n).toFixed(3).padStart(7)} ties counted, ${(recalled / n).toFixed(3)} by id (expansion ${EXPANSION}, ${RESCORE_DEPTH} candidates rescored; on int8 distances alone ${(tiedRaw / n).toFixed(3)} / ${(recalledRaw / n).toFixed(3)}; ${indexMs.toFixed(2)} ms a query; exact scan ${((performance.now() - scan) / 1000).toFixed(0)} s for all)   goal >= 0.95  ${verdict(tied / n >= 0.95)}`,
     )
   } else console.log('recall@10: no index file (usearch not loadable here?)')
   db.close()
@@ -266,7 +270,8 @@ for (const [kind, label] of kinds) {
 }
 console.log(`baseline, exact: resident                     ${processMb(server.pid, 'VmRSS').toFixed(0).padStart(7)} MB`)
 await server.stop()
-if (!reused) rmSync(dataDir, { recursive: true, force: true })
+if (!reused && KEEP) console.log(`kept the data folder ${dataDir} (BENCH_KEEP_DATA=1): reuse it with BENCH_RAG_SCALE_DATA=${dataDir}, remove it when done`)
+else if (!reused) rmSync(dataDir, { recursive: true, force: true })
 
 const postgresUrl = process.env.UAGENT_DATABASE_URL?.trim() || process.env.UAGENT_TEST_DATABASE_URL?.trim()
 const postgresPart = join(import.meta.dir, 'rag-scale-postgres.ts')

@@ -316,7 +316,7 @@ export function createServices(options: AppOptions = {}): Services {
   // The memory the exact in-memory copy of vectors may use (UAGENT_VECTOR_CACHE_MB).
   const vectorCache = { minRows: DEFAULT_VECTOR_CACHE.minRows, budgetBytes: config.vectorCacheMb * 1024 * 1024 }
   // Large SQLite collections' approximate indexes (UAGENT_ANN_MIN_CHUNKS, UAGENT_VECTOR_INDEX).
-  const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, log }
+  const vectorIndex = { ...DEFAULT_VECTOR_INDEX, enabled: config.vectorIndex, minChunks: config.annMinChunks, searchExpansion: config.annExpansion, log }
   const rag = new RagService<RagStore>({
     db,
     ...(postgres ? { store: new PostgresRagStore(postgres, { log, vectorCache: { minRows: 0, budgetBytes: vectorCache.budgetBytes } }) } : {}),

@@ -109,6 +109,8 @@ export interface Config {
   keywordPostingsMb: number
   /** Chunks from which a SQLite collection is searched through an approximate (HNSW, int8) index kept in `<data>/vector-index/`, its top candidates rescored exactly; smaller collections are searched exactly. See docs/knowledge-base.md, "At library scale". @default `50000` */
   annMinChunks: number
+  /** Candidates the approximate index keeps while searching (HNSW's expansion, ef): more finds more of the exact nearest chunks and costs time in proportion (~50 ms at 1,024 over a million chunks of the built-in embedder on 2 cores). See docs/knowledge-base.md, "At library scale". @default `1024` */
+  annExpansion: number
   /** `off`: no approximate index, every collection is searched exactly (as when the index library cannot load). */
   vectorIndex: boolean
   /** This server's name among replicas: the `instance` label of its Prometheus metrics. @default `<hostname>:<port>` (`<hostname>-<pid>` with PORT=0) */
@@ -154,6 +156,8 @@ export const DEFAULT_DATABASE_POOL = 20
 export const DEFAULT_VECTOR_CACHE_MB = 512
 /** UAGENT_ANN_MIN_CHUNKS's default: from this many chunks a SQLite collection is served by its approximate index. */
 export const DEFAULT_ANN_MIN_CHUNKS = 50_000
+/** UAGENT_ANN_EXPANSION's default: candidates kept while searching an approximate index. */
+export const DEFAULT_ANN_EXPANSION = 1024
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -374,6 +378,7 @@ export function loadConfig(env: Env = process.env): Config {
     vectorCacheMb: integer(env, 'UAGENT_VECTOR_CACHE_MB', DEFAULT_VECTOR_CACHE_MB, 0, 1_048_576),
     keywordPostingsMb: integer(env, 'UAGENT_KEYWORD_POSTINGS_MB', 128, 0, 1_048_576),
     annMinChunks: integer(env, 'UAGENT_ANN_MIN_CHUNKS', DEFAULT_ANN_MIN_CHUNKS, 1, 1_000_000_000),
+    annExpansion: integer(env, 'UAGENT_ANN_EXPANSION', DEFAULT_ANN_EXPANSION, 16, 65_536),
     vectorIndex: toggle(env, 'UAGENT_VECTOR_INDEX', true),
     instanceId: text(env, 'UAGENT_INSTANCE_ID') ?? (port === 0 ? `${hostname()}-${process.pid}` : `${hostname()}:${port}`),
     publicUrl: url(env, 'UAGENT_PUBLIC_URL'),

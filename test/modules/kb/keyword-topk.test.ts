@@ -12,6 +12,7 @@ import { idf, keywordPlan } from '../../../src/modules/rag/ranking/scoring'
 import { RagService } from '../../../src/modules/rag/service'
 import type { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
 import { BLOCK, readVarint, type TermPostings, topScores } from '../../../src/modules/rag/store/sqlite/postings'
+import { ACCUMULATOR_SLOTS, accumulatedScores } from '../../../src/modules/rag/store/sqlite/accumulated-scores'
 import type { CollectionRow } from '../../../src/modules/rag/store'
 import { tempDir } from '../../temp'
 import { random as generator } from '../../fixtures/identifier-corpus'
@@ -188,7 +189,31 @@ describe('keyword top-k (SQLite, large collections)', () => {
       )
       expect([...got.ids]).toEqual(expected.map(([id]) => id))
       expect([...got.scores]).toEqual(expected.map(([, score]) => score))
+      // Term at a time: the same ids and the same floats.
+      const accumulated = accumulatedScores(
+        postings.map((list, t) => ({ postings: list, idf: idfs[t]! })),
+        k,
+        averageLength,
+        deleted,
+      )!
+      expect([...accumulated.ids]).toEqual(expected.map(([id]) => id))
+      expect([...accumulated.scores]).toEqual(expected.map(([, score]) => score))
     }
+  })
+
+  test('term at a time declines postings spanning more chunk ids than its accumulator holds', () => {
+    const list = (ids: number[]): TermPostings => ({
+      ids: Uint32Array.from(ids),
+      tfs: Uint16Array.from(ids, () => 1),
+      lengths: Uint16Array.from(ids, () => 10),
+      blockMaxTf: Uint16Array.of(1),
+      blockMinLength: Uint16Array.of(10),
+    })
+    const near = [{ postings: list([5, 9]), idf: 2 }, { postings: list([9, ACCUMULATOR_SLOTS + 4]), idf: 1 }]
+    expect([...accumulatedScores(near, 2, 10, null)!.ids]).toEqual([9, 5])
+    const far = [{ postings: list([5, 9]), idf: 2 }, { postings: list([9, ACCUMULATOR_SLOTS + 5]), idf: 1 }]
+    expect(accumulatedScores(far, 2, 10, null)).toBeNull()
+    expect([...topScores(far, 2, 10, null).ids]).toEqual([9, 5])
   })
 
   test('in memory: the store gives the exhaustive BM25 top k for random queries, after deletes and after more ingest', async () => {

@@ -63,17 +63,25 @@ describe('vector search settings', () => {
     const config = loadConfig({})
     expect(config.vectorCacheMb).toBe(512)
     expect(config.annMinChunks).toBe(50_000)
+    expect(config.annExpansion).toBe(1024)
     expect(config.vectorIndex).toBe(true)
   })
 
   test('values are read and bad ones refused at start, naming the variable', () => {
-    expect(loadConfig({ UAGENT_VECTOR_CACHE_MB: '0', UAGENT_ANN_MIN_CHUNKS: '1000', UAGENT_VECTOR_INDEX: 'off' })).toMatchObject({ vectorCacheMb: 0, annMinChunks: 1000, vectorIndex: false })
+    expect(loadConfig({ UAGENT_VECTOR_CACHE_MB: '0', UAGENT_ANN_MIN_CHUNKS: '1000', UAGENT_ANN_EXPANSION: '256', UAGENT_VECTOR_INDEX: 'off' })).toMatchObject({
+      vectorCacheMb: 0,
+      annMinChunks: 1000,
+      annExpansion: 256,
+      vectorIndex: false,
+    })
     for (const [name, value] of [
       ['UAGENT_VECTOR_CACHE_MB', '-1'],
       ['UAGENT_VECTOR_CACHE_MB', '1.5'],
       ['UAGENT_VECTOR_CACHE_MB', '2000000'],
       ['UAGENT_ANN_MIN_CHUNKS', '0'],
       ['UAGENT_ANN_MIN_CHUNKS', 'many'],
+      ['UAGENT_ANN_EXPANSION', '8'],
+      ['UAGENT_ANN_EXPANSION', '100000'],
       ['UAGENT_VECTOR_INDEX', 'maybe'],
     ] as const) {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

@@ -10,7 +10,8 @@ import { HashEmbedder } from '../../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../../src/modules/rag/service'
 import type { CollectionRow } from '../../../src/modules/rag/store'
 import { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
-import { DEFAULT_VECTOR_INDEX, indexFolderOf, type VectorIndexOptions } from '../../../src/modules/rag/store/sqlite/vector-index'
+import { DEFAULT_VECTOR_INDEX, indexFolderOf, RESCORE_DEPTH, type VectorIndexOptions } from '../../../src/modules/rag/store/sqlite/vector-index'
+import { loadIndexLibrary, type UsearchLibrary } from '../../../src/modules/rag/store/sqlite/vector-index-library'
 import { scaleDocuments } from '../../../bench/rag-scale-corpus'
 import { tempDir } from '../../temp'
 
@@ -222,6 +223,41 @@ describe('approximate vector index (SQLite)', () => {
     expect(store.indexes.state().reason).toContain('usearch')
     const vector = await vectorOf(queries(9, 1)[0]!)
     expect(store.nearest(collection, vector, 10)).toEqual(exactNearest(db, collection, vector, 10))
+  })
+
+  test('the search expansion sets how deep the graph is walked; the best candidates of the walk are rescored', async () => {
+    // The library as the store sees it, each search's k (the depth of the walk) noted.
+    const asked: number[] = []
+    const real = loadIndexLibrary()!
+    const Index = function (options: ConstructorParameters<UsearchLibrary['Index']>[0]) {
+      const index = new real.Index(options)
+      const search = index.search.bind(index)
+      index.search = (vector, k, threads) => {
+        asked.push(k)
+        return search(vector, k, threads)
+      }
+      return index
+    } as unknown as UsearchLibrary['Index']
+    const library: UsearchLibrary = { Index }
+    const file = join(tempDir('ann'), 'uagent.db')
+    const first = open(file, { library: () => library, searchExpansion: 300 })
+    await ingest(first.rag, 'u', 'big', 0, 400)
+    const collection = first.store.findCollection('u', 'big')!
+    await ready(first.store, collection)
+    const vector = await vectorOf(queries(3, 1)[0]!)
+    const deep = first.store.nearest(collection, vector, 10)
+    expect(asked).toEqual([300])
+    close(first)
+    // Searched again with a shallow walk: the candidates rescored are the walk's best RESCORE_DEPTH.
+    const second = open(file, { library: () => library, searchExpansion: 16 })
+    await second.store.indexes.settled(60_000)
+    const shallow = second.store.nearest(collection, vector, 10)
+    expect(asked).toEqual([300, RESCORE_DEPTH])
+    expect(shallow.length).toBe(10)
+    // The exact ten are found by the deep walk; the distances are exact either way.
+    expect(deep.map((hit) => hit.chunkId)).toEqual(exactNearest(second.db, collection, vector, 10).map((hit) => hit.chunkId))
+    const exactOf = new Map(exactNearest(second.db, collection, vector, 400).map((hit) => [hit.chunkId, hit.distance!]))
+    for (const hit of shallow) expect(hit.distance!).toBeCloseTo(exactOf.get(hit.chunkId)!, 5)
   })
 
   test('deleting an indexed collection removes its file and its log', async () => {

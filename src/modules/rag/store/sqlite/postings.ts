@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { accumulatedScores } from './accumulated-scores'
 
 /**
  * Postings of a collection's common terms, read from its FTS5 index, and keyword top-k over them
@@ -374,7 +375,7 @@ export function buildPostings(db: Database, table: string, terms: string[], dele
 /** A top-k query's term: kept postings, or a term (an FTS5 token) whose postings are read now; its idf. */
 export type TopKTerm = { idf: number } & ({ postings: TermPostings } | { term: string })
 
-/** Top-k over kept and freshly read postings (see topScores); null when a fresh term's postings cannot be read so. */
+/** Top-k over kept and freshly read postings (see accumulatedScores, else topScores); null when a fresh term's postings cannot be read so. */
 export function searchTopK(db: Database, table: string, terms: TopKTerm[], k: number, averageLength: number, deleted: Set<number> | null): { ids: Float64Array; scores: Float64Array } | null {
   const vocab = instanceVocab(db, table)
   const scored: ScoredTerm[] = []
@@ -383,5 +384,5 @@ export function searchTopK(db: Database, table: string, terms: TopKTerm[], k: nu
     if (!postings) return null
     scored.push({ postings, idf: term.idf })
   }
-  return topScores(scored, k, averageLength, deleted)
+  return accumulatedScores(scored, k, averageLength, deleted) ?? topScores(scored, k, averageLength, deleted)
 }

@@ -26,12 +26,20 @@ export interface UsearchLibrary {
 export const INDEX_SETTINGS = { metric: 'cos', quantization: 'i8', connectivity: 16, expansion_add: 128, expansion_search: 128 } as const
 
 /**
- * How they are searched: 1,024 candidates kept while walking the graph (a mapped file takes the
- * setting it is opened with). The built-in embedder's vectors are sparse (hashed words), which
- * HNSW walks poorly: at 20,000 chunks of the scale corpus, 128 found 0.82 of the exact ten, 512
- * 0.965, 2,048 0.998 (ties counted, the best 100 rescored).
+ * How they are opened for search: usearch walks the graph keeping max(expansion_search, k)
+ * candidates, so a view made with a small expansion_search is searched as deeply as each query's k
+ * asks (see SEARCH_EXPANSION): one mapped file, any depth per query, and the first k of a deeper
+ * search are the same keys, in the same order, as a search of that depth asking for fewer.
  */
-export const SEARCH_SETTINGS = { ...INDEX_SETTINGS, expansion_search: 1024 } as const
+export const SEARCH_SETTINGS = { ...INDEX_SETTINGS, expansion_search: 16 } as const
+
+/**
+ * Candidates kept while walking the graph (UAGENT_ANN_EXPANSION's default), asked for as k. The
+ * built-in embedder's vectors are sparse (hashed words), which HNSW walks poorly: at 20,000 chunks
+ * of the scale corpus, 128 found 0.82 of the exact ten, 512 0.965, 2,048 0.998 (ties counted, the
+ * best 100 rescored); measured in docs/knowledge-base.md, "At library scale".
+ */
+export const SEARCH_EXPANSION = 1024
 
 let loaded: { library: UsearchLibrary | null; problem: string | null } | undefined
 
