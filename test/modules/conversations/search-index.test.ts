@@ -244,12 +244,18 @@ describe('migration 082 on a database made before it', () => {
     expect((await store.search('u2', ['kingfisher'], 10, 0)).conversations.map((c) => c.id)).toEqual([rows.conversations[1]![0]])
   }
 
-  test('SQLite: the conversations already there are found by one word and by several', async () => {
-    const path = join(tempDir('uagent-082-'), 'uagent.db')
-    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 82))
+  /** A SQLite database migrated up to `version` (not included), holding the rows as an older server left them. */
+  const sqliteBefore = (version: number) => {
+    const path = join(tempDir(`uagent-${version}-`), 'uagent.db')
+    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < version))
     for (const id of ['u1', 'u2']) before.run(`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('${id}', '${id}@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`)
     for (const [id, title, at] of rows.conversations) before.run('INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, 'u1', title, at, at])
     for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
+    return { path, before }
+  }
+
+  test('SQLite: the conversations already there are found by one word and by several', async () => {
+    const { path, before } = sqliteBefore(82)
     before.close()
     const db = openDatabase(path)
     await expectSearch(new SqliteConversationStore(db), 'u1', async (id, to) => void db.run('UPDATE conversations SET user_id = ? WHERE id = ?', [to, id]))
@@ -257,11 +263,7 @@ describe('migration 082 on a database made before it', () => {
   })
 
   test('SQLite, migration 083 (prefix indexes, keys in order of activity) on a database at 082, a message not yet indexed: found, on both page paths', async () => {
-    const path = join(tempDir('uagent-083-'), 'uagent.db')
-    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 83))
-    for (const id of ['u1', 'u2']) before.run(`INSERT INTO users (id, email, password_hash, roles, created_at) VALUES ('${id}', '${id}@example.com', 'x', '["user"]', '2026-01-01T00:00:00.000Z')`)
-    for (const [id, title, at] of rows.conversations) before.run('INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, 'u1', title, at, at])
-    for (const [conversation, role, content] of rows.messages) before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, lower(hex(randomblob(16))), ?, ?, 0, '2026-01-01T00:00:00.000Z')", [conversation, role, content])
+    const { path, before } = sqliteBefore(83)
     // Indexed by a search at 082, then a message the next search would add.
     await new SqliteConversationStore(before).search('u1', ['heron'], 10, 0)
     before.run("INSERT INTO messages (conversation_id, uid, role, content, tokens, created_at) VALUES (?, 'late', 'user', 'ospreys fish here', 0, '2026-01-03T00:00:00.000Z')", [rows.conversations[0]![0]])

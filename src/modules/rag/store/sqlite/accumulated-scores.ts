@@ -1,3 +1,4 @@
+import { BestChunks } from './best-chunks'
 import type { ScoredTerm } from './postings'
 
 const K1 = 1.2
@@ -16,20 +17,6 @@ let touched = new Uint32Array(0)
 /** What one occurrence count in a chunk of `length` tokens adds to BM25, as postings.ts and scoring.ts's bm25() write it (the same floats). */
 function contribution(idf: number, tf: number, length: number, averageLength: number): number {
   return (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength))
-}
-
-/** Whether heap entry a ranks below entry b: a lower score, or the same score and a larger id. */
-function below(ids: Float64Array, scores: Float64Array, a: number, b: number): boolean {
-  return scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!)
-}
-
-function swap(ids: Float64Array, scores: Float64Array, a: number, b: number): void {
-  const id = ids[a]!
-  const score = scores[a]!
-  ids[a] = ids[b]!
-  scores[a] = scores[b]!
-  ids[b] = id
-  scores[b] = score
 }
 
 /**
@@ -68,41 +55,16 @@ export function accumulatedScores(terms: ScoredTerm[], k: number, averageLength:
       accumulator[slot] = before + contribution(idf, tfs[i]!, lengths[i]!, averageLength)
     }
   }
-  // The best k of the chunks touched: a min-heap (worst on top); each slot put back to 0 as it is read.
-  const heapIds = new Float64Array(k)
-  const heapScores = new Float64Array(k)
-  let size = 0
+  // The best k of the chunks touched; each slot put back to 0 as it is read.
+  const best = new BestChunks(k)
   for (let c = 0; c < count; c++) {
     const slot = touched[c]!
     const score = accumulator[slot]!
     accumulator[slot] = 0
     const id = slot + low
     if (deleted !== null && deleted.has(id)) continue
-    if (size < k) {
-      heapIds[size] = id
-      heapScores[size] = score
-      for (let i = size++; i > 0; ) {
-        const parent = (i - 1) >> 1
-        if (!below(heapIds, heapScores, i, parent)) break
-        swap(heapIds, heapScores, i, parent)
-        i = parent
-      }
-      continue
-    }
-    if (score < heapScores[0]! || (score === heapScores[0] && id > heapIds[0]!)) continue
-    heapIds[0] = id
-    heapScores[0] = score
-    for (let i = 0; ; ) {
-      const left = 2 * i + 1
-      const right = left + 1
-      let least = i
-      if (left < size && below(heapIds, heapScores, left, least)) least = left
-      if (right < size && below(heapIds, heapScores, right, least)) least = right
-      if (least === i) break
-      swap(heapIds, heapScores, i, least)
-      i = least
-    }
+    if (!best.full) best.push(id, score)
+    else if (!best.ranksBelowWorst(id, score)) best.replaceWorst(id, score)
   }
-  const ranked = Array.from({ length: size }, (_, i) => i).sort((a, b) => heapScores[b]! - heapScores[a]! || heapIds[a]! - heapIds[b]!)
-  return { ids: Float64Array.from(ranked, (i) => heapIds[i]!), scores: Float64Array.from(ranked, (i) => heapScores[i]!) }
+  return best.ranked()
 }

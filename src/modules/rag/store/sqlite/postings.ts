@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { accumulatedScores } from './accumulated-scores'
+import { BestChunks } from './best-chunks'
 
 /**
  * Postings of a collection's common terms, read from its FTS5 index, and keyword top-k over them
@@ -153,35 +154,6 @@ function seek(ids: Uint32Array, from: number, target: number): number {
   return high
 }
 
-/** Whether heap entry a ranks below entry b: a lower score, or the same score and a larger id. */
-function below(ids: Float64Array, scores: Float64Array, a: number, b: number): boolean {
-  return scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!)
-}
-
-function swapEntries(ids: Float64Array, scores: Float64Array, a: number, b: number): void {
-  const id = ids[a]!
-  const score = scores[a]!
-  ids[a] = ids[b]!
-  scores[a] = scores[b]!
-  ids[b] = id
-  scores[b] = score
-}
-
-/** Restores the min-heap (worst on top) from `from` down. */
-function siftDown(ids: Float64Array, scores: Float64Array, size: number, from: number): void {
-  let i = from
-  for (;;) {
-    const left = 2 * i + 1
-    const right = left + 1
-    let least = i
-    if (left < size && below(ids, scores, left, least)) least = left
-    if (right < size && below(ids, scores, right, least)) least = right
-    if (least === i) return
-    swapEntries(ids, scores, i, least)
-    i = least
-  }
-}
-
 /** Past every chunk id (ids are 32 bits). */
 const NO_CHUNK = 0x100000000
 
@@ -227,9 +199,7 @@ export function topScores(terms: ScoredTerm[], k: number, averageLength: number,
   const own = new Float64Array(count)
   const held = new Uint8Array(count)
   // A min-heap of the best k: worst on top.
-  const heapIds = new Float64Array(k)
-  const heapScores = new Float64Array(k)
-  let size = 0
+  const best = new BestChunks(k)
   // Below `cut` nothing enters: the k-th score, less a margin for rounding (bounds are sums in another order).
   let cut = -Infinity
   let essential = 0
@@ -295,31 +265,19 @@ export function topScores(terms: ScoredTerm[], k: number, averageLength: number,
       const j = slot[t]!
       if (held[j]) exact += own[j]!
     }
-    if (size < k) {
-      heapIds[size] = doc
-      heapScores[size] = exact
-      size++
-      for (let i = size - 1; i > 0; ) {
-        const parent = (i - 1) >> 1
-        if (!below(heapIds, heapScores, i, parent)) break
-        swapEntries(heapIds, heapScores, i, parent)
-        i = parent
-      }
-    } else {
+    if (!best.full) best.push(doc, exact)
+    else {
       // Chunks come in id order, so one that only ties the k-th is after it.
-      if (exact <= heapScores[0]!) continue
-      heapIds[0] = doc
-      heapScores[0] = exact
-      siftDown(heapIds, heapScores, size, 0)
+      if (exact <= best.worst) continue
+      best.replaceWorst(doc, exact)
     }
-    if (size === k) {
-      const threshold = heapScores[0]!
+    if (best.full) {
+      const threshold = best.worst
       cut = threshold - 1e-9 * Math.max(1, threshold)
       while (essential < count && prefix[essential]! < cut) essential++
     }
   }
-  const ranked = Array.from({ length: size }, (_, i) => i).sort((a, b) => heapScores[b]! - heapScores[a]! || heapIds[a]! - heapIds[b]!)
-  return { ids: Float64Array.from(ranked, (i) => heapIds[i]!), scores: Float64Array.from(ranked, (i) => heapScores[i]!) }
+  return best.ranked()
 }
 
 /** Chunk lengths kept per index table, read again whole after a deletion (`deletions` changed: a deleted chunk's id may come back). */
