@@ -1,5 +1,4 @@
-import { BestChunks } from './best-chunks'
-import type { ScoredTerm } from './postings'
+import { BestChunks, type ScoredTerm } from './top-k'
 
 const K1 = 1.2
 const B = 0.75

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { accumulatedScores } from './accumulated-scores'
-import { BestChunks } from './best-chunks'
+import { BestChunks, type ScoredTerm, type TermPostings } from './top-k'
 
 /**
  * Postings of a collection's common terms, read from its FTS5 index, and keyword top-k over them
@@ -15,21 +15,7 @@ export const BLOCK = 128
 const K1 = 1.2
 const B = 0.75
 
-/** One term's postings: chunk ids ascending, the term's count in each and each chunk's length in tokens. */
-export interface TermPostings {
-  ids: Uint32Array
-  tfs: Uint16Array
-  lengths: Uint16Array
-  /** Per block of BLOCK postings: the largest count and the shortest chunk. */
-  blockMaxTf: Uint16Array
-  blockMinLength: Uint16Array
-}
-
-/** One term of a top-k query: its postings and its idf (BM25's, as FTS5 computes it). */
-export interface ScoredTerm {
-  postings: TermPostings
-  idf: number
-}
+export type { ScoredTerm, TermPostings } from './top-k'
 
 /** An SQLite varint (big-endian, 7 bits a byte, the ninth byte whole): [value, offset after it]. */
 export function readVarint(bytes: Uint8Array, offset: number): [number, number] {

@@ -1,3 +1,21 @@
+/* What block-max MaxScore (postings.ts) and the term-at-a-time pass (accumulated-scores.ts) share. */
+
+/** One term's postings: chunk ids ascending, the term's count in each and each chunk's length in tokens. */
+export interface TermPostings {
+  ids: Uint32Array
+  tfs: Uint16Array
+  lengths: Uint16Array
+  /** Per block of BLOCK postings: the largest count and the shortest chunk. */
+  blockMaxTf: Uint16Array
+  blockMinLength: Uint16Array
+}
+
+/** One term of a top-k query: its postings and its idf (BM25's, as FTS5 computes it). */
+export interface ScoredTerm {
+  postings: TermPostings
+  idf: number
+}
+
 /**
  * The k best chunks of a keyword top-k (postings.ts, accumulated-scores.ts): a min-heap of ids and
  * scores, the worst on top, ties broken by chunk id (the larger id ranks lower).
