@@ -1,7 +1,4 @@
-import { BestChunks, type ScoredTerm } from './top-k'
-
-const K1 = 1.2
-const B = 0.75
+import { BestChunks, contribution, type ScoredTerm } from './top-k'
 
 /**
  * Slots of the accumulator at most (8 bytes each: 64 MB, on the keyword thread): a query whose
@@ -12,11 +9,6 @@ export const ACCUMULATOR_SLOTS = 8 * 1024 * 1024
 /** Kept from query to query (one per thread): zero everywhere between queries. */
 let accumulator = new Float64Array(0)
 let touched = new Uint32Array(0)
-
-/** What one occurrence count in a chunk of `length` tokens adds to BM25, as postings.ts and scoring.ts's bm25() write it (the same floats). */
-function contribution(idf: number, tf: number, length: number, averageLength: number): number {
-  return (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength))
-}
 
 /**
  * The k best chunks by BM25 over `terms`, best first, ties by chunk id, as topScores finds them (the

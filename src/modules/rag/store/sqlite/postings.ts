@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { accumulatedScores } from './accumulated-scores'
-import { BestChunks, type ScoredTerm, type TermPostings } from './top-k'
+import { BestChunks, contribution, type ScoredTerm, type TermPostings } from './top-k'
 
 /**
  * Postings of a collection's common terms, read from its FTS5 index, and keyword top-k over them
@@ -12,8 +12,6 @@ import { BestChunks, type ScoredTerm, type TermPostings } from './top-k'
 
 /** Postings per block: each block keeps its largest term count and shortest chunk, which bound its scores. */
 export const BLOCK = 128
-const K1 = 1.2
-const B = 0.75
 
 export type { ScoredTerm, TermPostings } from './top-k'
 
@@ -113,10 +111,6 @@ export function readPostings(db: Database, vocab: string, term: string, lengths:
   return { ids, tfs, lengths: own, blockMaxTf, blockMinLength }
 }
 
-/** What one occurrence count in a chunk of `length` tokens adds to BM25, written as scoring.ts's bm25() writes it (the same floats). */
-function contribution(idf: number, tf: number, length: number, averageLength: number): number {
-  return (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength))
-}
 
 /** The first index at or after `from` whose id is at least `target` (galloping, then binary search). */
 function seek(ids: Uint32Array, from: number, target: number): number {

@@ -1,5 +1,13 @@
 /* What block-max MaxScore (postings.ts) and the term-at-a-time pass (accumulated-scores.ts) share. */
 
+const K1 = 1.2
+const B = 0.75
+
+/** What a term's count in a chunk of `length` tokens adds to the chunk's BM25 (the same floats as scoring.ts's bm25()). */
+export function contribution(idf: number, tf: number, length: number, averageLength: number): number {
+  return (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength))
+}
+
 /** One term's postings: chunk ids ascending, the term's count in each and each chunk's length in tokens. */
 export interface TermPostings {
   ids: Uint32Array
