@@ -168,25 +168,24 @@ const RUNS_STATEMENTS = new Set<PropertyKey>(['unsafe', 'begin', 'transaction', 
 const isTemplate = (value: unknown) => Array.isArray(value) && 'raw' in value
 
 /**
+ * A statement refused while PostgreSQL is known lost: a promise that fails with DatabaseKnownDown
+ * when awaited, marked handled so that one never awaited (a fragment inside another statement) is
+ * not an unhandled rejection.
+ */
+function refusal(why: string): Promise<never> {
+  const refused = Promise.reject(new DatabaseKnownDown(why))
+  refused.catch(() => {})
+  return refused
+}
+
+/**
  * The pool every store uses: while `problem()` says PostgreSQL is unreachable (the monitor saw a
  * request or a ping fail), a statement fails at once with DatabaseKnownDown (503
  * DATABASE_UNAVAILABLE), instead of each waiting for a connection that cannot come (up to the
  * 10 s connect timeout when the host does not answer at all). The monitor pings with the pool
  * itself, ungated, and opens the gate again as soon as PostgreSQL answers.
  */
-/** A statement refused while PostgreSQL is known lost: it fails with DatabaseKnownDown when awaited. */
-function refusal(why: string): PromiseLike<never> & { catch: Promise<never>['catch']; finally: Promise<never>['finally'] } {
-  const settle = () => Promise.reject(new DatabaseKnownDown(why))
-  return {
-    then: (fulfilled, rejected) => settle().then(fulfilled, rejected),
-    catch: (rejected) => settle().catch(rejected),
-    finally: (done) => settle().finally(done),
-  }
-}
-
 export function gatedPostgres(sql: Postgres, problem: () => string | null): Postgres {
-  // Lazy, as Bun's own queries are (they run when awaited): a refused sql`…` used as a fragment
-  // inside another statement, never awaited itself, must not become an unhandled rejection.
   const refused = () => {
     const why = problem()
     return why === null ? null : refusal(why)
@@ -195,8 +194,8 @@ export function gatedPostgres(sql: Postgres, problem: () => string | null): Post
     apply(target, thisArg, args: unknown[]) {
       // sql`…` runs a statement; sql(values) builds a fragment for one.
       if (isTemplate(args[0])) {
-        const refusal = refused()
-        if (refusal) return refusal
+        const denied = refused()
+        if (denied) return denied
       }
       return Reflect.apply(target as unknown as (...parts: unknown[]) => unknown, thisArg, args)
     },
