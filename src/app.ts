@@ -674,7 +674,7 @@ export type App = ReturnType<typeof createApp>
  */
 function vectorSearchState(store: RagStore): VectorSearchInfo {
   const cache = { cacheBytes: store.cache.usedBytes, cacheBudgetBytes: store.cache.options.budgetBytes }
-  if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache }
+  if (store instanceof SqliteRagStore) return { ...store.indexes.state(), ...cache, columns: store.cache.columnsState() }
   const own = (store as { vectorSearch?: () => Omit<VectorSearchInfo, 'cacheBytes' | 'cacheBudgetBytes'> }).vectorSearch
   return { path: 'in-memory', ...(own ? own.call(store) : {}), ...cache }
 }

@@ -70,6 +70,15 @@ export const SystemInfoResponse = t.Object({
         pendingBytes: t.Optional(t.Integer({ description: 'Vectors written since their collection\'s index file, held in memory until the next one' })),
         cacheBytes: t.Integer({ description: 'The exact in-memory copy of vectors in use' }),
         cacheBudgetBytes: t.Integer({ description: 'Its budget, UAGENT_VECTOR_CACHE_MB' }),
+        columns: t.Optional(
+          t.Object(
+            {
+              ready: t.Integer({ description: 'Large collections whose int8 columns are in memory (within the budget above): a sparse query scans them instead of walking the index' }),
+              loading: t.Integer({ description: 'Being read into memory in the background (searched through their index meanwhile)' }),
+            },
+            { description: 'Large collections\' int8 columns (SQLite; docs/knowledge-base.md, "At library scale")' },
+          ),
+        ),
       },
       { additionalProperties: true, description: 'The vector search path and its memory (docs/knowledge-base.md, "At library scale")' },
     ),

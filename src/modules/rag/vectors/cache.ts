@@ -51,14 +51,28 @@ export interface Matrix {
    * one passage in several documents, which a distinct scan counts once (see scanNearest).
    */
   keys: Int32Array
+  /**
+   * Only the int8 copy, no float32 vectors (a quarter of the bytes): a large collection's, whose
+   * candidates are rescored with their stored vectors (see columnsNearest). `vectors` is empty.
+   */
+  columnsOnly: boolean
+  /** Still being read from the database (see VectorCache.columns); writes already follow it. */
+  loading: boolean
 }
 
 // The int8 copy: a byte per dimension, the estimate scale and bound term (float64 each), a score.
 const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 20 : 0)
-const matrixBytes = (matrix: Matrix) => matrix.capacity * rowBytes(matrix.dimensions, matrix.quantized !== null)
+// A columns-only row: the int8 copy and the row's numbers, no float32 vector, and its entry in
+// `rowOf` (a Map entry takes ~61 bytes in Bun, measured at 1,000,000 rows), counted here because a
+// million of them is a tenth of the matrix.
+const MAP_ENTRY_BYTES = 64
+const columnsRowBytes = (dimensions: number) => dimensions + ROW_OVERHEAD + 20 + MAP_ENTRY_BYTES
+const bytesPerRow = (matrix: Matrix) => (matrix.columnsOnly ? columnsRowBytes(matrix.dimensions) : rowBytes(matrix.dimensions, matrix.quantized !== null))
+const matrixBytes = (matrix: Matrix) => matrix.capacity * bytesPerRow(matrix)
 
 /** A row of a cached matrix as its own vector, or undefined when the chunk is not in it. */
 export function cachedVector(matrix: Matrix, chunkId: number): Float32Array | undefined {
+  if (matrix.columnsOnly) return undefined
   const row = matrix.rowOf.get(chunkId)
   return row === undefined ? undefined : matrix.vectors.subarray(row * matrix.dimensions, (row + 1) * matrix.dimensions)
 }
@@ -68,10 +82,12 @@ export function matrixEntries(matrix: Matrix): Map<number, Float32Array> {
   return new Map([...matrix.rowOf.keys()].map((id) => [id, cachedVector(matrix, id)!]))
 }
 
-function emptyMatrix(capacity: number, dimensions: number): Matrix {
-  const kernel = createDotKernel(capacity, dimensions)
+function emptyMatrix(capacity: number, dimensions: number, columnsOnly = false): Matrix {
+  const kernel = columnsOnly ? null : createDotKernel(capacity, dimensions)
   return {
-    quantized: kernel && createInt8Kernel(capacity, dimensions),
+    columnsOnly,
+    loading: false,
+    quantized: columnsOnly || kernel ? createInt8Kernel(capacity, dimensions) : null,
     estimateScales: new Float64Array(capacity),
     boundTerms: new Float64Array(capacity),
     keys: new Int32Array(capacity),
@@ -79,7 +95,7 @@ function emptyMatrix(capacity: number, dimensions: number): Matrix {
     rows: 0,
     capacity,
     ids: new Float64Array(capacity),
-    vectors: kernel?.vectors ?? new Float32Array(capacity * dimensions),
+    vectors: kernel?.vectors ?? new Float32Array(columnsOnly ? 0 : capacity * dimensions),
     inverseNorms: new Float32Array(capacity),
     rowOf: new Map(),
     kernel,
@@ -91,7 +107,7 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
   if (matrix.kernel) {
     if (!matrix.kernel.grow(capacity)) return false
     matrix.vectors = matrix.kernel.vectors
-  } else {
+  } else if (!matrix.columnsOnly) {
     const vectors = new Float32Array(capacity * matrix.dimensions)
     vectors.set(matrix.vectors.subarray(0, matrix.rows * matrix.dimensions))
     matrix.vectors = vectors
@@ -166,34 +182,57 @@ function firstDistinct<T>(items: Iterable<T>, k: number, key: (item: T) => numbe
 }
 
 let quantizedRow = new Int8Array(0)
+let floatRow = new Float32Array(0)
 
-/** Sets a row (already in range) from raw float32 bytes or a vector. */
-function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
+/** A row's float32 values: the vector itself, or its bytes copied into a scratch row (blobs from SQLite need not be 4-byte aligned). */
+function floatsOf(vector: Uint8Array | Float32Array, dimensions: number): Float32Array {
+  if (vector instanceof Float32Array) return vector.subarray(0, dimensions)
+  if (floatRow.length !== dimensions) floatRow = new Float32Array(dimensions)
+  new Uint8Array(floatRow.buffer).set(vector.subarray(0, dimensions * 4))
+  return floatRow
+}
+
+/**
+ * A row's numbers (its inverse norm, key, int8 scale terms) set, and its int8 values written to
+ * `into` at `at` (when given).
+ */
+function rowNumbers(matrix: Matrix, row: number, values: Float32Array, into: Int8Array | null, at: number): void {
   const { dimensions } = matrix
-  // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
-  if (vector instanceof Float32Array) matrix.vectors.set(vector.subarray(0, dimensions), row * dimensions)
-  else new Uint8Array(matrix.vectors.buffer, matrix.vectors.byteOffset + row * dimensions * 4, dimensions * 4).set(vector.subarray(0, dimensions * 4))
   let norm = 0
   let l1 = 0
   let largest = 0
-  for (let d = row * dimensions; d < (row + 1) * dimensions; d++) {
-    const x = matrix.vectors[d]!
+  for (let d = 0; d < dimensions; d++) {
+    const x = values[d]!
     norm += x * x
     l1 += Math.abs(x)
     largest = Math.max(largest, Math.abs(x))
   }
   matrix.inverseNorms[row] = norm > 0 ? 1 / Math.sqrt(norm) : 0
-  matrix.keys[row] = rowKey(matrix.vectors, row * dimensions, dimensions)
-  if (matrix.quantized) {
+  matrix.keys[row] = rowKey(values, 0, dimensions)
+  if (into) {
     const scale = largest / 127
-    // One scratch row for every call: a matrix is loaded a row at a time.
-    if (quantizedRow.length < dimensions) quantizedRow = new Int8Array(dimensions)
-    for (let d = 0; d < dimensions; d++) quantizedRow[d] = scale ? Math.round(matrix.vectors[row * dimensions + d]! / scale) : 0
-    matrix.quantized.setRow(row, quantizedRow)
+    for (let d = 0; d < dimensions; d++) into[at + d] = scale ? Math.round(values[d]! / scale) : 0
     const inverseNorm = matrix.inverseNorms[row]!
     matrix.estimateScales[row] = scale * inverseNorm
     matrix.boundTerms[row] = (l1 / 2 + (dimensions * scale) / 4) * inverseNorm
   }
+}
+
+/** Sets a row (already in range) from raw float32 bytes or a vector. */
+function setRow(matrix: Matrix, row: number, id: number, vector: Uint8Array | Float32Array): void {
+  const { dimensions } = matrix
+  let values: Float32Array
+  if (matrix.columnsOnly) values = floatsOf(vector, dimensions)
+  else {
+    // Blobs from SQLite need not be 4-byte aligned: copy their bytes into the aligned matrix.
+    if (vector instanceof Float32Array) matrix.vectors.set(vector.subarray(0, dimensions), row * dimensions)
+    else new Uint8Array(matrix.vectors.buffer, matrix.vectors.byteOffset + row * dimensions * 4, dimensions * 4).set(vector.subarray(0, dimensions * 4))
+    values = matrix.vectors.subarray(row * dimensions, (row + 1) * dimensions)
+  }
+  // One scratch row for every call: a matrix is loaded a row at a time.
+  if (matrix.quantized && quantizedRow.length < dimensions) quantizedRow = new Int8Array(dimensions)
+  rowNumbers(matrix, row, values, matrix.quantized ? quantizedRow : null, 0)
+  matrix.quantized?.setRow(row, quantizedRow)
   matrix.ids[row] = id
   matrix.rowOf.set(id, row)
 }
@@ -218,6 +257,7 @@ export function* freedAfterCopy<T extends { bytes: Uint8Array }>(rows: Iterable<
 export class VectorCache {
   private readonly matrices = new Map<number, Matrix>()
   private bytes = 0
+  private closed = false
 
   constructor(readonly options: VectorCacheOptions = DEFAULT_VECTOR_CACHE) {}
 
@@ -269,7 +309,7 @@ export class VectorCache {
     if (needed > matrix.capacity) {
       const before = matrixBytes(matrix)
       const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
-      const grownBytes = capacity * rowBytes(dimensions, matrix.quantized !== null)
+      const grownBytes = capacity * bytesPerRow(matrix)
       if (this.bytes - before + grownBytes > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
         this.invalidate(collectionId)
         return
@@ -289,9 +329,8 @@ export class VectorCache {
   matrix(collectionId: number, countRows: () => number, dimensions: number, load: () => Iterable<{ id: number; bytes: Uint8Array }>): Matrix | null {
     const cached = this.matrices.get(collectionId)
     if (cached) {
-      // Re-insert: Map order is the LRU order.
-      this.matrices.delete(collectionId)
-      this.matrices.set(collectionId, cached)
+      if (cached.loading) return null
+      this.touch(collectionId, cached)
       return cached
     }
     const rows = countRows()
@@ -315,7 +354,179 @@ export class VectorCache {
     this.bytes += matrixBytes(matrix)
     return matrix
   }
+
+  /** Re-inserts a matrix: Map order is the least-recently-used order. */
+  private touch(collectionId: number, matrix: Matrix): void {
+    this.matrices.delete(collectionId)
+    this.matrices.set(collectionId, matrix)
+  }
+
+  /**
+   * A large collection's columns-only matrix (the int8 copy alone, see columnsNearest) when it is
+   * loaded; null while it is not (or cannot be: no WebAssembly SIMD, dimensions not a multiple of
+   * 16, past the budget). The first call starts loading it in the background, a page of `PAGE_ROWS`
+   * rows at a time (`loadPage(after, limit)`: rows of chunk ids above `after`, ascending), each
+   * page a read of its own between other work, so that a million rows (~5 s) never hold a request
+   * up; writes meanwhile already go to it through `update`.
+   */
+  columns(collectionId: number, countRows: () => number, dimensions: number, loadPage: (after: number, limit: number) => { id: number; bytes: Uint8Array }[]): Matrix | null {
+    const cached = this.matrices.get(collectionId)
+    if (cached) {
+      if (cached.loading || !cached.columnsOnly) return null
+      this.touch(collectionId, cached)
+      return cached
+    }
+    if (this.closed || dimensions % 16 !== 0) return null
+    const rows = countRows()
+    // A sixteenth more than there are, before the first reallocation (which moves every column).
+    const capacity = Math.ceil(rows * 1.0625) + 16
+    const bytes = capacity * columnsRowBytes(dimensions)
+    if (bytes > this.options.budgetBytes) return null
+    for (const [id] of this.matrices) {
+      if (this.bytes + bytes <= this.options.budgetBytes) break
+      this.invalidate(id)
+    }
+    const matrix = emptyMatrix(capacity, dimensions, true)
+    if (!matrix.quantized) return null
+    matrix.loading = true
+    this.matrices.set(collectionId, matrix)
+    this.bytes += matrixBytes(matrix)
+    let after = 0
+    const rowMajor = new Int8Array(PAGE_ROWS * dimensions)
+    const step = () => {
+      // Dropped meanwhile (the collection deleted, evicted, the store closed): nothing more to read.
+      if (this.closed || this.matrices.get(collectionId) !== matrix) return
+      try {
+        const page = loadPage(after, PAGE_ROWS)
+        if (!this.appendPage(collectionId, matrix, page, rowMajor)) return
+        if (page.length) after = page[page.length - 1]!.id
+        if (page.length < PAGE_ROWS) matrix.loading = false
+        else setImmediate(step)
+      } catch {
+        // The database went away under it (closed): the next search starts again.
+        this.invalidate(collectionId)
+      }
+    }
+    setImmediate(step)
+    return null
+  }
+
+  /** Appends a page of rows read for a loading columns-only matrix; false when it no longer fits the budget (it is dropped). */
+  private appendPage(collectionId: number, matrix: Matrix, page: { id: number; bytes: Uint8Array }[], rowMajor: Int8Array): boolean {
+    const needed = matrix.rows + page.length
+    if (needed > matrix.capacity) {
+      const before = matrixBytes(matrix)
+      const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
+      if (this.bytes - before + capacity * bytesPerRow(matrix) > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
+        this.invalidate(collectionId)
+        return false
+      }
+      this.bytes += matrixBytes(matrix) - before
+    }
+    const { dimensions } = matrix
+    const first = matrix.rows
+    let count = 0
+    for (const { id, bytes } of page) {
+      const existing = matrix.rowOf.get(id)
+      // Written since the load began (a write re-adding a chunk id is rare): set where it is.
+      if (existing !== undefined) {
+        setRow(matrix, existing, id, bytes)
+        continue
+      }
+      const row = first + count
+      rowNumbers(matrix, row, floatsOf(bytes, dimensions), rowMajor, count * dimensions)
+      matrix.ids[row] = id
+      matrix.rowOf.set(id, row)
+      count++
+    }
+    matrix.quantized!.setRows(first, count, rowMajor)
+    matrix.rows = first + count
+    return true
+  }
+
+  /** Columns-only matrices held: loaded, and being loaded. */
+  columnsState(): { ready: number; loading: number } {
+    let ready = 0
+    let loading = 0
+    for (const matrix of this.matrices.values()) if (matrix.columnsOnly) matrix.loading ? loading++ : ready++
+    return { ready, loading }
+  }
+
+  /** Stops loading matrices (the store is closing); what is loaded stays readable. */
+  close(): void {
+    this.closed = true
+  }
 }
+
+/** Rows read per page while a columns-only matrix loads in the background (~5 ms of the event loop each). */
+const PAGE_ROWS = 2048
+
+/**
+ * Nearest chunks through a columns-only matrix: every row scored by the int8 scan over the query's
+ * non-zero columns, the best `1.25 × wanted + 16` by that estimate (wanted: k, or 2k with
+ * `distinct`) rescored with their stored float32 vectors (`vectorsOf`, read from the database: ~20
+ * µs each, the largest part of a search here), the best k of those returned with their exact
+ * distances. Only which chunks are candidates is approximate: a chunk whose int8 estimate ranks it
+ * past the rescored pool would be missed. At 200,000 chunks of the scale bench's corpus, 150
+ * queries of each kind, k 40 with twins counted once, rescoring the best 80 found the same results
+ * as rescoring the best 3,000 (and k 10 the same with 20); `bun run bench rag-scale` measures recall@10
+ * against exact search on 1,000 queries. With `distinct`, twins count once.
+ */
+export function columnsNearest(
+  matrix: Matrix,
+  query: Float32Array,
+  k: number,
+  vectorsOf: (ids: number[]) => Map<number, Float32Array>,
+  distinct?: { dropped: number },
+  /** Candidates rescored (by default a quarter more than wanted, and 16). */
+  rescored?: number,
+): { chunkId: number; distance: number | null }[] {
+  const { dimensions, rows, keys } = matrix
+  let largest = 0
+  let queryNorm = 0
+  for (let d = 0; d < dimensions; d++) {
+    largest = Math.max(largest, Math.abs(query[d]!))
+    queryNorm += query[d]! * query[d]!
+  }
+  if (queryNorm === 0 || rows === 0 || k <= 0) return []
+  const inverseQuery = 1 / Math.sqrt(queryNorm)
+  const queryScale = largest / 127
+  const quantizedQuery = new Int8Array(dimensions)
+  for (let d = 0; d < dimensions; d++) quantizedQuery[d] = Math.round(query[d]! / queryScale)
+  const dots = matrix.quantized!.scores(quantizedQuery, rows)
+  const wanted = distinct ? k * 2 : k
+  const pool = Math.min(rows, rescored ?? Math.ceil(wanted * 1.25) + 16)
+  // Twins are left to distinctRows, which counts them.
+  const bestRows = rowsByEstimate(dots, matrix.estimateScales, rows, pool, null)
+  const rowOfId = new Map<number, number>()
+  for (let slot = 0; slot < bestRows.length; slot++) if (bestRows[slot]! >= 0) rowOfId.set(matrix.ids[bestRows[slot]!]!, bestRows[slot]!)
+  const found: { row: number; similarity: number }[] = []
+  for (const [id, vector] of vectorsOf([...rowOfId.keys()])) {
+    let dot = 0
+    let norm = 0
+    for (let d = 0; d < dimensions; d++) {
+      dot += vector[d]! * query[d]!
+      norm += vector[d]! * vector[d]!
+    }
+    found.push({ row: rowOfId.get(id)!, similarity: norm ? (dot / Math.sqrt(norm)) * inverseQuery : 0 })
+  }
+  found.sort((a, b) => b.similarity - a.similarity || matrix.ids[a.row]! - matrix.ids[b.row]!)
+  const chosen = distinct ? distinctRows(found, keys, k, distinct) : found.slice(0, k)
+  return chosen.map(({ row, similarity }) => ({ chunkId: matrix.ids[row]!, distance: matrix.inverseNorms[row] ? 1 - similarity : null }))
+}
+
+/**
+ * Whether a query is sparse enough for a column scan to beat a graph walk: at most half its
+ * components non-zero (the built-in embedder's questions have 4 to 90 of 384; a transformer's have
+ * all). The scan's cost grows with the columns it reads (1,000,000 rows: ~3 ms for 8, ~15 for 90,
+ * ~25 for 192, ~50–100 for 384, measured here), the walk's does not.
+ */
+export function isSparse(query: Float32Array): boolean {
+  let nonZero = 0
+  for (let d = 0; d < query.length; d++) if (query[d] !== 0) nonZero++
+  return nonZero * 2 <= query.length
+}
+
 
 /**
  * Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. With
@@ -323,6 +534,7 @@ export class VectorCache {
  * `distinct.dropped` counts the copies left out.
  */
 export function scanNearest(matrix: Matrix, query: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
+  if (matrix.columnsOnly) throw new Error('a columns-only matrix has no float32 vectors to scan: see columnsNearest')
   const { dimensions, vectors, inverseNorms, ids, rows } = matrix
   let queryNorm = 0
   for (let d = 0; d < dimensions; d++) queryNorm += query[d]! * query[d]!

@@ -223,6 +223,8 @@ export interface Int8Kernel {
   capacity: number
   /** Sets row `row` (< capacity) to `values` (dims int8). */
   setRow(row: number, values: Int8Array): void
+  /** Sets rows `first` … `first + count - 1` (< capacity) from `rowMajor` (count × dims int8, row after row), a column at a time. */
+  setRows(first: number, count: number, rowMajor: Int8Array): void
   /** Copies row `from` onto row `to`. */
   copyRow(from: number, to: number): void
   /** Row `row` as a new array. */
@@ -262,6 +264,13 @@ export function createInt8Kernel(capacity: number, dims: number): Int8Kernel | n
     capacity,
     setRow(row, values) {
       for (let d = 0, at = columnsOffset + row; d < dims; d++, at += stride) bytes[at] = values[d]!
+    },
+    setRows(first, count, rowMajor) {
+      // Written column by column: each column's bytes for these rows are contiguous (a row at a time
+      // would write one byte per column, `stride` bytes apart).
+      for (let d = 0, at = columnsOffset + first; d < dims; d++, at += stride) {
+        for (let r = 0, from = d; r < count; r++, from += dims) bytes[at + r] = rowMajor[from]!
+      }
     },
     copyRow(from, to) {
       for (let d = 0, at = columnsOffset; d < dims; d++, at += stride) bytes[at + to] = bytes[at + from]!

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import type { MaybePromise } from '../../../../db/maybe-promise'
 import { KEYWORD_POSTINGS } from '../../ranking/scoring'
 import type { ChunkHit, CollectionRow, CollectionSummary, DescribeHook, DocumentHashes, DocumentPage, DocumentRow, QueryTerm, QueryTerms, RagStore, StoredDocument } from '../../store'
-import { cachedVector, freedAfterCopy, scanNearest, VectorCache, type VectorCacheOptions } from '../../vectors/cache'
+import { cachedVector, columnsNearest, freedAfterCopy, isSparse, type Matrix, scanNearest, VectorCache, type VectorCacheOptions } from '../../vectors/cache'
 import { SqliteDocumentReads } from './documents'
 import { DEFAULT_KEYWORD_TOPK, type KeywordTopKOptions } from './keyword-topk'
 import { SqliteKeywords } from './keywords'
@@ -48,6 +48,7 @@ export class SqliteRagStore implements RagStore {
 
   /** Stops the store's threads (index builds in flight are abandoned: their files are not recorded). */
   close(): void {
+    this.cache.close()
     this.indexes.close()
     this.keywords.close()
   }
@@ -230,7 +231,12 @@ export class SqliteRagStore implements RagStore {
    * for large collections, the in-memory copy of the same vectors does (see VectorCache).
    */
   nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
-    const indexed = this.indexes.nearest(collection.id, vector, k, (ids) => this.storedVectors(collection.id, ids), distinct)
+    const vectorsOf = (ids: number[]) => this.storedVectors(collection.id, ids)
+    // A large collection: its int8 columns for a sparse query (cheaper than the walk, and nearly
+    // exact), the index's walk for a dense one; the columns too while the index is not ready.
+    const columns = this.indexes.indexed(collection.id) && this.indexes.serving ? this.columns(collection) : null
+    if (columns && (isSparse(vector) || this.indexes.status(collection.id) !== 'ready')) return columnsNearest(columns, vector, k, vectorsOf, distinct)
+    const indexed = this.indexes.nearest(collection.id, vector, k, vectorsOf, distinct)
     if (indexed) return indexed
     const table = this.ensureVecTable(collection.dimensions)
     const matrix = this.cache.matrix(
@@ -248,12 +254,23 @@ export class SqliteRagStore implements RagStore {
       .map((row) => ({ chunkId: row.rowid, distance: row.distance }))
   }
 
+  /**
+   * A large collection's columns-only matrix (see VectorCache.columns), loaded from rag_vector_rows in
+   * the background on its first search; null until it is, or when it does not fit the budget.
+   */
+  private columns(collection: CollectionRow): Matrix | null {
+    const page = this.db.query<{ id: number; bytes: Uint8Array }, [number, number, number]>(
+      'SELECT chunk_id AS id, embedding AS bytes FROM rag_vector_rows WHERE chunk_id > ? AND collection_id = ? ORDER BY chunk_id LIMIT ?',
+    )
+    return this.cache.columns(collection.id, () => this.keywords.chunkCount(collection.id), collection.dimensions, (after, limit) => page.all(after, collection.id, limit))
+  }
+
   /** Stored vectors of some chunks (for candidates found only by keyword). */
   vectors(collection: CollectionRow, chunkIds: number[]): Map<number, Float32Array> {
     if (!chunkIds.length) return new Map()
     // vec0 looks rows up slowly (~1 ms each at 100k rows); a cached matrix answers at once.
     const matrix = this.cache.peek(collection.id)
-    if (matrix) {
+    if (matrix && !matrix.columnsOnly) {
       const found = new Map<number, Float32Array>()
       for (const id of chunkIds) {
         const vector = cachedVector(matrix, id)
