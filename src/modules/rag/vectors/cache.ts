@@ -60,13 +60,14 @@ export interface Matrix {
   loading: boolean
 }
 
-// The int8 copy: a byte per dimension, the estimate scale and bound term (float64 each), a score.
+// The int8 copy: a byte per dimension, the estimate scale and bound term (float64 each), a score
+// (a columns-only row has no bound term).
 const rowBytes = (dimensions: number, quantized: boolean) => dimensions * 4 + ROW_OVERHEAD + (quantized ? dimensions + 20 : 0)
 // A columns-only row: the int8 copy and the row's numbers, no float32 vector, and its entry in
 // `rowOf` (a Map entry takes ~61 bytes in Bun, measured at 1,000,000 rows), counted here because a
 // million of them is a tenth of the matrix.
 const MAP_ENTRY_BYTES = 64
-const columnsRowBytes = (dimensions: number) => dimensions + ROW_OVERHEAD + 20 + MAP_ENTRY_BYTES
+const columnsRowBytes = (dimensions: number) => dimensions + ROW_OVERHEAD + 12 + MAP_ENTRY_BYTES
 const bytesPerRow = (matrix: Matrix) => (matrix.columnsOnly ? columnsRowBytes(matrix.dimensions) : rowBytes(matrix.dimensions, matrix.quantized !== null))
 const matrixBytes = (matrix: Matrix) => matrix.capacity * bytesPerRow(matrix)
 
@@ -89,7 +90,8 @@ function emptyMatrix(capacity: number, dimensions: number, columnsOnly = false):
     loading: false,
     quantized: columnsOnly || kernel ? createInt8Kernel(capacity, dimensions) : null,
     estimateScales: new Float64Array(capacity),
-    boundTerms: new Float64Array(capacity),
+    // Only the exact int8 path's bound uses it (not columnsNearest).
+    boundTerms: new Float64Array(columnsOnly ? 0 : capacity),
     keys: new Int32Array(capacity),
     dimensions,
     rows: 0,
@@ -121,7 +123,7 @@ function growMatrix(matrix: Matrix, capacity: number): boolean {
   matrix.ids = grown(matrix.ids, (n) => new Float64Array(n))
   matrix.inverseNorms = grown(matrix.inverseNorms, (n) => new Float32Array(n))
   matrix.estimateScales = grown(matrix.estimateScales, (n) => new Float64Array(n))
-  matrix.boundTerms = grown(matrix.boundTerms, (n) => new Float64Array(n))
+  if (!matrix.columnsOnly) matrix.boundTerms = grown(matrix.boundTerms, (n) => new Float64Array(n))
   matrix.keys = grown(matrix.keys, (n) => new Int32Array(n))
   matrix.capacity = capacity
   return true
@@ -305,17 +307,7 @@ export class VectorCache {
       }
       matrix.rows = last
     }
-    const needed = matrix.rows + added.length
-    if (needed > matrix.capacity) {
-      const before = matrixBytes(matrix)
-      const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
-      const grownBytes = capacity * bytesPerRow(matrix)
-      if (this.bytes - before + grownBytes > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
-        this.invalidate(collectionId)
-        return
-      }
-      this.bytes += matrixBytes(matrix) - before
-    }
+    if (!this.roomFor(collectionId, matrix, matrix.rows + added.length)) return
     for (const { id, vector } of added) {
       const existing = matrix.rowOf.get(id)
       setRow(matrix, existing ?? matrix.rows++, id, vector)
@@ -355,6 +347,23 @@ export class VectorCache {
     return matrix
   }
 
+  /**
+   * Room in a matrix for `needed` rows: grown by half when full, or by what the budget still allows;
+   * false (and the matrix dropped) when even `needed` would not fit.
+   */
+  private roomFor(collectionId: number, matrix: Matrix, needed: number): boolean {
+    if (needed <= matrix.capacity) return true
+    const before = matrixBytes(matrix)
+    const affordable = Math.floor((this.options.budgetBytes - (this.bytes - before)) / bytesPerRow(matrix))
+    const capacity = Math.min(Math.max(needed, Math.ceil(matrix.capacity * GROWTH)), affordable)
+    if (capacity < needed || !growMatrix(matrix, capacity)) {
+      this.invalidate(collectionId)
+      return false
+    }
+    this.bytes += matrixBytes(matrix) - before
+    return true
+  }
+
   /** Re-inserts a matrix: Map order is the least-recently-used order. */
   private touch(collectionId: number, matrix: Matrix): void {
     this.matrices.delete(collectionId)
@@ -378,8 +387,8 @@ export class VectorCache {
     }
     if (this.closed || dimensions % 16 !== 0) return null
     const rows = countRows()
-    // A sixteenth more than there are, before the first reallocation (which moves every column).
-    const capacity = Math.ceil(rows * 1.0625) + 16
+    // 3 % more than there are, before the first reallocation (which moves every column).
+    const capacity = Math.ceil(rows * 1.03) + 16
     const bytes = capacity * columnsRowBytes(dimensions)
     if (bytes > this.options.budgetBytes) return null
     for (const [id] of this.matrices) {
@@ -413,16 +422,7 @@ export class VectorCache {
 
   /** Appends a page of rows read for a loading columns-only matrix; false when it no longer fits the budget (it is dropped). */
   private appendPage(collectionId: number, matrix: Matrix, page: { id: number; bytes: Uint8Array }[], rowMajor: Int8Array): boolean {
-    const needed = matrix.rows + page.length
-    if (needed > matrix.capacity) {
-      const before = matrixBytes(matrix)
-      const capacity = Math.max(needed, Math.ceil(matrix.capacity * GROWTH))
-      if (this.bytes - before + capacity * bytesPerRow(matrix) > this.options.budgetBytes || !growMatrix(matrix, capacity)) {
-        this.invalidate(collectionId)
-        return false
-      }
-      this.bytes += matrixBytes(matrix) - before
-    }
+    if (!this.roomFor(collectionId, matrix, matrix.rows + page.length)) return false
     const { dimensions } = matrix
     const first = matrix.rows
     let count = 0
