@@ -236,11 +236,15 @@ export interface Int8Kernel {
 }
 
 /**
- * Columns read in one pass over the rows. 111,594 rows × 384 columns, real queries of 4-86 non-zero
- * columns: 8 pairs per pass, 0.21 ms per query at the median (0.5 ms at p95); 16 pairs, 0.4 ms (2 ms
- * at p95): reading more columns at once than that, the hardware prefetchers lose track.
+ * Column pairs read in one pass over the rows. 111,594 rows × 384 columns, real queries of 4-86
+ * non-zero columns: 8 pairs per pass, 0.21 ms per query at the median (0.5 ms at p95); 16 pairs,
+ * 0.4 ms (2 ms at p95). Queries of 90 random columns over random rows (200 each, interleaved, one
+ * process): 4 pairs 1.43 ms at the median against 1.89 for 8 at 111,594 rows, 3.8 against 4.6 ms at
+ * 300,000, 13.3 against 16.0 ms at 1,000,000 (6 pairs: about 4's; 12: twice 8's). Reading more
+ * columns at once than the core can keep streams of in flight (8 columns and the sums here), the
+ * hardware prefetchers lose track.
  */
-const PAIRS_PER_PASS = 8
+const PAIRS_PER_PASS = 4
 
 /**
  * A column-major int8 kernel for up to `capacity` rows of `dims` bytes, or null when SIMD is
