@@ -103,7 +103,7 @@ export interface Config {
   workers: number
   /** Tasks waiting for a worker at most; one more is answered 503 `BUSY` with `Retry-After`. At about 20 ms of speech synthesis a task, a full queue of 64 on one worker waits ~1.3 s. @default `64` */
   workQueue: number
-  /** Memory (MB) the exact in-memory copy of large collections' vectors may use, in all (SQLite; and PostgreSQL without pgvector): collections that do not fit are searched by their index or by sqlite-vec's scan, never past it. `0`: no in-memory copy. See docs/knowledge-base.md, "At library scale". @default `512` */
+  /** Memory (MB) the in-memory copies of vectors may use, in all: the exact copy of collections from 10,000 chunks (SQLite; and PostgreSQL without pgvector) and, on SQLite, the int8 columns of collections from `UAGENT_ANN_MIN_CHUNKS` that answer their sparse queries (~0.48 KB a chunk: a million chunks take 490 MB). Collections that do not fit are searched by their index or by sqlite-vec's scan, never past it. `0`: no in-memory copy. See docs/knowledge-base.md, "At library scale". @default `512` */
   vectorCacheMb: number
   /** Memory (MB) the postings of large SQLite collections' common terms may take, kept for keyword top-k (least recently used dropped first). `0`: keyword top-k off, keyword candidates found as before. See docs/knowledge-base.md, "At library scale", "Keyword top-k". @default `128` */
   keywordPostingsMb: number
