@@ -213,6 +213,7 @@ describe.if(loadIndexLibrary() !== null)('a large SQLite collection: columns for
     await store.indexes.settled(60_000)
     expect(store.indexes.status(collection.id)).toBe('ready')
     const walk = spyOn(store.indexes, 'nearest')
+    const release = spyOn(store.indexes, 'releasePages')
     const sparse = (await embedder.embed([documents[1_234]!.content.split(' ').slice(3, 11).join(' ')]))[0]!
     // The first search starts reading the columns and is answered by the index meanwhile.
     store.nearest(collection, sparse, 10)
@@ -220,6 +221,9 @@ describe.if(loadIndexLibrary() !== null)('a large SQLite collection: columns for
     for (let i = 0; i < 1_000 && !store.cache.peek(collection.id)?.columnsOnly; i++) await Bun.sleep(1)
     for (let i = 0; i < 1_000 && store.cache.columnsState().loading; i++) await Bun.sleep(1)
     expect(store.cache.columnsState()).toEqual({ ready: 1, loading: 0 })
+    // The pages of the index file the first walk read are let go (the file mapped anew), once.
+    expect(release).toHaveBeenCalledTimes(1)
+    expect(release).toHaveBeenCalledWith(collection.id)
     const viaColumns = store.nearest(collection, sparse, 10)
     expect(walk).toHaveBeenCalledTimes(1)
     const [top] = viaColumns
@@ -240,5 +244,6 @@ describe.if(loadIndexLibrary() !== null)('a large SQLite collection: columns for
     // Keyword-only candidates still get their stored vectors (the columns hold none).
     expect(store.vectors(collection, [top!.chunkId]).get(top!.chunkId)).toHaveLength(collection.dimensions)
     walk.mockRestore()
+    release.mockRestore()
   })
 })

@@ -262,7 +262,14 @@ export class SqliteRagStore implements RagStore {
     const page = this.db.query<{ id: number; bytes: Uint8Array }, [number, number, number]>(
       'SELECT chunk_id AS id, embedding AS bytes FROM rag_vector_rows WHERE chunk_id > ? AND collection_id = ? ORDER BY chunk_id LIMIT ?',
     )
-    return this.cache.columns(collection.id, () => this.keywords.chunkCount(collection.id), collection.dimensions, (after, limit) => page.all(after, collection.id, limit))
+    return this.cache.columns(
+      collection.id,
+      () => this.keywords.chunkCount(collection.id),
+      collection.dimensions,
+      (after, limit) => page.all(after, collection.id, limit),
+      // Sparse queries no longer walk the index file: the pages walks read so far are let go.
+      () => this.indexes.releasePages(collection.id),
+    )
   }
 
   /** Stored vectors of some chunks (for candidates found only by keyword). */

@@ -241,6 +241,24 @@ export class VectorIndexes {
     this.readPending(state)
   }
 
+  /**
+   * Lets go of the pages of a collection's mapped file that searches have read so far: they count
+   * in the server's resident memory until the kernel needs them back, and once the collection's int8
+   * columns answer its sparse queries, only a dense query walks the file again. The file is mapped
+   * anew (usearch's view releases the earlier mapping first); nothing is read from it until a walk.
+   */
+  releasePages(collectionId: number): void {
+    const state = this.states.get(collectionId)
+    if (!state?.index || !state.file || !this.folder) return
+    try {
+      state.index.view(join(this.folder, state.file))
+    } catch (error) {
+      this.log(`Vector index of collection ${state.publicId} cannot be mapped again (${(error as Error).message}); rebuilding it`)
+      state.index = null
+      this.build(state, false)
+    }
+  }
+
   /** The changes past the file, from the log: which chunks changed, and the current vectors of those still there. */
   private readPending(state: IndexState): void {
     this.pending.invalidate(state.collectionId)
