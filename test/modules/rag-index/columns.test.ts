@@ -10,6 +10,7 @@ import { HashEmbedder } from '../../../src/ml/builtin/hash-embedder'
 import { RagService } from '../../../src/modules/rag/service'
 import { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
 import { DEFAULT_VECTOR_INDEX } from '../../../src/modules/rag/store/sqlite/vector-index'
+import { caughtUp } from '../../../src/modules/rag/store/sqlite/vector-index-catch-up'
 import { loadIndexLibrary } from '../../../src/modules/rag/store/sqlite/vector-index-library'
 import { columnsNearest, isSparse, type Matrix, VectorCache } from '../../../src/modules/rag/vectors/cache'
 import { scaleDocuments } from '../../../bench/rag-scale-corpus'
@@ -245,5 +246,43 @@ describe.if(loadIndexLibrary() !== null)('a large SQLite collection: columns for
     expect(store.vectors(collection, [top!.chunkId]).get(top!.chunkId)).toHaveLength(collection.dimensions)
     walk.mockRestore()
     release.mockRestore()
+  })
+})
+
+describe('a fresh index build catches up with what was written while it read the rows', () => {
+  test('chunks added meanwhile stay as read, ones added after the last page are added, removed ones leave, removed-and-added ones get their current vector; the change it holds is the last one', () => {
+    const db = openDatabase(join(tempDir('catch-up'), 'uagent.db'))
+    try {
+      const vector = (value: number) => new Uint8Array(new Float32Array(4).fill(value).buffer)
+      const row = db.query('INSERT INTO rag_vector_rows (chunk_id, collection_id, embedding) VALUES (?, ?, ?)')
+      const change = db.query('INSERT INTO rag_vector_changes (collection_id, chunk_id, added) VALUES (?, ?, ?)')
+      // Before the build began (seq 1-2), then while it read (seq 3-9); another collection's change too.
+      change.run(1, 1, 1)
+      change.run(1, 2, 1)
+      const from = 2
+      row.run(10, 1, vector(10))
+      change.run(1, 10, 1) // added, read by a page
+      row.run(11, 1, vector(11))
+      change.run(1, 11, 1) // added after the last page
+      change.run(1, 12, 1) // added, read by a page, then removed
+      change.run(1, 12, 0)
+      row.run(13, 1, vector(13.5))
+      change.run(1, 13, 0) // read by a page with its old vector, removed, added again under its id
+      change.run(1, 13, 1)
+      change.run(2, 99, 1)
+      const inIndex = new Set([1n, 2n, 10n, 12n, 13n])
+      const index = { contains: (key: bigint) => inIndex.has(key), remove: (key: bigint) => Number(inIndex.delete(key)) }
+      const put: [number, number][] = []
+      const lastSeq = db.query('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?')
+      const to = caughtUp(db, index, 1, from, (id, embedding) => put.push([id, new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + embedding.byteLength))[0]!]), lastSeq)
+      expect(to).toBe(8) // the last of its own collection (seq 9 is the other one's)
+      expect(put).toEqual([
+        [11, 11],
+        [13, 13.5],
+      ])
+      expect([...inIndex].sort((a, b) => Number(a - b))).toEqual([1n, 2n, 10n]) // 13 taken out, then put back with its current vector (above)
+    } finally {
+      db.close()
+    }
   })
 })

@@ -7,6 +7,7 @@
 // read-only (usearch's view) and never waits for this one.
 import { Database } from 'bun:sqlite'
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { caughtUp } from './vector-index-catch-up'
 import { niceThisThread } from '../../../../core/thread-priority'
 import { INDEX_SETTINGS, loadIndexLibrary } from './vector-index-library'
 
@@ -59,7 +60,8 @@ function build(call: Extract<Call, { kind: 'build' }>) {
     // no snapshot for its minutes (which would keep the WAL from being checkpointed and reset while
     // an ingest goes on). Rows written after `seq` may be read or not: they are all in the log past
     // `seq`, so they are searched exactly beside the file and re-applied by the next merge either way.
-    const seq = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?').get(call.collectionId)?.seq ?? call.baseSeq
+    const lastSeq = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?')
+    let seq = lastSeq.get(call.collectionId)?.seq ?? call.baseSeq
     const keys = new BigUint64Array(BATCH)
     const vectors = new Float32Array(BATCH * call.dimensions)
     let count = 0
@@ -97,6 +99,8 @@ function build(call: Extract<Call, { kind: 'build' }>) {
         if (rows.length < BATCH) break
         after = rows[rows.length - 1]!.chunk_id
       }
+      flush()
+      seq = caughtUp(db, index, call.collectionId, seq, put, lastSeq)
     }
     flush()
     index.save(call.out)
