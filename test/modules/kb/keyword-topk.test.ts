@@ -3,14 +3,14 @@
 // scores, also against FTS5's own bm25()), for common, rare and absent words, after deletes and
 // after more ingest; kept postings that a write made stale are dropped and read again.
 import type { Database } from 'bun:sqlite'
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase } from '../../../src/db'
 import { ExtractiveGenerator } from '../../../src/ml/builtin/extractive-generator'
 import { HashEmbedder } from '../../../src/ml/builtin/hash-embedder'
 import { idf, keywordPlan } from '../../../src/modules/rag/ranking/scoring'
 import { RagService } from '../../../src/modules/rag/service'
-import type { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
+import { SqliteRagStore } from '../../../src/modules/rag/store/sqlite'
 import { BLOCK, readVarint, type TermPostings, topScores } from '../../../src/modules/rag/store/sqlite/postings'
 import { ACCUMULATOR_SLOTS, accumulatedScores } from '../../../src/modules/rag/store/sqlite/accumulated-scores'
 import type { CollectionRow } from '../../../src/modules/rag/store'
@@ -135,6 +135,37 @@ async function warm(store: SqliteRagStore, collection: CollectionRow, texts: str
 }
 
 describe('keyword top-k (SQLite, large collections)', () => {
+  test('a plan not capped: its rare words\' best matches come from their postings, rescored with every word, the same candidates as its FTS5 query gives', async () => {
+    const path = join(tempDir('keyword-topk'), 'uagent.db')
+    const { db, rag, store } = service(path)
+    const random = generator(31)
+    await ingestRandom(rag, 'd', 1200, random)
+    const collection = rag.collection('u', 'kb')
+    // Rare words with common ones: the rare ones find the candidates, the common ones only rescore them.
+    const texts = Array.from({ length: 40 }, () => `${word(200 + Math.floor(random() * 200))} ${word(Math.floor(random() * 10))} ${word(Math.floor(random() * 25))}`)
+    await warm(store, collection, texts)
+    // The same database through FTS5 alone: top-k off.
+    const plain = new SqliteRagStore(db, undefined, POSTINGS, undefined, { ...TOPK, budgetBytes: 0 })
+    const search = spyOn(store.keywords.topk, 'search')
+    let checked = 0
+    for (const text of texts) {
+      const terms = store.queryTerms(collection, text)
+      const plan = keywordPlan(terms.terms, terms.chunks, POSTINGS)
+      if (plan.capped || plan.words.length === plan.scored.length) continue
+      checked++
+      const calls = search.mock.calls.length
+      const got = await store.keywordCandidates(collection, terms, 10, undefined)
+      expect(search.mock.calls.length).toBe(calls + 1)
+      const expected = await plain.keywordCandidates(collection, plain.queryTerms(collection, text), 10, undefined)
+      expect(got.map((hit) => hit.chunkId)).toEqual(expected.map((hit) => hit.chunkId))
+      got.forEach((hit, i) => expect(hit.bm25).toBeCloseTo(expected[i]!.bm25, 9))
+    }
+    expect(checked).toBeGreaterThan(20)
+    search.mockRestore()
+    plain.close()
+    store.close()
+  })
+
   test('block-max MaxScore returns the exhaustive top k, ids and scores, on random postings (ties, repeated terms, deleted chunks)', () => {
     const random = generator(7)
     for (let round = 0; round < 300; round++) {

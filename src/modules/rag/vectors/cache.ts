@@ -443,7 +443,9 @@ export class VectorCache {
     const { dimensions } = matrix
     const first = matrix.rows
     let count = 0
-    for (const { id, bytes } of page) {
+    // Each row's bytes freed once used (see freedAfterCopy): a million rows read are 1.5 GB of
+    // blobs, which the collector otherwise let pile up (the server's peak was there).
+    for (const { id, bytes } of freedAfterCopy(page)) {
       const existing = matrix.rowOf.get(id)
       // Written since the load began (a write re-adding a chunk id is rare): set where it is.
       if (existing !== undefined) {

@@ -224,15 +224,31 @@ export class SqliteKeywords {
    * (found, and in at most COMMON_SHARE of the chunks: BM25 gives the others next to nothing; they
    * count when the candidates are rescored), where the plan is capped: even its rarest word matches
    * more chunks than are ranked, so its FTS5 query would rank an arbitrary CAPPED_CANDIDATES of them.
-   * Null elsewhere (the plan's query ranks every match of its rare words, as before), where the query
-   * holds a phrase, or where top-k is off. `found` null: the postings are not read yet (searched as
+   * Where the plan is not capped, the best matches of its rare words alone, as its FTS5 query would
+   * rank them, to be rescored with every word. Null where the query holds a phrase, or where top-k
+   * is off. `found` null: the postings are not read yet (searched as
    * before meanwhile).
    */
   private topKCandidates(collection: CollectionRow, table: string, query: QueryTerms, plan: KeywordPlan, k: number, pool: number, twins: boolean) {
-    if (!plan.capped || !this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
+    if (!this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
     const present = query.terms.filter((term) => term.df > 0)
     if (present.some((term) => term.tokens.length !== 1)) return null
     const { rows, averageLength } = this.indexStatistics(collection.id)
+    if (!plan.capped) {
+      // The plan's rare words: the best `pool` of their matches by BM25 over them (what FTS5's
+      // bm25() ranking of every match gives first, without scoring each match through FTS5: 29 ms
+      // of ~6,000 matches at a million chunks), then rescored with every word as before.
+      const kept = plan.words.map((word) => present.find((term) => term.word === word))
+      if (kept.some((term) => !term)) return null
+      const found = this.topk.search(
+        collection.id,
+        table,
+        kept.map((term) => ({ token: term!.tokens[0]!, idf: idf(term!.df, rows), df: term!.df })),
+        pool * (twins ? 2 : 1),
+        averageLength,
+      )
+      return found ? { plan, found } : null
+    }
     const informative = present.filter((term) => term.df <= rows * COMMON_SHARE)
     if (!informative.length) return null
     // The best k are the answer when they are scored with every word found; else the best `pool` are rescored. Copies left out take their place (twice as many).
