@@ -118,6 +118,18 @@ for (const kind of kinds) {
   for (const label of order) if (steps.has(label)) line(label, steps.get(label)!)
 }
 
+// Where the resident memory is: anonymous (heaps, the columns) or file pages (mapped index files).
+{
+  const { readFileSync } = await import('node:fs')
+  const rollup = readFileSync('/proc/self/smaps_rollup', 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0)
+  const { heapSize, extraMemorySize } = (await import('bun:jsc')).heapStats()
+  console.log(
+    `\nresident ${(kb('Rss') / 1024).toFixed(0)} MB: anonymous ${(kb('Anonymous') / 1024).toFixed(0)} MB, file pages ${((kb('Rss') - kb('Anonymous')) / 1024).toFixed(0)} MB; ` +
+      `JS heap ${(heapSize / 2 ** 20).toFixed(0)} MB (+${(extraMemorySize / 2 ** 20).toFixed(0)} MB outside it); vector cache ${(store.cache.usedBytes / 2 ** 20).toFixed(0)} MB, keyword postings ${(store.keywords.topk.keptBytes / 2 ** 20).toFixed(0)} MB`,
+  )
+}
+
 // BENCH_PROFILE_EXPANSIONS=256,512,1024: the index walked that deep (UAGENT_ANN_EXPANSION), each in
 // turn: search times (in process), the notes' questions' first rank, and how many of the ten
 // results are those of the deepest walk listed.

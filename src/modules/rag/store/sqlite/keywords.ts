@@ -236,7 +236,7 @@ export class SqliteKeywords {
     const { rows, averageLength } = this.indexStatistics(collection.id)
     if (!plan.capped) {
       // The plan's rare words: the best `pool` of their matches by BM25 over them (what FTS5's
-      // bm25() ranking of every match gives first, without scoring each match through FTS5: 29 ms
+      // bm25() ranking of every match gives first, without scoring each match through FTS5: 28 ms
       // of ~6,000 matches at a million chunks), then rescored with every word as before.
       const kept = plan.words.map((word) => present.find((term) => term.word === word))
       if (kept.some((term) => !term)) return null
