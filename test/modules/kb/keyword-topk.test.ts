@@ -128,6 +128,15 @@ async function compare(db: Database, store: SqliteRagStore, collection: Collecti
   return capped
 }
 
+/** A database file with 1,200 random documents in collection "kb", and the generator that made them (for the queries). */
+async function randomCollection(seed: number) {
+  const path = join(tempDir('keyword-topk'), 'uagent.db')
+  const { db, rag, store } = service(path)
+  const random = generator(seed)
+  await ingestRandom(rag, 'd', 1200, random)
+  return { path, db, rag, store, random, collection: rag.collection('u', 'kb') }
+}
+
 /** Searches each query once, so that the postings they need are read on the warm-up thread, and waits for them. */
 async function warm(store: SqliteRagStore, collection: CollectionRow, texts: string[]) {
   for (const text of texts) await store.keywordCandidates(collection, store.queryTerms(collection, text), 10, undefined)
@@ -136,11 +145,7 @@ async function warm(store: SqliteRagStore, collection: CollectionRow, texts: str
 
 describe('keyword top-k (SQLite, large collections)', () => {
   test('a plan not capped: its rare words\' best matches come from their postings, rescored with every word, the same candidates as its FTS5 query gives', async () => {
-    const path = join(tempDir('keyword-topk'), 'uagent.db')
-    const { db, rag, store } = service(path)
-    const random = generator(31)
-    await ingestRandom(rag, 'd', 1200, random)
-    const collection = rag.collection('u', 'kb')
+    const { db, store, random, collection } = await randomCollection(31)
     // Rare words with common ones: the rare ones find the candidates, the common ones only rescore them.
     const texts = Array.from({ length: 40 }, () => `${word(200 + Math.floor(random() * 200))} ${word(Math.floor(random() * 10))} ${word(Math.floor(random() * 25))}`)
     await warm(store, collection, texts)
@@ -283,11 +288,8 @@ describe('keyword top-k (SQLite, large collections)', () => {
   })
 
   test('a database file: postings read on the warm-up thread, top k found on the keyword thread, the same as exhaustive; rebuilt after writes and for a collection made again', async () => {
-    const path = join(tempDir('keyword-topk'), 'uagent.db')
-    const { db, rag, store } = service(path)
-    const random = generator(23)
-    await ingestRandom(rag, 'd', 1200, random)
-    let collection = rag.collection('u', 'kb')
+    const { path, db, rag, store, random, collection: first } = await randomCollection(23)
+    let collection = first
     const texts = queries(random, 60)
     // The first searches ask for the postings (and search as before meanwhile).
     await warm(store, collection, texts)

@@ -321,7 +321,8 @@ export class VectorCache {
   matrix(collectionId: number, countRows: () => number, dimensions: number, load: () => Iterable<{ id: number; bytes: Uint8Array }>): Matrix | null {
     const cached = this.matrices.get(collectionId)
     if (cached) {
-      if (cached.loading) return null
+      // A large collection's columns are searched by columnsNearest, never scanned as floats.
+      if (cached.loading || cached.columnsOnly) return null
       this.touch(collectionId, cached)
       return cached
     }
@@ -375,8 +376,9 @@ export class VectorCache {
    * loaded; null while it is not (or cannot be: no WebAssembly SIMD, dimensions not a multiple of
    * 16, past the budget). The first call starts loading it in the background, a page of `PAGE_ROWS`
    * rows at a time (`loadPage(after, limit)`: rows of chunk ids above `after`, ascending), each
-   * page a read of its own between other work, so that a million rows (~5 s) never hold a request
-   * up; writes meanwhile already go to it through `update`.
+   * page a read of its own, in steps of STEP_MS between other work, so that a million rows (~12 s
+   * alone, 26 s beside back-to-back searches) never hold a request up; writes meanwhile already go
+   * to it through `update`.
    */
   columns(
     collectionId: number,
@@ -387,11 +389,13 @@ export class VectorCache {
     loaded?: () => void,
   ): Matrix | null {
     const cached = this.matrices.get(collectionId)
-    if (cached) {
-      if (cached.loading || !cached.columnsOnly) return null
+    if (cached?.columnsOnly) {
+      if (cached.loading) return null
       this.touch(collectionId, cached)
       return cached
     }
+    // An exact copy made while the collection was smaller: four times the bytes, given up for its columns.
+    if (cached) this.invalidate(collectionId)
     if (this.closed || dimensions % 16 !== 0) return null
     const rows = countRows()
     // 3 % more than there are, before the first reallocation (which moves every column).
@@ -546,7 +550,6 @@ export function isSparse(query: Float32Array): boolean {
   for (let d = 0; d < query.length; d++) if (query[d] !== 0) nonZero++
   return nonZero * 2 <= query.length
 }
-
 
 /**
  * Exact top-k by cosine distance over a matrix: `[{ chunkId, distance }]`, nearest first. With

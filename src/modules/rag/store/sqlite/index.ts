@@ -226,9 +226,11 @@ export class SqliteRagStore implements RagStore {
   }
 
   /**
-   * Nearest chunks by cosine distance: through the collection's approximate index when it has one
-   * ready (its candidates rescored exactly, see vector-index.ts), else exactly: sqlite-vec scans the collection's partition, or,
-   * for large collections, the in-memory copy of the same vectors does (see VectorCache).
+   * Nearest chunks by cosine distance. A collection with an approximate index (see vector-index.ts):
+   * its int8 columns in memory for a sparse query, or for any while the index is not ready (see
+   * VectorCache.columns), else the index's walk; both rescore their candidates exactly. Others
+   * exactly: sqlite-vec scans the collection's partition, or, from 10,000 chunks, the in-memory copy
+   * of the same vectors does (see VectorCache).
    */
   nearest(collection: CollectionRow, vector: Float32Array, k: number, distinct?: { dropped: number }): { chunkId: number; distance: number | null }[] {
     const vectorsOf = (ids: number[]) => this.storedVectors(collection.id, ids)
@@ -238,6 +240,8 @@ export class SqliteRagStore implements RagStore {
     if (columns && (isSparse(vector) || this.indexes.status(collection.id) !== 'ready')) return columnsNearest(columns, vector, k, vectorsOf, distinct)
     const indexed = this.indexes.nearest(collection.id, vector, k, vectorsOf, distinct)
     if (indexed) return indexed
+    // The index cannot serve it now (its pending vectors were evicted): the columns still can.
+    if (columns) return columnsNearest(columns, vector, k, vectorsOf, distinct)
     const table = this.ensureVecTable(collection.dimensions)
     const matrix = this.cache.matrix(
       collection.id,

@@ -226,8 +226,7 @@ export class SqliteKeywords {
    * more chunks than are ranked, so its FTS5 query would rank an arbitrary CAPPED_CANDIDATES of them.
    * Where the plan is not capped, the best matches of its rare words alone, as its FTS5 query would
    * rank them, to be rescored with every word. Null where the query holds a phrase, or where top-k
-   * is off. `found` null: the postings are not read yet (searched as
-   * before meanwhile).
+   * is off. `found` null: the postings are not read yet (searched as before meanwhile).
    */
   private topKCandidates(collection: CollectionRow, table: string, query: QueryTerms, plan: KeywordPlan, k: number, pool: number, twins: boolean) {
     if (!this.topk.enabled || query.chunks < this.topk.options.minChunks) return null
