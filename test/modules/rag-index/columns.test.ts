@@ -257,8 +257,7 @@ describe('a fresh index build catches up with what was written while it read the
       const inIndex = new Set([1n, 2n, 10n, 12n, 13n])
       const index = { contains: (key: bigint) => inIndex.has(key), remove: (key: bigint) => Number(inIndex.delete(key)) }
       const put: [number, number][] = []
-      const lastSeq = db.query('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?')
-      const to = caughtUp(db, index, 1, from, (id, embedding) => put.push([id, new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + embedding.byteLength))[0]!]), lastSeq)
+      const to = caughtUp(db, index, 1, from, (id, embedding) => put.push([id, new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + embedding.byteLength))[0]!]))
       expect(to).toBe(8) // the last of its own collection (seq 9 is the other one's)
       expect(put).toEqual([
         [11, 11],

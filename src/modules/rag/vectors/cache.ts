@@ -331,10 +331,7 @@ export class VectorCache {
     const capacity = Math.ceil(rows * 1.25)
     const bytes = capacity * rowBytes(dimensions, dimensions % 16 === 0)
     if (rows < this.options.minRows || bytes > this.options.budgetBytes) return null
-    for (const [id, matrix] of this.matrices) {
-      if (this.bytes + bytes <= this.options.budgetBytes) break
-      this.invalidate(id)
-    }
+    this.makeRoom(bytes)
     // Row by row from `load` (an iterator over the database's rows, where it can be one): each
     // row's bytes are garbage as soon as they are in the matrix, rather than every row's at once
     // (some 170 MB at 110,000 chunks, held until the collector came round to them).
@@ -363,6 +360,14 @@ export class VectorCache {
     }
     this.bytes += matrixBytes(matrix) - before
     return true
+  }
+
+  /** Drops the least recently used matrices until `bytes` more fit the budget. */
+  private makeRoom(bytes: number): void {
+    for (const [id] of this.matrices) {
+      if (this.bytes + bytes <= this.options.budgetBytes) break
+      this.invalidate(id)
+    }
   }
 
   /** Re-inserts a matrix: Map order is the least-recently-used order. */
@@ -402,10 +407,7 @@ export class VectorCache {
     const capacity = Math.ceil(rows * 1.03) + 16
     const bytes = capacity * columnsRowBytes(dimensions)
     if (bytes > this.options.budgetBytes) return null
-    for (const [id] of this.matrices) {
-      if (this.bytes + bytes <= this.options.budgetBytes) break
-      this.invalidate(id)
-    }
+    this.makeRoom(bytes)
     const matrix = emptyMatrix(capacity, dimensions, true)
     if (!matrix.quantized) return null
     matrix.loading = true
@@ -525,18 +527,21 @@ export function columnsNearest(
   const rowOfId = new Map<number, number>()
   for (let slot = 0; slot < bestRows.length; slot++) if (bestRows[slot]! >= 0) rowOfId.set(matrix.ids[bestRows[slot]!]!, bestRows[slot]!)
   const found: { row: number; similarity: number }[] = []
-  for (const [id, vector] of vectorsOf([...rowOfId.keys()])) {
-    let dot = 0
-    let norm = 0
-    for (let d = 0; d < dimensions; d++) {
-      dot += vector[d]! * query[d]!
-      norm += vector[d]! * vector[d]!
-    }
-    found.push({ row: rowOfId.get(id)!, similarity: norm ? (dot / Math.sqrt(norm)) * inverseQuery : 0 })
-  }
+  for (const [id, vector] of vectorsOf([...rowOfId.keys()])) found.push({ row: rowOfId.get(id)!, similarity: cosine(vector, query, inverseQuery) })
   found.sort((a, b) => b.similarity - a.similarity || matrix.ids[a.row]! - matrix.ids[b.row]!)
   const chosen = distinct ? distinctRows(found, keys, k, distinct) : found.slice(0, k)
   return chosen.map(({ row, similarity }) => ({ chunkId: matrix.ids[row]!, distance: matrix.inverseNorms[row] ? 1 - similarity : null }))
+}
+
+/** Cosine similarity of a stored vector and a query (given 1 / its norm), in float64: how candidates are rescored exactly. */
+export function cosine(vector: Float32Array, query: Float32Array, inverseQuery: number): number {
+  let dot = 0
+  let norm = 0
+  for (let d = 0; d < vector.length; d++) {
+    dot += vector[d]! * query[d]!
+    norm += vector[d]! * vector[d]!
+  }
+  return norm === 0 ? 0 : (dot / Math.sqrt(norm)) * inverseQuery
 }
 
 /**

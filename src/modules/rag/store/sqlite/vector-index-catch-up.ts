@@ -20,10 +20,9 @@ export function caughtUp(
   collectionId: number,
   from: number,
   put: (chunkId: number, embedding: Uint8Array) => void,
-  lastSeq: ReturnType<Database['query']>,
 ): number {
   return db.transaction(() => {
-    const to = (lastSeq.get(collectionId) as { seq: number | null } | null)?.seq ?? from
+    const to = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?').get(collectionId)?.seq ?? from
     const changes = db
       .query<{ chunk_id: number; removed: number }, [number, number, number]>(
         'SELECT chunk_id, max(added = 0) AS removed FROM rag_vector_changes WHERE collection_id = ? AND seq > ? AND seq <= ? GROUP BY chunk_id',

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { WorkerCalls } from '../../../../core/worker-calls'
-import { scanNearest, VectorCache } from '../../vectors/cache'
+import { cosine, scanNearest, VectorCache } from '../../vectors/cache'
 import { indexLibraryProblem, loadIndexLibrary, SEARCH_EXPANSION, SEARCH_SETTINGS, type UsearchIndex, type UsearchLibrary } from './vector-index-library'
 
 /**
@@ -532,15 +532,4 @@ export class VectorIndexes {
   private log(line: string): void {
     ;(this.options.log ?? ((text: string) => console.error(text)))(line)
   }
-}
-
-/** Cosine similarity in float64. */
-function cosine(vector: Float32Array, query: Float32Array, inverseQuery: number): number {
-  let dot = 0
-  let norm = 0
-  for (let d = 0; d < vector.length; d++) {
-    dot += vector[d]! * query[d]!
-    norm += vector[d]! * vector[d]!
-  }
-  return norm === 0 ? 0 : (dot / Math.sqrt(norm)) * inverseQuery
 }

@@ -60,8 +60,7 @@ function build(call: Extract<Call, { kind: 'build' }>) {
     // no snapshot for its minutes (which would keep the WAL from being checkpointed and reset while
     // an ingest goes on). Rows written after `seq` may be read or not: they are all in the log past
     // `seq`, so they are searched exactly beside the file and re-applied by the next merge either way.
-    const lastSeq = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?')
-    let seq = lastSeq.get(call.collectionId)?.seq ?? call.baseSeq
+    let seq = db.query<{ seq: number | null }, [number]>('SELECT max(seq) AS seq FROM rag_vector_changes WHERE collection_id = ?').get(call.collectionId)?.seq ?? call.baseSeq
     const keys = new BigUint64Array(BATCH)
     const vectors = new Float32Array(BATCH * call.dimensions)
     let count = 0
@@ -100,7 +99,7 @@ function build(call: Extract<Call, { kind: 'build' }>) {
         after = rows[rows.length - 1]!.chunk_id
       }
       flush()
-      seq = caughtUp(db, index, call.collectionId, seq, put, lastSeq)
+      seq = caughtUp(db, index, call.collectionId, seq, put)
     }
     flush()
     index.save(call.out)
